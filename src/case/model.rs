@@ -1,0 +1,297 @@
+//! Typed case model; every value a diagnostic or finding can blame keeps its span.
+//!
+//! A case file holds one or more cases. A case is one of three kinds: a single `exchange`
+//! (one request, its expectations), a paging `walk` of the mall list, or a `products-sweep`
+//! that calls the products operation for the listed malls. Variables (`${MALLCHECK_APPID}`)
+//! are already substituted when the model is built.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use regex::Regex;
+use serde_json::Value;
+use serde_json_path::JsonPath;
+
+use crate::report::event::SourceLocation;
+use crate::spec::catalog::Check;
+
+/// A loaded source file (case file), kept whole so diagnostics and findings can point into it.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Path as given by the user (relative to the cwd when it was relative).
+    pub path: PathBuf,
+    /// Full text.
+    pub text: String,
+}
+
+impl SourceFile {
+    /// 1-based line and column of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, col)
+    }
+
+    /// Location of a span's start, for findings.
+    pub fn location(&self, span: &Span) -> SourceLocation {
+        let (line, column) = self.line_col(span.start);
+        SourceLocation { file: self.path.clone(), line, column }
+    }
+}
+
+/// A byte range in a case file.
+pub type Span = Range<usize>;
+
+/// A value and the span it came from.
+#[derive(Debug, Clone)]
+pub struct Spanned<T> {
+    /// The value.
+    pub value: T,
+    /// Where it was written.
+    pub span: Span,
+}
+
+impl<T> Spanned<T> {
+    /// Wraps a value with its span.
+    pub fn new(value: T, span: Span) -> Self {
+        Spanned { value, span }
+    }
+}
+
+/// A parsed case file.
+#[derive(Debug)]
+pub struct CaseFile {
+    /// The file's text and path.
+    pub source: Arc<SourceFile>,
+    /// Its cases in file order.
+    pub cases: Vec<Case>,
+}
+
+/// One case.
+#[derive(Debug)]
+pub struct Case {
+    /// Name, unique within the file.
+    pub name: Spanned<String>,
+    /// Free tags for `--filter tag:NAME`.
+    pub tags: Vec<String>,
+    /// What the case does.
+    pub kind: CaseKind,
+    /// Span of the whole case, for findings without a narrower place.
+    pub span: Span,
+}
+
+impl Case {
+    /// The endpoint the case targets (a walk targets the mall list, a sweep the products).
+    pub fn endpoint(&self) -> Endpoint {
+        match &self.kind {
+            CaseKind::Exchange(x) => x.endpoint,
+            CaseKind::Walk(_) => Endpoint::MallList,
+            CaseKind::ProductsSweep(_) => Endpoint::MallProducts,
+        }
+    }
+}
+
+/// The two operations of spec §4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `POST /optimus/core/open/mall/queryMallList` (§4.1).
+    MallList,
+    /// `POST /optimus/core/open/mall/queryMallProducts` (§4.2).
+    MallProducts,
+}
+
+impl Endpoint {
+    /// Path appended to the base URL.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::MallList => "/optimus/core/open/mall/queryMallList",
+            Endpoint::MallProducts => "/optimus/core/open/mall/queryMallProducts",
+        }
+    }
+
+    /// Name used in case files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::MallList => "mall-list",
+            Endpoint::MallProducts => "mall-products",
+        }
+    }
+
+    /// Response schema checked by default.
+    pub fn response_schema(self) -> &'static str {
+        match self {
+            Endpoint::MallList => "mall-list-response",
+            Endpoint::MallProducts => "products-response",
+        }
+    }
+}
+
+/// What a case does.
+#[derive(Debug)]
+pub enum CaseKind {
+    /// One request and its expectations.
+    Exchange(ExchangeCase),
+    /// Walk the mall list cursor to its end at several page sizes.
+    Walk(WalkCase),
+    /// Call the products operation for the malls of the list.
+    ProductsSweep(SweepCase),
+}
+
+/// How the `Authorization` header is built for a request (spec §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthMode {
+    /// Signed with the configured signer, appid taken from the body (the normal call).
+    Signed,
+    /// No Authorization header at all.
+    Missing,
+    /// The right appid with a signature that cannot be valid.
+    WrongSignature,
+    /// Signed correctly but with an appid different from the body's.
+    AppidMismatch,
+}
+
+/// The request of an exchange case.
+#[derive(Debug)]
+pub struct RequestSpec {
+    /// JSON body after variable substitution; `raw` wins when set.
+    pub body: Option<Spanned<Value>>,
+    /// A raw body text sent as is (for malformed-body cases).
+    pub raw: Option<Spanned<String>>,
+    /// Extra headers (e.g. `X-env-flag`).
+    pub headers: Vec<(String, String)>,
+    /// Authorization mode.
+    pub auth: AuthMode,
+}
+
+/// A named check switched on by a case, with its spans.
+#[derive(Debug, Clone)]
+pub struct CheckRef {
+    /// The catalogue entry.
+    pub check: &'static Check,
+    /// Where the case names it.
+    pub span: Span,
+}
+
+/// One exchange case.
+#[derive(Debug)]
+pub struct ExchangeCase {
+    /// Which operation.
+    pub endpoint: Endpoint,
+    /// What to send.
+    pub request: RequestSpec,
+    /// What to expect.
+    pub expect: Expect,
+    /// Snapshot settings; `None` when the case takes no snapshot.
+    pub snapshot: Option<SnapshotSpec>,
+}
+
+/// Expectations of an exchange case.
+#[derive(Debug, Default)]
+pub struct Expect {
+    /// Expected HTTP status (`http.status`).
+    pub status: Option<Spanned<u16>>,
+    /// Response schema by name (default: the endpoint's response schema); `none` switches it off.
+    pub schema: Option<Spanned<String>>,
+    /// Whether schema validation runs (false after `schema: none`).
+    pub schema_enabled: bool,
+    /// Semantic checks switched on for this response (e.g. `ownership.merchant`,
+    /// `products.order`, `auth.signature`): the response must satisfy them.
+    pub checks: Vec<CheckRef>,
+    /// The response must carry no merchant data (auth and tampering probes); reported under
+    /// the check named here.
+    pub no_data: Option<CheckRef>,
+    /// JSONPath assertions (`case.assert`).
+    pub asserts: Vec<Assertion>,
+}
+
+/// An ad hoc JSONPath assertion.
+#[derive(Debug)]
+pub struct Assertion {
+    /// The path as written (for messages).
+    pub path_text: String,
+    /// The compiled path.
+    pub path: JsonPath,
+    /// What must hold for the nodes it selects.
+    pub op: AssertOp,
+    /// Where the assertion is written.
+    pub span: Span,
+}
+
+/// The operator of an assertion.
+#[derive(Debug)]
+pub enum AssertOp {
+    /// Exactly one node, equal to the value.
+    Equals(Value),
+    /// Every selected node is a string matching the regex (at least one node).
+    Matches(Regex),
+    /// Every selected node is one of the values (at least one node unless `count: 0`).
+    OneOf(Vec<Value>),
+    /// The number of selected nodes.
+    Count(usize),
+    /// At least one node (true) or none (false).
+    Exists(bool),
+    /// Every selected node has this JSON type (`string`, `number`, `integer`, `boolean`,
+    /// `null`, `array`, `object`).
+    Type(String),
+}
+
+/// Snapshot settings of a case.
+#[derive(Debug, Default, Clone)]
+pub struct SnapshotSpec {
+    /// insta selectors replaced by a placeholder (e.g. `.data[].orderStatistics`).
+    pub redact: Vec<String>,
+    /// insta selectors whose arrays are sorted before comparing.
+    pub sort: Vec<String>,
+}
+
+/// How the next page's `endCursor` is taken from a page (spec §4.1 leaves it open).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CursorRule {
+    /// A JSON Pointer into the last record of the previous page (default `/mallSn`).
+    LastRecord(String),
+    /// A JSON Pointer into the previous page's whole response body (e.g. `/nextCursor`).
+    Response(String),
+}
+
+impl Default for CursorRule {
+    fn default() -> Self {
+        CursorRule::LastRecord("/mallSn".to_string())
+    }
+}
+
+/// A paging walk case.
+#[derive(Debug)]
+pub struct WalkCase {
+    /// Base request body (its `cursor.count` and `cursor.endCursor` are replaced per page).
+    pub body: Spanned<Value>,
+    /// Page sizes to walk with (at least one); the walks must agree.
+    pub sizes: Vec<u64>,
+    /// Walk each size twice and compare (`paging.repeatable`).
+    pub repeat: bool,
+    /// How the next cursor is derived.
+    pub cursor: CursorRule,
+    /// Page limit per walk; `None` uses the run's `--max-pages`.
+    pub max_pages: Option<u64>,
+    /// Run `ownership.merchant` on every record.
+    pub ownership: bool,
+}
+
+/// A products sweep case: list malls, call products for each.
+#[derive(Debug)]
+pub struct SweepCase {
+    /// Body of the mall list request used to find malls (first page, size from it).
+    pub list_body: Spanned<Value>,
+    /// Seller identity object sent to the products call.
+    pub seller: Value,
+    /// Another merchant's seller identity for `products.seller-bound`; `None` skips that probe.
+    pub other_seller: Option<Value>,
+    /// Only the first N malls; `None` = all malls of the first page.
+    pub sample: Option<usize>,
+    /// Check `products.order` (observed).
+    pub order: bool,
+    /// Probe `products.signature-bound` with a tampered signature.
+    pub tamper_signature: bool,
+}

@@ -1,0 +1,1 @@
+//! Case-file text to [`super::model`], collecting every error with its position.

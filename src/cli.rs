@@ -1,0 +1,1 @@
+//! Clap derive types for the command line; no logic.

@@ -1,0 +1,17 @@
+//! mallcheck: contract and conformance harness for the Mall Query Interface.
+//!
+//! The library holds everything worth testing; `main.rs` only parses the command line, calls
+//! [`app`] and maps the result to an exit code ([`exit`]).
+
+pub mod app;
+pub mod case;
+pub mod cli;
+pub mod diag;
+pub mod error;
+pub mod exit;
+pub mod redact;
+pub mod report;
+pub mod runner;
+pub mod server;
+pub mod sign;
+pub mod spec;

@@ -1,0 +1,1 @@
+//! Checks: pure functions from responses to findings, one file per family.

@@ -1,0 +1,1 @@
+//! HTTP client: signing, timeouts, body caps, no silent redirects.

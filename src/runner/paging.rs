@@ -1,0 +1,1 @@
+//! The paging walker of the mall list (spec §4.1).

@@ -1,0 +1,170 @@
+//! The single list of checks mallcheck runs: id, spec section, severity and summary.
+//!
+//! Code refers to a check through the constants below, never through a string literal, and
+//! `mallcheck checks` prints [`CATALOG`]. Schema files name their rules with an `x-check`
+//! annotation whose value must be one of these ids (a test enforces it).
+
+use std::fmt;
+
+/// How a finding of a check weighs in the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The spec states it: a finding fails the run.
+    Contract,
+    /// Only observed in the spec's examples: a finding warns, and fails under `--strict`.
+    Observed,
+    /// Additive or informational (e.g. an extra field): never fails.
+    Info,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Contract => "contract",
+            Severity::Observed => "observed",
+            Severity::Info => "info",
+        })
+    }
+}
+
+/// What kind of problem a check reports: a broken contract, or a service/transport problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// A rule about the content of responses.
+    Contract,
+    /// The service could not be talked to properly (transport, non-JSON body, limits).
+    Transport,
+}
+
+/// One entry of the catalogue.
+#[derive(Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Check {
+    /// Stable id, e.g. `mall.state`.
+    pub id: &'static str,
+    /// Spec section enforced, e.g. `§3`.
+    pub section: &'static str,
+    /// Weight of a finding.
+    pub severity: Severity,
+    /// Contract rule or transport/harness problem.
+    pub family: Family,
+    /// One line on what the check enforces.
+    pub summary: &'static str,
+}
+
+macro_rules! checks {
+    ($( $(#[$doc:meta])* $name:ident = ($id:literal, $section:literal, $sev:ident, $fam:ident, $summary:literal); )*) => {
+        $( $(#[$doc])* pub static $name: Check = Check {
+            id: $id, section: $section, severity: Severity::$sev, family: Family::$fam, summary: $summary,
+        }; )*
+        /// Every check, in the order `mallcheck checks` prints them.
+        pub static CATALOG: &[&Check] = &[ $( &$name ),* ];
+    };
+}
+
+checks! {
+    // Transport and body decoding: a broken service, never a flaky pass.
+    TRANSPORT_CONNECT = ("transport.connect", "§4", Contract, Transport, "the service accepts a connection and answers (refused, reset and DNS errors fail)");
+    TRANSPORT_TIMEOUT = ("transport.timeout", "§4", Contract, Transport, "a response arrives completely within --timeout (connect, first byte and whole body)");
+    TRANSPORT_REDIRECT = ("transport.redirect", "§4", Contract, Transport, "a JSON operation answers directly; redirects are not followed unless allowed, and never carry Authorization to another host");
+    TRANSPORT_BODY_SIZE = ("transport.body-size", "§8", Contract, Transport, "the response body fits in --max-body");
+    RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
+    RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");
+    HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
+    HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
+
+    // Mall list envelope (§4.1, §7).
+    LIST_ENVELOPE = ("mall-list.envelope", "§4.1", Contract, Contract, "the mall list response is an object with success (boolean), code (string), msg (string) and data (array of malls)");
+    LIST_SUCCESS_CODE = ("mall-list.envelope.success-code", "§7.1", Contract, Contract, "success is true exactly when code is \"0000\", and then data is an array");
+    LIST_FAILURE_NO_DATA = ("mall-list.envelope.failure-no-data", "§7", Contract, Contract, "a response with success false carries no mall records");
+
+    // Mall record (§2.2, §3).
+    MALL_FIELDS = ("mall.fields", "§2.2", Contract, Contract, "every mall field of §2.2 is present with its stated type and nullability");
+    MALL_STATE = ("mall.state", "§3", Contract, Contract, "state is 0 (pending online), 1 (online) or 2 (offline)");
+    MALL_INTERNAL_STATE = ("mall.internal-state", "§3", Contract, Contract, "internalState is 1 (enabled) or 0 (disabled)");
+    MALL_IS_DELETE = ("mall.is-delete", "§3", Contract, Contract, "isDelete is 0 (not deleted) or 1 (deleted)");
+    MALL_DELETE_TIME = ("mall.delete-time", "§2.2", Contract, Contract, "deleteTime is the empty string when isDelete is 0");
+    MALL_DIGIT_STRINGS = ("mall.digit-strings", "§2.2", Contract, Contract, "mallSn and templateId are digit strings");
+    MALL_DATETIME = ("mall.datetime", "§2.2", Contract, Contract, "ctime (and topTime when set) is a real calendar time YYYY-MM-DD HH:MM:SS");
+    MALL_ALWAYS_NULL_FIELDS = ("mall.always-null-fields", "§2.2", Contract, Contract, "the 15 always-null fields are present in each mall record (their type is open)");
+    MALL_TAGS = ("mall.tags", "§2.2", Contract, Contract, "tags is an array of strings (the set of values is open)");
+    MALL_CROSS_CITY = ("mall.cross-city-payments", "§2.6", Contract, Contract, "crossCityPayments is an array of {payToolCode, payToolCodeDesc, status, statusDesc}; status is a string or a number");
+    MALL_SELLER = ("mall.seller", "§2.3", Contract, Contract, "seller has the fields of §2.3; only storeName and crossCityTerminalSn may be null");
+    MALL_ORDER_STATISTICS = ("mall.order-statistics", "§2.4", Contract, Contract, "orderStatistics has integer totalNum and totalAmount and decimal-text totalQuantity");
+    MALL_SELLER_STATISTICS = ("mall.seller-statistics", "§2.5", Contract, Contract, "sellerStatisticsModel is null or an object with an integer orderFailNum");
+
+    // Products (§2.7, §2.8, §4.2).
+    PRODUCTS_SHAPE = ("products.shape", "§4.2", Contract, Contract, "the products response is a JSON array of products, with no envelope");
+    PRODUCT_FIELDS = ("product.fields", "§2.7", Contract, Contract, "every product has spuId, converImages (array), productIntroduction (string), title and skuResults (array)");
+    PRODUCT_DIGIT_STRINGS = ("product.digit-strings", "§2.7", Contract, Contract, "spuId and skuId are digit strings");
+    PRODUCT_INTRODUCTION = ("product.introduction", "§2.7", Contract, Contract, "productIntroduction is a string holding a JSON array of text or bigImg content blocks");
+    SKU_FIELDS = ("sku.fields", "§2.8", Contract, Contract, "every SKU has skuId, skuName/skuTitle (string or null), integer price and stockType, and quantity");
+
+    // Additive changes: reported, never failing.
+    EXTRA_FIELDS = ("info.extra-fields", "§2", Info, Contract, "fields the spec does not list (an additive change, not a break)");
+
+    // Paging walker (§4.1).
+    PAGING_PAGE_SIZE = ("paging.page-size", "§4.1", Contract, Contract, "no page holds more than cursor.count records");
+    PAGING_DUPLICATE = ("paging.duplicate", "§4.1", Contract, Contract, "no mall (by mallSn) appears twice across the pages of one walk");
+    PAGING_ENDLESS = ("paging.endless", "§4.1", Contract, Contract, "a cursor walk ends: no repeated cursor, no page without progress, within --max-pages");
+    PAGING_SIZE_CONSISTENCY = ("paging.size-consistency", "§4.1", Contract, Contract, "walks with different page sizes give the same sequence of malls (no skip, stable id DESC order)");
+    PAGING_REPEATABLE = ("paging.repeatable", "§1", Contract, Contract, "two walks with the same page size give the same malls (the operation only reads)");
+
+    // Ownership and cross-endpoint consistency (§1, §4.1, §4.2).
+    OWNERSHIP_MERCHANT = ("ownership.merchant", "§4.1", Contract, Contract, "every listed mall belongs to the requested merchant (seller.merchantId)");
+    OWNERSHIP_UNKNOWN_MERCHANT = ("ownership.unknown-merchant", "§4.1", Contract, Contract, "a merchant id that does not exist lists no malls");
+    PRODUCTS_DISTINCT = ("products.distinct-per-mall", "§4.2", Contract, Contract, "different malls do not return the same non-empty product list");
+    PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");
+    PRODUCTS_SELLER_BOUND = ("products.seller-bound", "§4.2", Contract, Contract, "another merchant's seller identity does not return that mall's products");
+    PRODUCTS_ORDER = ("products.order", "§4.2", Observed, Contract, "products are ordered by spuId descending, compared as numbers (shown, not stated)");
+
+    // Authentication (§5).
+    AUTH_REQUIRED = ("auth.required", "§5", Contract, Contract, "a request without Authorization gets no merchant data");
+    AUTH_SIGNATURE = ("auth.signature", "§5", Contract, Contract, "a request with a wrong signature gets no merchant data");
+    AUTH_APPID_MATCH = ("auth.appid-match", "§5.1", Contract, Contract, "a request whose Authorization appid differs from the body's appid gets no merchant data");
+
+    // Case-file assertions and snapshots.
+    CASE_ASSERT = ("case.assert", "case file", Contract, Contract, "a JSONPath assertion written in the case file holds");
+    SNAPSHOT_MATCH = ("snapshot.match", "snapshot", Contract, Contract, "the response equals its recorded snapshot (after redactions)");
+
+    // Fuzzing properties (§4, §7).
+    FUZZ_NO_SERVER_ERROR = ("fuzz.no-server-error", "§7", Contract, Contract, "no generated request is answered with a 5xx status");
+    FUZZ_TIMELY = ("fuzz.timely", "§4", Contract, Transport, "every generated request is answered within --timeout");
+    FUZZ_JSON = ("fuzz.json-body", "§4", Contract, Transport, "every generated request is answered with a JSON body");
+    FUZZ_CONTRACT = ("fuzz.success-contract", "§4", Contract, Contract, "a success response to a generated request passes every contract check of run");
+    FUZZ_ERROR_NO_DATA = ("fuzz.error-no-data", "§7", Contract, Contract, "an error response to a generated request carries no data");
+    FUZZ_OWNERSHIP = ("fuzz.ownership", "§4.1", Contract, Contract, "no generated request returns a mall of another merchant");
+}
+
+/// Looks up a check by its id.
+pub fn find(id: &str) -> Option<&'static Check> {
+    CATALOG.iter().copied().find(|c| c.id == id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        let mut seen = HashSet::new();
+        for c in CATALOG {
+            assert!(seen.insert(c.id), "duplicate id {}", c.id);
+            assert!(
+                c.id.chars()
+                    .all(|ch| ch.is_ascii_lowercase() || ch == '.' || ch == '-'),
+                "bad id {}",
+                c.id
+            );
+            assert!(!c.summary.is_empty());
+        }
+    }
+
+    #[test]
+    fn find_returns_the_entry() {
+        assert_eq!(find("mall.state"), Some(&MALL_STATE));
+        assert_eq!(find("mall.stat"), None);
+    }
+}

@@ -1,0 +1,4 @@
+//! What the spec says, in machine form: the check catalogue and the compiled JSON Schemas.
+
+pub mod catalog;
+pub mod schemas;
