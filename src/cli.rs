@@ -1,1 +1,273 @@
 //! Clap derive types for the command line; no logic.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit codes, shown at the end of `--help`.
+const EXIT_CODES: &str = "Exit codes:
+  0  every case passed (warnings allowed unless --strict)
+  1  a contract failure, or an unreachable or broken service
+  2  a usage or configuration error (bad flag, malformed case file, unknown schema)";
+
+/// Contract and conformance harness for the Mall Query Interface.
+#[derive(Debug, Parser)]
+#[command(name = "mallcheck", version, about, after_help = EXIT_CODES)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the case files against a base URL (or the embedded reference server).
+    #[command(after_help = EXIT_CODES)]
+    Run(Box<RunArgs>),
+    /// Serve the reference implementation of the interface (optionally with a fault).
+    Serve(ServeArgs),
+    /// List every check: id, severity, spec section and what it enforces.
+    Checks(ChecksArgs),
+    /// Generate requests, check every response and shrink failures to a minimal reproducer.
+    #[command(after_help = EXIT_CODES)]
+    Fuzz(Box<FuzzArgs>),
+    /// Review, accept or reject pending snapshots (`.snap.new`).
+    Snapshots(SnapshotsArgs),
+}
+
+/// When to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour on a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Signing scheme for the Authorization header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SignerArg {
+    /// Lowercase hex md5 of the body bytes followed by the key.
+    Md5,
+    /// Lowercase hex HMAC-SHA256 of the body with the key.
+    HmacSha256,
+    /// The key is used as the signature as is.
+    Static,
+    /// MALLCHECK_SIGN_COMMAND reads the body on stdin and prints the signature.
+    Command,
+}
+
+/// Snapshot mode of `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SnapshotArg {
+    /// Compare with recorded snapshots; new ones are written as pending `.snap.new`.
+    Check,
+    /// Record every snapshot, overwriting the accepted ones.
+    Update,
+    /// Take no snapshots.
+    Off,
+}
+
+/// Where the service is and who we are to it.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// Base URL of the service (may carry a path prefix). Without it the embedded reference
+    /// server is started on 127.0.0.1 and tested.
+    #[arg(long, value_name = "URL", env = "MALLCHECK_BASE_URL", help_heading = "Target")]
+    pub base_url: Option<String>,
+    /// Application id sent in the body and the Authorization header.
+    #[arg(long, value_name = "APPID", env = "MALLCHECK_APPID", help_heading = "Target")]
+    pub appid: Option<String>,
+    /// Merchant id of the seller identity.
+    #[arg(long, value_name = "ID", env = "MALLCHECK_MERCHANT_ID", help_heading = "Target")]
+    pub merchant_id: Option<String>,
+    /// Merchant user id of the seller identity.
+    #[arg(long, value_name = "ID", env = "MALLCHECK_MERCHANT_USER_ID", help_heading = "Target")]
+    pub merchant_user_id: Option<String>,
+    /// Role of the seller identity.
+    #[arg(long, value_name = "ROLE", env = "MALLCHECK_ROLE", default_value = "super_admin", help_heading = "Target")]
+    pub role: String,
+    /// Signing scheme (the spec does not show it). The key comes from MALLCHECK_SIGN_KEY or
+    /// --sign-key-file, never from a flag.
+    #[arg(long, value_enum, value_name = "SCHEME", env = "MALLCHECK_SIGNER", default_value = "md5", help_heading = "Target")]
+    pub signer: SignerArg,
+    /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
+    #[arg(long, value_name = "PATH", help_heading = "Target")]
+    pub sign_key_file: Option<PathBuf>,
+    /// Per-request deadline in seconds: connect, first byte and the whole body.
+    #[arg(long, value_name = "SECS", env = "MALLCHECK_TIMEOUT", default_value_t = 10.0, help_heading = "Limits")]
+    pub timeout: f64,
+    /// Largest response body accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, help_heading = "Limits")]
+    pub max_body: usize,
+    /// Follow same-host redirects (Authorization is never sent to another host).
+    #[arg(long, help_heading = "Limits")]
+    pub follow_redirects: bool,
+}
+
+/// Output settings shared by run and fuzz.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// JUnit XML report path.
+    #[arg(long, value_name = "PATH", default_value = "reports/junit.xml", help_heading = "Reports")]
+    pub junit: PathBuf,
+    /// JSON report path (format_version 1).
+    #[arg(long, value_name = "PATH", default_value = "reports/report.json", help_heading = "Reports")]
+    pub json: PathBuf,
+    /// Colour.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", help_heading = "Reports")]
+    pub color: ColorChoice,
+    /// Print only failures and the summary.
+    #[arg(long, short, conflicts_with = "verbose", help_heading = "Reports")]
+    pub quiet: bool,
+    /// Print every exchange (redacted).
+    #[arg(long, short, help_heading = "Reports")]
+    pub verbose: bool,
+}
+
+/// `mallcheck run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Target service.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Reports and console.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Case files or directories (default: ./cases).
+    #[arg(long = "cases", value_name = "PATH", num_args = 1.., help_heading = "Cases")]
+    pub cases: Vec<PathBuf>,
+    /// Directory of JSON Schemas replacing the built-in ones.
+    #[arg(long, value_name = "DIR", help_heading = "Cases")]
+    pub schemas: Option<PathBuf>,
+    /// Run only cases whose name, file, endpoint or tag contains this text (repeatable).
+    #[arg(long, value_name = "TEXT", help_heading = "Cases")]
+    pub filter: Vec<String>,
+    /// Observed-severity findings (e.g. product order) fail the run.
+    #[arg(long, help_heading = "Verdict")]
+    pub strict: bool,
+    /// Cases run at once.
+    #[arg(long, value_name = "N", env = "MALLCHECK_JOBS", default_value_t = 4, help_heading = "Limits")]
+    pub jobs: usize,
+    /// Page limit of a cursor walk (default: enough for 10,000 records at page size 1).
+    #[arg(long, value_name = "N", default_value_t = 10_001, help_heading = "Limits")]
+    pub max_pages: u64,
+    /// Products sweeps call at most N malls.
+    #[arg(long, value_name = "N", help_heading = "Limits")]
+    pub sample: Option<usize>,
+    /// Snapshot mode.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "check", help_heading = "Snapshots")]
+    pub snapshots: SnapshotArg,
+    /// Snapshot directory.
+    #[arg(long, value_name = "DIR", default_value = "snapshots", help_heading = "Snapshots")]
+    pub snapshot_dir: PathBuf,
+    /// CI mode: write no pending snapshot and fail on a missing one (also when CI=true).
+    #[arg(long, help_heading = "Snapshots")]
+    pub ci: bool,
+}
+
+/// `mallcheck serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Port on 127.0.0.1 (0 = any free port).
+    #[arg(long, value_name = "N", default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind instead of 127.0.0.1.
+    #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Fault mode served on the plain paths (every fault is also under /fault/NAME/).
+    #[arg(long, value_name = "NAME")]
+    pub fault: Option<String>,
+    /// List the fault modes and exit.
+    #[arg(long)]
+    pub list_faults: bool,
+}
+
+/// `mallcheck checks`.
+#[derive(Debug, Args)]
+pub struct ChecksArgs {
+    /// Print the catalogue as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which operation the fuzzer targets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FuzzEndpoint {
+    /// The mall list.
+    MallList,
+    /// The products of one mall.
+    MallProducts,
+    /// Both.
+    All,
+}
+
+/// `mallcheck fuzz`.
+#[derive(Debug, Args)]
+pub struct FuzzArgs {
+    /// Target service.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Operation(s) to fuzz.
+    #[arg(long, value_enum, value_name = "ENDPOINT", default_value = "all")]
+    pub endpoint: FuzzEndpoint,
+    /// Generated requests per property run.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub cases: u32,
+    /// Seed (default: derived from the clock and printed).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Stop generating after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub max_time: u64,
+    /// Requests per second (0 = unlimited).
+    #[arg(long, value_name = "R", default_value_t = 0.0)]
+    pub rate: f64,
+    /// JUnit XML report path.
+    #[arg(long, value_name = "PATH", default_value = "reports/fuzz-junit.xml")]
+    pub junit: PathBuf,
+    /// Directory of saved minimal failing bodies, replayed first.
+    #[arg(long, value_name = "DIR", default_value = "cases/fuzz-regressions")]
+    pub regressions: PathBuf,
+    /// Colour.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// What to do with pending snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SnapshotAction {
+    /// Show each pending snapshot's diff.
+    Review,
+    /// Accept every pending snapshot (`.snap.new` becomes `.snap`).
+    Accept,
+    /// Delete every pending snapshot.
+    Reject,
+    /// List pending snapshots.
+    Pending,
+}
+
+/// `mallcheck snapshots`.
+#[derive(Debug, Args)]
+pub struct SnapshotsArgs {
+    /// Action.
+    #[arg(value_enum)]
+    pub action: SnapshotAction,
+    /// Snapshot directory.
+    #[arg(long, value_name = "DIR", default_value = "snapshots")]
+    pub dir: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

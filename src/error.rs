@@ -1,1 +1,62 @@
 //! Typed user and configuration errors; every one maps to exit code 2.
+
+use std::path::PathBuf;
+
+use crate::diag::Diagnostic;
+use crate::spec::schemas::SchemaError;
+
+/// A problem with what the user gave us: flags, environment, case files, schemas.
+#[derive(Debug, thiserror::Error)]
+pub enum UsageError {
+    /// A flag or environment variable has a bad or missing value.
+    #[error("{what}: {message}")]
+    Setting {
+        /// The flag or variable, e.g. `--timeout` or `MALLCHECK_SIGN_KEY`.
+        what: String,
+        /// What is wrong.
+        message: String,
+        /// How to fix it.
+        help: Option<String>,
+    },
+    /// Case files have problems (one diagnostic each).
+    #[error("{} in case files", crate::report::text::plural(.0.len(), "problem"))]
+    Cases(Vec<Diagnostic>),
+    /// A schema file could not be loaded or compiled.
+    #[error(transparent)]
+    Schema(#[from] SchemaError),
+    /// A file the user named could not be read or written.
+    #[error("cannot access {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl UsageError {
+    /// A setting error with a help line.
+    pub fn setting(what: impl Into<String>, message: impl Into<String>, help: Option<&str>) -> Self {
+        UsageError::Setting { what: what.into(), message: message.into(), help: help.map(str::to_string) }
+    }
+
+    /// The full text to print after `error: `, diagnostics rendered.
+    pub fn render(&self, color: bool) -> String {
+        match self {
+            UsageError::Cases(diags) => format!("{self}\n{}", crate::diag::render(diags, color)),
+            UsageError::Setting { help: Some(h), .. } => format!("{self}\n  help: {h}"),
+            _ => {
+                let mut out = self.to_string();
+                let mut source = std::error::Error::source(self);
+                while let Some(s) = source {
+                    if !out.contains(&s.to_string()) {
+                        out.push_str(&format!(": {s}"));
+                    }
+                    source = s.source();
+                }
+                out
+            }
+        }
+    }
+}

@@ -1,1 +1,26 @@
-fn main() {}
+//! The `mallcheck` binary: parse the command line, call the library, render any error, exit.
+
+use clap::Parser;
+
+use mallcheck::cli::Cli;
+use mallcheck::exit;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { exit::USAGE } else { exit::PASS };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match mallcheck::app::main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            let color = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            eprintln!("error: {}", e.render(color));
+            exit::USAGE
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,1 +1,28 @@
-//! Subcommands: wiring only.
+//! Subcommands: wiring only. Each file turns parsed arguments into library calls.
+
+pub mod checks;
+pub mod run;
+pub mod serve;
+pub mod settings;
+
+use crate::cli::{Cli, Command};
+use crate::error::UsageError;
+
+/// Runs a parsed command line; Ok is the exit code, Err a usage error (exit 2).
+pub fn main(cli: Cli) -> Result<i32, UsageError> {
+    match cli.command {
+        Command::Run(args) => run::run(*args),
+        Command::Serve(args) => serve::serve(args),
+        Command::Checks(args) => checks::checks(&args),
+        Command::Fuzz(_) => Err(UsageError::setting("fuzz", "not available in this build", None)),
+        Command::Snapshots(_) => Err(UsageError::setting("snapshots", "not available in this build", None)),
+    }
+}
+
+/// A multi-threaded tokio runtime for a subcommand.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, UsageError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| UsageError::setting("runtime", format!("cannot start the async runtime: {e}"), None))
+}

@@ -1,1 +1,127 @@
-//! Report sink: junit.
+//! JUnit XML sink (through junit-report): one `<testsuite>` per case file, one `<testcase>` per
+//! case. A contract finding is a `<failure>`, a transport or harness problem an `<error>`,
+//! warnings stay passing and are listed in `<system-out>`. The file is rewritten atomically
+//! after every case, so an interrupted run still leaves a valid report of what ran.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+
+use junit_report::{Duration as JDuration, Report, TestCase, TestCaseBuilder, TestSuiteBuilder};
+
+use crate::report::event::{CaseResult, Event, Outcome};
+use crate::report::{Sink, atomic, text};
+
+/// Writes a JUnit report to a path.
+pub struct Junit {
+    path: PathBuf,
+    strict: bool,
+    results: Vec<CaseResult>,
+}
+
+impl Junit {
+    /// A sink writing `path`.
+    pub fn new(path: PathBuf, strict: bool) -> Self {
+        Junit { path, strict, results: vec![] }
+    }
+
+    fn write(&self) -> io::Result<()> {
+        let xml = render(&self.results, self.strict)?;
+        atomic::write(&self.path, xml.as_bytes())
+    }
+}
+
+/// Removes what XML 1.0 cannot carry (control characters) and what would end a CDATA section.
+pub fn xml_safe(s: &str) -> String {
+    s.chars()
+        .filter(|&c| matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}'))
+        .collect::<String>()
+        .replace("]]>", "]] >")
+}
+
+fn testcase(result: &CaseResult, strict: bool) -> TestCase {
+    let name = xml_safe(&result.id.name);
+    let time = JDuration::seconds_f64(result.duration.as_secs_f64());
+    let blocking = text::blocking(result, strict);
+    let mut builder = match result.outcome {
+        Outcome::Fail | Outcome::Error => {
+            let first = blocking.first().map_or_else(|| ("mallcheck".to_string(), "failed".to_string()), |f| {
+                (f.check.id.to_string(), f.headline())
+            });
+            let more = if blocking.len() > 1 { format!(" (+{} more)", blocking.len() - 1) } else { String::new() };
+            let message = xml_safe(&format!("{}{more}", first.1));
+            let mut b = if result.outcome == Outcome::Fail {
+                TestCaseBuilder::failure(&name, time, &xml_safe(&first.0), &message)
+            } else {
+                TestCaseBuilder::error(&name, time, &xml_safe(&first.0), &message)
+            };
+            b.set_trace(&xml_safe(&text::case_detail(result, &blocking)));
+            b
+        }
+        Outcome::Skip => TestCaseBuilder::skipped_with_cause(
+            &name,
+            "skipped",
+            &xml_safe(result.skip_reason.as_deref().unwrap_or("skipped")),
+        ),
+        Outcome::Pass | Outcome::Warn => TestCaseBuilder::success(&name, time),
+    };
+    builder.set_classname(&xml_safe(&result.id.file.display().to_string()));
+    let notes: Vec<String> = result
+        .findings
+        .iter()
+        .filter(|f| matches!(f.outcome(strict), Outcome::Warn | Outcome::Pass))
+        .map(text::finding)
+        .collect();
+    if !notes.is_empty() {
+        builder.set_system_out(&xml_safe(&notes.join("\n")));
+    }
+    builder.build()
+}
+
+/// Renders results as JUnit XML, grouped by case file in case order.
+pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
+    let mut by_file: BTreeMap<String, Vec<&CaseResult>> = BTreeMap::new();
+    for r in results {
+        by_file.entry(r.id.file.display().to_string()).or_default().push(r);
+    }
+    let mut report = Report::new();
+    for (file, mut cases) in by_file {
+        cases.sort_by_key(|r| r.id.index);
+        let mut suite = TestSuiteBuilder::new(&xml_safe(&file));
+        for r in cases {
+            suite.add_testcase(testcase(r, strict));
+        }
+        report.add_testsuite(suite.build());
+    }
+    let mut out = Vec::new();
+    report.write_xml(&mut out).map_err(io::Error::other)?;
+    String::from_utf8(out).map_err(io::Error::other)
+}
+
+impl Sink for Junit {
+    fn on_event(&mut self, event: &Event) -> io::Result<()> {
+        match event {
+            Event::RunStarted { .. } => self.write(),
+            Event::CaseStarted(_) => Ok(()),
+            Event::CaseFinished(result) => {
+                self.results.push((**result).clone());
+                self.write()
+            }
+            Event::RunFinished(_) => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.write()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_safe_drops_control_characters_and_cdata_ends() {
+        assert_eq!(xml_safe("a\u{1}b]]>c\n"), "ab]] >c\n");
+    }
+}

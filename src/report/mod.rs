@@ -1,6 +1,53 @@
 //! Events and the sinks that render them: console, JUnit, JSON.
 
+pub mod atomic;
+pub mod text;
 pub mod console;
 pub mod event;
 pub mod json;
 pub mod junit;
+
+use std::io;
+
+use crate::report::event::Event;
+
+/// A consumer of run events. Every implementation matches [`Event`] exhaustively.
+pub trait Sink {
+    /// Handles one event.
+    fn on_event(&mut self, event: &Event) -> io::Result<()>;
+    /// Called once after the last event.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// Hands every event to every sink; remembers the first error of each without stopping the run.
+#[derive(Default)]
+pub struct FanOut {
+    sinks: Vec<Box<dyn Sink>>,
+    errors: Vec<io::Error>,
+}
+
+impl FanOut {
+    /// Adds a sink.
+    pub fn push(&mut self, sink: Box<dyn Sink>) {
+        self.sinks.push(sink);
+    }
+
+    /// Dispatches an event.
+    pub fn on_event(&mut self, event: &Event) {
+        for sink in &mut self.sinks {
+            if let Err(e) = sink.on_event(event) {
+                self.errors.push(e);
+            }
+        }
+    }
+
+    /// Finishes every sink and returns the errors seen.
+    pub fn finish(mut self) -> Vec<io::Error> {
+        for sink in &mut self.sinks {
+            if let Err(e) = sink.finish() {
+                self.errors.push(e);
+            }
+        }
+        self.errors
+    }
+}

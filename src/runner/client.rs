@@ -1,1 +1,509 @@
-//! HTTP client: signing, timeouts, body caps, no silent redirects.
+//! HTTP client: signs requests, bounds every read (time, size, nesting) and never follows a
+//! redirect silently. It turns whatever the server does into an [`Exchange`] record plus either a
+//! decoded JSON body or a transport finding.
+
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
+use reqwest::redirect;
+use serde_json::Value;
+
+use crate::case::model::{AuthMode, Endpoint};
+use crate::redact::{self, Secret};
+use crate::report::event::{Finding, truncate};
+use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
+use crate::sign::Signer;
+use crate::spec::catalog;
+
+/// Bytes of a body kept in an exchange record for reports.
+pub const EXCERPT_BYTES: usize = 2048;
+
+/// Limits and behaviour of the client.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Deadline for one whole exchange: connect, first byte and complete body.
+    pub timeout: Duration,
+    /// Largest body accepted, in bytes (after decompression).
+    pub max_body: usize,
+    /// Follow same-host redirects (at most 5); a redirect to another host is never followed.
+    pub follow_redirects: bool,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(10),
+            max_body: 16 * 1024 * 1024,
+            follow_redirects: false,
+        }
+    }
+}
+
+/// A decoded response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: HeaderMap,
+    /// Raw body bytes (decompressed).
+    pub body: Bytes,
+    /// The body parsed as JSON.
+    pub json: Value,
+}
+
+/// What one send produced: always a record, and a decoded body or the finding that explains
+/// why there is none.
+#[derive(Debug)]
+pub struct Sent {
+    /// The redacted record.
+    pub exchange: Exchange,
+    /// The decoded response, or the transport/decoding finding.
+    pub result: Result<Response, Box<Finding>>,
+}
+
+/// The signing client for one base URL.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base_url: String,
+    signer: Signer,
+    options: ClientOptions,
+}
+
+/// Why the client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct ClientBuildError(String);
+
+impl Client {
+    /// Builds a client; `base_url` may carry a path prefix.
+    pub fn new(
+        base_url: &str,
+        signer: Signer,
+        options: ClientOptions,
+    ) -> Result<Client, ClientBuildError> {
+        let policy = if options.follow_redirects {
+            redirect::Policy::custom(|attempt| {
+                let same_host = attempt
+                    .previous()
+                    .first()
+                    .is_some_and(|first| first.host_str() == attempt.url().host_str());
+                if attempt.previous().len() > 5 || !same_host {
+                    attempt.stop()
+                } else {
+                    attempt.follow()
+                }
+            })
+        } else {
+            redirect::Policy::none()
+        };
+        let http = reqwest::Client::builder()
+            .redirect(policy)
+            .timeout(options.timeout)
+            .connect_timeout(options.timeout)
+            .no_proxy()
+            .pool_max_idle_per_host(64)
+            .build()
+            .map_err(|e| ClientBuildError(e.to_string()))?;
+        Ok(Client {
+            http,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            signer,
+            options,
+        })
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The signer's secrets, for scrubbing free text.
+    pub fn secrets(&self) -> Vec<&Secret> {
+        self.signer.secrets()
+    }
+
+    /// Sends a JSON body to an endpoint.
+    pub async fn send_json(
+        &self,
+        endpoint: Endpoint,
+        body: &Value,
+        auth: &AuthMode,
+        extra_headers: &[(String, String)],
+    ) -> Sent {
+        let bytes = serde_json::to_vec(body).expect("a serde_json::Value always serializes");
+        let appid = body.get("appid").and_then(Value::as_str).unwrap_or("");
+        self.send_raw(endpoint, bytes, appid, auth, extra_headers)
+            .await
+    }
+
+    /// Sends a raw body; `appid` is used for the Authorization header.
+    pub async fn send_raw(
+        &self,
+        endpoint: Endpoint,
+        body: Vec<u8>,
+        appid: &str,
+        auth: &AuthMode,
+        extra_headers: &[(String, String)],
+    ) -> Sent {
+        let url = format!("{}{}", self.base_url, endpoint.path());
+        let mut headers: Vec<(String, String)> =
+            vec![("Content-Type".to_string(), "application/json".to_string())];
+        let mut secret_header: Option<Secret> = None;
+        let authorization = match auth {
+            AuthMode::Missing => Ok(None),
+            AuthMode::Signed => self.signer.authorization(appid, &body).map(Some),
+            AuthMode::WrongSignature => Ok(Some(Secret::new(format!(
+                "{appid} {}",
+                "0".repeat(32)
+            )))),
+            AuthMode::AppidMismatch => self
+                .signer
+                .authorization(&format!("{appid}-other"), &body)
+                .map(Some),
+        };
+        let started = Instant::now();
+        let record_body = String::from_utf8_lossy(&body).into_owned();
+        match authorization {
+            Ok(Some(value)) => secret_header = Some(value),
+            Ok(None) => {}
+            Err(e) => {
+                let request = self.record(&url, &headers, None, record_body);
+                let finding = Finding::new(
+                    &catalog::TRANSPORT_CONNECT,
+                    "",
+                    "a signature from the configured signer",
+                    e.to_string(),
+                );
+                return self.failed(request, started, finding);
+            }
+        }
+        for (k, v) in extra_headers {
+            headers.push((k.clone(), v.clone()));
+        }
+        let request = self.record(&url, &headers, secret_header.as_ref(), record_body);
+
+        let mut builder = self.http.post(&url).body(body);
+        for (k, v) in &headers {
+            let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(v),
+            ) else {
+                let f = Finding::new(
+                    &catalog::TRANSPORT_CONNECT,
+                    "",
+                    "valid HTTP header names and values",
+                    format!("{k}: {v}"),
+                );
+                return self.failed(request, started, f);
+            };
+            builder = builder.header(name, value);
+        }
+        if let Some(secret) = &secret_header {
+            match HeaderValue::from_str(secret.expose()) {
+                Ok(mut v) => {
+                    v.set_sensitive(true);
+                    builder = builder.header(reqwest::header::AUTHORIZATION, v);
+                }
+                Err(_) => {
+                    let f = Finding::new(
+                        &catalog::TRANSPORT_CONNECT,
+                        "",
+                        "a signature that is a valid header value",
+                        "the signer printed characters not allowed in a header",
+                    );
+                    return self.failed(request, started, f);
+                }
+            }
+        }
+
+        // The reqwest timeout already covers the body; the outer one is a second fence.
+        let deadline = self.options.timeout + Duration::from_millis(500);
+        let outcome = tokio::time::timeout(deadline, self.receive(builder)).await;
+        let duration = started.elapsed();
+        match outcome {
+            Err(_) => {
+                let f = timeout_finding(self.options.timeout);
+                self.failed(request, started, f)
+            }
+            Ok(Err((partial, f))) => Sent {
+                exchange: Exchange {
+                    request,
+                    response: partial,
+                    transport_error: Some(self.scrub(&f.actual)),
+                    duration,
+                },
+                result: Err(Box::new(f)),
+            },
+            Ok(Ok((record, response))) => {
+                let decoded = decode(response, &record, self.options.follow_redirects);
+                Sent {
+                    exchange: Exchange {
+                        request,
+                        response: Some(record),
+                        transport_error: decoded.as_ref().err().map(|f| f.actual.clone()),
+                        duration,
+                    },
+                    result: decoded.map_err(Box::new),
+                }
+            }
+        }
+    }
+
+    async fn receive(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)> {
+        let mut response = builder
+            .send()
+            .await
+            .map_err(|e| (None, self.transport_finding(&e)))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let mut body = BytesMut::new();
+        let limit = self.options.max_body;
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > limit {
+                        body.extend_from_slice(&chunk[..limit.saturating_sub(body.len())]);
+                        let record = response_record(status, &headers, &body);
+                        let f = Finding::new(
+                            &catalog::TRANSPORT_BODY_SIZE,
+                            "",
+                            format!("a body of at most {limit} bytes (--max-body)"),
+                            format!("more than {limit} bytes"),
+                        );
+                        return Err((Some(record), f));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let record = response_record(status, &headers, &body);
+                    let mut f = self.transport_finding(&e);
+                    f.detail = format!("after {} bytes of body", body.len());
+                    return Err((Some(record), f));
+                }
+            }
+        }
+        let body = body.freeze();
+        let record = response_record(status, &headers, &body);
+        Ok((
+            record,
+            RawResponse {
+                status,
+                headers,
+                body,
+            },
+        ))
+    }
+
+    fn record(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        authorization: Option<&Secret>,
+        body: String,
+    ) -> RequestRecord {
+        let mut recorded: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.clone(), redact::header_value(k, v)))
+            .collect();
+        if let Some(secret) = authorization {
+            recorded.push((
+                "Authorization".to_string(),
+                redact::header_value("Authorization", secret.expose()),
+            ));
+        }
+        RequestRecord {
+            method: "POST".to_string(),
+            url: url.to_string(),
+            headers: recorded,
+            body: self.scrub(&body),
+        }
+    }
+
+    fn failed(&self, request: RequestRecord, started: Instant, finding: Finding) -> Sent {
+        Sent {
+            exchange: Exchange {
+                request,
+                response: None,
+                transport_error: Some(self.scrub(&finding.actual)),
+                duration: started.elapsed(),
+            },
+            result: Err(Box::new(finding)),
+        }
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        redact::scrub(text, &self.secrets())
+    }
+
+    fn transport_finding(&self, e: &reqwest::Error) -> Finding {
+        if e.is_timeout() {
+            return timeout_finding(self.options.timeout);
+        }
+        let mut chain = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            chain.push_str(": ");
+            chain.push_str(&s.to_string());
+            source = s.source();
+        }
+        let chain = self.scrub(&chain);
+        if e.is_redirect() {
+            Finding::new(&catalog::TRANSPORT_REDIRECT, "", "no redirect loop", chain)
+        } else if e.is_body() || e.is_decode() {
+            Finding::new(
+                &catalog::RESPONSE_JSON,
+                "",
+                "a complete, decodable response body",
+                chain,
+            )
+        } else {
+            Finding::new(
+                &catalog::TRANSPORT_CONNECT,
+                "",
+                "an HTTP response",
+                chain,
+            )
+        }
+    }
+}
+
+struct RawResponse {
+    status: u16,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+fn timeout_finding(timeout: Duration) -> Finding {
+    Finding::new(
+        &catalog::TRANSPORT_TIMEOUT,
+        "",
+        format!("a complete response within {} s (--timeout)", timeout.as_secs_f64()),
+        "no complete response in time",
+    )
+}
+
+fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRecord {
+    let excerpt = &body[..body.len().min(EXCERPT_BYTES)];
+    ResponseRecord {
+        status,
+        headers: headers
+            .iter()
+            .map(|(k, v)| {
+                let value = String::from_utf8_lossy(v.as_bytes());
+                (k.to_string(), redact::header_value(k.as_str(), &value))
+            })
+            .collect(),
+        body_excerpt: String::from_utf8_lossy(excerpt).into_owned(),
+        body_len: body.len(),
+    }
+}
+
+/// Turns a complete response into JSON, or into the finding that says why it is not usable.
+fn decode(raw: RawResponse, record: &ResponseRecord, following: bool) -> Result<Response, Finding> {
+    if (300..400).contains(&raw.status) {
+        let location = raw
+            .headers
+            .get(LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "no Location header".to_string());
+        let expected = if following {
+            "no redirect to another host"
+        } else {
+            "a direct answer (redirects are not followed; --follow-redirects allows same-host ones)"
+        };
+        return Err(Finding::new(
+            &catalog::TRANSPORT_REDIRECT,
+            "",
+            expected,
+            format!("HTTP {} to {location}", raw.status),
+        ));
+    }
+    match serde_json::from_slice::<Value>(&raw.body) {
+        Ok(json) => Ok(Response {
+            status: raw.status,
+            headers: raw.headers,
+            body: raw.body,
+            json,
+        }),
+        Err(e) => {
+            let what = if e.to_string().contains("recursion limit") {
+                "JSON nested too deep (limit 128 levels)".to_string()
+            } else if raw.body.is_empty() {
+                "an empty body".to_string()
+            } else {
+                format!("not JSON ({e})")
+            };
+            let content_type = raw
+                .headers
+                .get(CONTENT_TYPE)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_else(|| "none".to_string());
+            Err(Finding::new(
+                &catalog::RESPONSE_JSON,
+                "",
+                "a JSON body",
+                format!("HTTP {}, {what}", raw.status),
+            )
+            .with_detail(format!(
+                "content-type: {content_type}; {} bytes; body starts: {}",
+                record.body_len,
+                truncate(&record.body_excerpt, 300)
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(status: u16, body: &'static [u8]) -> (RawResponse, ResponseRecord) {
+        let headers = HeaderMap::new();
+        let record = response_record(status, &headers, body);
+        (
+            RawResponse {
+                status,
+                headers,
+                body: Bytes::from_static(body),
+            },
+            record,
+        )
+    }
+
+    #[test]
+    fn html_body_is_a_json_finding_with_an_excerpt() {
+        let (r, rec) = raw(500, b"<html>oops</html>");
+        let f = decode(r, &rec, false).unwrap_err();
+        assert_eq!(f.check.id, "response.json");
+        assert!(f.detail.contains("<html>oops"), "{}", f.detail);
+        assert!(f.actual.contains("HTTP 500"));
+    }
+
+    #[test]
+    fn deep_nesting_is_reported_not_crashed() {
+        let deep: &'static [u8] = Box::leak(format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)).into_bytes().into_boxed_slice());
+        let (r, rec) = raw(200, deep);
+        let f = decode(r, &rec, false).unwrap_err();
+        assert!(f.actual.contains("nested too deep"), "{}", f.actual);
+    }
+
+    #[test]
+    fn redirect_is_a_finding() {
+        let (r, rec) = raw(302, b"");
+        let f = decode(r, &rec, false).unwrap_err();
+        assert_eq!(f.check.id, "transport.redirect");
+    }
+
+    #[test]
+    fn truncated_json_is_a_finding() {
+        let (r, rec) = raw(200, b"{\"success\": tr");
+        assert_eq!(decode(r, &rec, false).unwrap_err().check.id, "response.json");
+    }
+}

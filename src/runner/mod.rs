@@ -1,6 +1,145 @@
 //! Runs cases against a base URL and emits events; never prints.
+//!
+//! [`Runner::run`] executes the planned cases concurrently (bounded by `jobs`), reusing one
+//! connection pool, and hands every [`Event`] to the caller's callback in arrival order.
 
 pub mod checks;
 pub mod client;
+pub mod discover;
 pub mod exchange;
+mod execute;
 pub mod paging;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use std::panic::AssertUnwindSafe;
+
+use futures_util::FutureExt;
+use tokio::sync::{Semaphore, mpsc};
+
+use crate::case::model::{Case, SourceFile};
+use crate::report::event::{CaseId, Event, RunSummary};
+use crate::runner::client::Client;
+use crate::runner::discover::Discovery;
+use crate::spec::schemas::SchemaSet;
+
+/// How a run behaves, free of CLI types.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Cases run at once.
+    pub jobs: usize,
+    /// Observed-severity findings fail the run.
+    pub strict: bool,
+    /// Page limit of a paging walk, unless the case sets one.
+    pub max_pages: u64,
+    /// Products sweeps call at most this many malls, unless the case sets `sample`.
+    pub sample: Option<usize>,
+    /// Most findings kept per check in one case (the rest are counted).
+    pub max_findings_per_check: usize,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            jobs: 4,
+            strict: false,
+            // Enough for 10,000 records at page size 1, plus the closing short page.
+            max_pages: 10_001,
+            sample: None,
+            max_findings_per_check: 50,
+        }
+    }
+}
+
+/// A case ready to run, with the file it came from.
+#[derive(Debug)]
+pub struct PlannedCase {
+    /// The case file's source (for locations).
+    pub source: Arc<SourceFile>,
+    /// The case.
+    pub case: Case,
+}
+
+impl PlannedCase {
+    /// The case's identity in reports.
+    pub fn id(&self, index: usize) -> CaseId {
+        CaseId {
+            file: self.source.path.clone(),
+            name: self.case.name.value.clone(),
+            endpoint: self.case.endpoint().name().to_string(),
+            index,
+        }
+    }
+}
+
+/// Everything a case needs to run.
+#[derive(Debug)]
+pub struct Runner {
+    /// The signing HTTP client.
+    pub client: Client,
+    /// Compiled schemas.
+    pub schemas: Arc<SchemaSet>,
+    /// Options.
+    pub options: RunOptions,
+    /// Values found at run time (a mall to target when the user gave none).
+    pub discovery: Discovery,
+}
+
+impl Runner {
+    /// Runs every case and reports through `on_event`; returns the summary (also sent as the
+    /// last event).
+    pub async fn run(
+        self: Arc<Self>,
+        cases: Vec<PlannedCase>,
+        on_event: &mut dyn FnMut(Event),
+    ) -> RunSummary {
+        let started = Instant::now();
+        on_event(Event::RunStarted {
+            base_url: self.client.base_url().to_string(),
+            cases: cases.len(),
+        });
+        let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+        let permits = Arc::new(Semaphore::new(self.options.jobs.max(1)));
+        let mut tasks = tokio::task::JoinSet::new();
+        for (index, planned) in cases.into_iter().enumerate() {
+            let runner = Arc::clone(&self);
+            let tx = tx.clone();
+            let permits = Arc::clone(&permits);
+            tasks.spawn(async move {
+                let Ok(_permit) = permits.acquire_owned().await else {
+                    return;
+                };
+                let id = planned.id(index);
+                let _ = tx.send(Event::CaseStarted(id.clone()));
+                let guarded = AssertUnwindSafe(execute::case(&runner, &planned, id.clone()));
+                let result = match guarded.catch_unwind().await {
+                    Ok(result) => result,
+                    Err(panic) => execute::crashed(id, panic_message(&*panic)),
+                };
+                let _ = tx.send(Event::CaseFinished(Box::new(result)));
+            });
+        }
+        drop(tx);
+        let mut summary = RunSummary::default();
+        while let Some(event) = rx.recv().await {
+            if let Event::CaseFinished(result) = &event {
+                summary.add(result.outcome);
+            }
+            on_event(event);
+        }
+        while tasks.join_next().await.is_some() {}
+        summary.duration = started.elapsed();
+        on_event(Event::RunFinished(summary.clone()));
+        summary
+    }
+}
+
+/// The text of a caught panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic without a message".to_string())
+}

@@ -1,1 +1,361 @@
-//! The paging walker of the mall list (spec §4.1).
+//! The paging walker of the mall list (spec §4.1): follows the cursor from `endCursor` null to
+//! a short page, bounded by a page limit, and reports oversize pages, duplicates and walks
+//! that do not end. Comparing walks (page sizes, repeats) is done by [`compare_walks`].
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::case::model::CursorRule;
+use crate::report::event::Finding;
+use crate::spec::catalog;
+
+/// One page as the walker sees it: the response body, or the findings that stopped the walk.
+#[derive(Debug)]
+pub enum Page {
+    /// A decoded response body.
+    Body(Value),
+    /// The page could not be fetched or used; these findings explain why.
+    Stop(Vec<Finding>),
+}
+
+/// Where pages come from (the HTTP client in a run, a vector in tests).
+pub trait PageSource {
+    /// Fetches the page after `cursor` (None = first page) holding at most `count` records.
+    fn fetch(&mut self, cursor: Option<&str>, count: u64) -> impl Future<Output = Page> + Send;
+}
+
+/// Settings of one walk.
+#[derive(Debug, Clone)]
+pub struct WalkOptions {
+    /// Page size (`cursor.count`).
+    pub count: u64,
+    /// Most pages fetched before the walk is declared endless.
+    pub max_pages: u64,
+    /// How the next cursor is derived.
+    pub cursor: CursorRule,
+}
+
+/// One step of the trail: the cursor sent and how many records came back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Cursor sent (None for the first page).
+    pub cursor: Option<String>,
+    /// Records in the page.
+    pub records: usize,
+}
+
+/// The result of one walk.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Record keys (mallSn) in walk order, duplicates included.
+    pub keys: Vec<String>,
+    /// Cursor trail.
+    pub steps: Vec<Step>,
+    /// Problems found.
+    pub findings: Vec<Finding>,
+    /// The walk reached a short page normally.
+    pub complete: bool,
+}
+
+/// Most duplicate findings reported for one walk (the rest are counted in the detail).
+const MAX_DUPLICATE_FINDINGS: usize = 5;
+
+/// Renders the trail compactly: `null→10, "123"→10, "113"→4`, eliding the middle.
+pub fn render_trail(steps: &[Step]) -> String {
+    let fmt = |s: &Step| match &s.cursor {
+        None => format!("null→{}", s.records),
+        Some(c) => format!("{c:?}→{}", s.records),
+    };
+    let mut out = String::from("cursor trail (cursor→records): ");
+    if steps.len() <= 12 {
+        out.push_str(&steps.iter().map(fmt).collect::<Vec<_>>().join(", "));
+    } else {
+        let head: Vec<String> = steps[..6].iter().map(fmt).collect();
+        let tail: Vec<String> = steps[steps.len() - 5..].iter().map(fmt).collect();
+        let _ = write!(
+            out,
+            "{}, … {} pages …, {}",
+            head.join(", "),
+            steps.len() - 11,
+            tail.join(", ")
+        );
+    }
+    out
+}
+
+/// Identity of a record across pages: its `mallSn`, else its whole JSON text.
+fn record_key(record: &Value) -> String {
+    match record.get("mallSn") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => record.to_string(),
+    }
+}
+
+fn cursor_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// Walks the cursor to its end.
+pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk {
+    let mut out = Walk::default();
+    let mut cursor: Option<String> = None;
+    let mut seen_cursors: HashSet<String> = HashSet::new();
+    let mut seen_keys: HashMap<String, usize> = HashMap::new();
+    let mut duplicates = 0usize;
+    let count = options.count;
+    let endless = |why: String, expected: &str, steps: &[Step]| {
+        Finding::new(&catalog::PAGING_ENDLESS, "/cursor/endCursor", expected, why)
+            .with_detail(render_trail(steps))
+    };
+    loop {
+        if out.steps.len() as u64 >= options.max_pages {
+            let f = endless(
+                format!("{} pages without a short page", out.steps.len()),
+                &format!("a short page within {} pages (--max-pages)", options.max_pages),
+                &out.steps,
+            );
+            out.findings.push(f);
+            break;
+        }
+        let body = match source.fetch(cursor.as_deref(), count).await {
+            Page::Body(v) => v,
+            Page::Stop(findings) => {
+                out.findings.extend(findings);
+                break;
+            }
+        };
+        let Some(records) = body.get("data").and_then(Value::as_array) else {
+            // The envelope check of the page reports the shape; the walk cannot go on.
+            break;
+        };
+        let page_no = out.steps.len();
+        out.steps.push(Step {
+            cursor: cursor.clone(),
+            records: records.len(),
+        });
+        if records.len() as u64 > count {
+            out.findings.push(
+                Finding::new(
+                    &catalog::PAGING_PAGE_SIZE,
+                    "/data",
+                    format!("at most {count} records (cursor.count)"),
+                    format!("{} records on page {}", records.len(), page_no + 1),
+                )
+                .with_detail(render_trail(&out.steps)),
+            );
+        }
+        let mut fresh = 0usize;
+        for (i, record) in records.iter().enumerate() {
+            let key = record_key(record);
+            if let Some(first_page) = seen_keys.get(&key) {
+                duplicates += 1;
+                if duplicates <= MAX_DUPLICATE_FINDINGS {
+                    out.findings.push(
+                        Finding::new(
+                            &catalog::PAGING_DUPLICATE,
+                            format!("/data/{i}/mallSn"),
+                            "each mall once per walk",
+                            format!(
+                                "mallSn {key} on page {} again (first on page {})",
+                                page_no + 1,
+                                first_page + 1
+                            ),
+                        )
+                        .with_detail(render_trail(&out.steps)),
+                    );
+                }
+            } else {
+                seen_keys.insert(key.clone(), page_no);
+                fresh += 1;
+            }
+            out.keys.push(key);
+        }
+        if (records.len() as u64) < count {
+            out.complete = true;
+            break;
+        }
+        if fresh == 0 {
+            let f = endless(
+                format!("page {} holds only records already seen", page_no + 1),
+                "every full page brings new records",
+                &out.steps,
+            );
+            out.findings.push(f);
+            break;
+        }
+        let next = match &options.cursor {
+            CursorRule::LastRecord(pointer) => records
+                .last()
+                .and_then(|r| r.pointer(pointer))
+                .and_then(cursor_text),
+            CursorRule::Response(pointer) => body.pointer(pointer).and_then(cursor_text),
+        };
+        let Some(next) = next else {
+            let where_ = match &options.cursor {
+                CursorRule::LastRecord(p) => format!("the last record's {p}"),
+                CursorRule::Response(p) => format!("the response's {p}"),
+            };
+            out.findings.push(endless(
+                format!("no cursor value at {where_}"),
+                "a next cursor after a full page",
+                &out.steps,
+            ));
+            break;
+        };
+        if !seen_cursors.insert(next.clone()) {
+            out.findings.push(endless(
+                format!("cursor {next:?} repeats"),
+                "a new cursor for every page",
+                &out.steps,
+            ));
+            break;
+        }
+        cursor = Some(next);
+    }
+    if duplicates > MAX_DUPLICATE_FINDINGS {
+        if let Some(last) = out
+            .findings
+            .iter_mut()
+            .rev()
+            .find(|f| f.check.id == catalog::PAGING_DUPLICATE.id)
+        {
+            last.detail = format!("{} ({duplicates} duplicates in all)", last.detail);
+        }
+    }
+    out
+}
+
+/// Compares two complete walks: the same records in the same order. `check` is
+/// `paging.size-consistency` (different sizes) or `paging.repeatable` (same size twice).
+pub fn compare_walks(
+    check: &'static catalog::Check,
+    (label_a, a): (&str, &Walk),
+    (label_b, b): (&str, &Walk),
+) -> Vec<Finding> {
+    if !a.complete || !b.complete {
+        return vec![];
+    }
+    let first_diff = a.keys.iter().zip(&b.keys).position(|(x, y)| x != y);
+    let (index, expected, actual) = match first_diff {
+        Some(i) => (i, a.keys[i].clone(), b.keys[i].clone()),
+        None if a.keys.len() == b.keys.len() => return vec![],
+        None => {
+            let i = a.keys.len().min(b.keys.len());
+            let show = |w: &Walk| w.keys.get(i).cloned().unwrap_or_else(|| "end of list".into());
+            (i, show(a), show(b))
+        }
+    };
+    vec![Finding::new(
+        check,
+        format!("/data/{index}"),
+        format!("record #{} = mallSn {expected} (as in {label_a})", index + 1),
+        format!("mallSn {actual} in {label_b}"),
+    )
+    .with_detail(format!(
+        "{label_a}: {} records; {label_b}: {} records",
+        a.keys.len(),
+        b.keys.len()
+    ))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A list of mallSns served by a cursor convention, with optional misbehaviour.
+    struct Fake {
+        sns: Vec<u32>,
+        ignore_cursor: bool,
+        extra: usize,
+        fetches: u64,
+    }
+
+    impl PageSource for Fake {
+        async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
+            self.fetches += 1;
+            let start = match cursor {
+                Some(c) if !self.ignore_cursor => {
+                    self.sns.iter().position(|s| s.to_string() == c).map_or(0, |p| p + 1)
+                }
+                _ => 0,
+            };
+            let end = (start + count as usize + self.extra).min(self.sns.len());
+            let data: Vec<Value> = self.sns[start..end]
+                .iter()
+                .map(|s| json!({"mallSn": s.to_string()}))
+                .collect();
+            Page::Body(json!({"success": true, "code": "0000", "msg": "ok", "data": data}))
+        }
+    }
+
+    fn fake(n: u32) -> Fake {
+        Fake { sns: (1..=n).rev().collect(), ignore_cursor: false, extra: 0, fetches: 0 }
+    }
+
+    fn opts(count: u64) -> WalkOptions {
+        WalkOptions { count, max_pages: 1000, cursor: CursorRule::default() }
+    }
+
+    #[tokio::test]
+    async fn walker_reads_every_record_once_at_any_size() {
+        for (n, size, why) in [(23, 10, "short last page"), (20, 10, "empty last page"), (0, 3, "no records"), (5, 1, "size one")] {
+            let w = walk(&mut fake(n), &opts(size)).await;
+            assert!(w.complete, "{why}");
+            assert!(w.findings.is_empty(), "{why}: {:?}", w.findings);
+            assert_eq!(w.keys.len(), n as usize, "{why}");
+        }
+    }
+
+    #[tokio::test]
+    async fn walker_stops_on_repeated_cursor_without_hanging() {
+        let mut f = fake(50);
+        f.ignore_cursor = true;
+        let w = walk(&mut f, &opts(10)).await;
+        assert!(!w.complete);
+        assert!(w.findings.iter().any(|f| f.check.id == "paging.endless"));
+        assert!(w.findings.iter().any(|f| f.check.id == "paging.duplicate"));
+        assert!(f.fetches <= 2);
+    }
+
+    #[tokio::test]
+    async fn walker_respects_the_page_limit() {
+        let w = walk(&mut fake(100), &WalkOptions { max_pages: 3, ..opts(1) }).await;
+        assert_eq!(w.steps.len(), 3);
+        assert!(w.findings.iter().any(|f| f.check.id == "paging.endless" && f.expected.contains("--max-pages")));
+    }
+
+    #[tokio::test]
+    async fn oversize_pages_are_reported() {
+        let mut f = fake(30);
+        f.extra = 1;
+        let w = walk(&mut f, &opts(10)).await;
+        assert!(w.findings.iter().any(|f| f.check.id == "paging.page-size"));
+    }
+
+    #[tokio::test]
+    async fn walks_of_different_sizes_must_agree() {
+        let a = walk(&mut fake(12), &opts(5)).await;
+        let mut skipping = fake(12);
+        skipping.sns.remove(4);
+        let b = walk(&mut skipping, &opts(3)).await;
+        let f = compare_walks(&catalog::PAGING_SIZE_CONSISTENCY, ("size 5", &a), ("size 3", &b));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/data/4");
+        assert!(compare_walks(&catalog::PAGING_SIZE_CONSISTENCY, ("a", &a), ("a again", &a)).is_empty());
+    }
+
+    #[test]
+    fn trail_is_elided_in_the_middle() {
+        let steps: Vec<Step> = (0..30).map(|i| Step { cursor: Some(i.to_string()), records: 1 }).collect();
+        let t = render_trail(&steps);
+        assert!(t.contains("19 pages"), "{t}");
+    }
+}

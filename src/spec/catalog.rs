@@ -72,6 +72,7 @@ checks! {
     RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
     RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");
     HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
+    HARNESS_INTERNAL = ("harness.internal", "-", Contract, Transport, "mallcheck itself failed on this case (a bug: please report it with the case)");
     HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
 
     // Mall list envelope (§4.1, §7).
@@ -105,6 +106,7 @@ checks! {
     EXTRA_FIELDS = ("info.extra-fields", "§2", Info, Contract, "fields the spec does not list (an additive change, not a break)");
 
     // Paging walker (§4.1).
+    PAGING_PAGE_FAILED = ("paging.page-failed", "§4.1", Contract, Transport, "every page of a walk made of valid signed requests is a success envelope with a data array");
     PAGING_PAGE_SIZE = ("paging.page-size", "§4.1", Contract, Contract, "no page holds more than cursor.count records");
     PAGING_DUPLICATE = ("paging.duplicate", "§4.1", Contract, Contract, "no mall (by mallSn) appears twice across the pages of one walk");
     PAGING_ENDLESS = ("paging.endless", "§4.1", Contract, Contract, "a cursor walk ends: no repeated cursor, no page without progress, within --max-pages");
@@ -114,6 +116,7 @@ checks! {
     // Ownership and cross-endpoint consistency (§1, §4.1, §4.2).
     OWNERSHIP_MERCHANT = ("ownership.merchant", "§4.1", Contract, Contract, "every listed mall belongs to the requested merchant (seller.merchantId)");
     OWNERSHIP_UNKNOWN_MERCHANT = ("ownership.unknown-merchant", "§4.1", Contract, Contract, "a merchant id that does not exist lists no malls");
+    PRODUCTS_LISTED_MALL = ("products.listed-mall", "§4.2", Contract, Contract, "the products call with a listed mall's mallSn and signature answers with a products array");
     PRODUCTS_DISTINCT = ("products.distinct-per-mall", "§4.2", Contract, Contract, "different malls do not return the same non-empty product list");
     PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");
     PRODUCTS_SELLER_BOUND = ("products.seller-bound", "§4.2", Contract, Contract, "another merchant's seller identity does not return that mall's products");

@@ -1,0 +1,73 @@
+//! Plain-text rendering of findings and exchanges, shared by the console, JUnit and Markdown
+//! so every report tells the same story.
+
+use std::fmt::Write as _;
+
+use crate::report::event::{CaseResult, Finding, Outcome, truncate};
+use crate::runner::exchange::Exchange;
+
+/// Body characters shown in a report excerpt.
+pub const BODY_EXCERPT_CHARS: usize = 600;
+
+/// `1 case` / `2 cases`.
+pub fn plural(n: usize, word: &str) -> String {
+    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+}
+
+/// A finding as a few lines: the headline, where the case asked for it, and the detail.
+pub fn finding(f: &Finding) -> String {
+    let mut out = format!("[{}] {}", f.check.severity, f.headline());
+    if let Some(loc) = &f.location {
+        let _ = write!(out, "\n  --> {}:{}:{}", loc.file.display(), loc.line, loc.column);
+    }
+    if !f.detail.is_empty() {
+        let _ = write!(out, "\n  {}", f.detail);
+    }
+    out
+}
+
+/// An exchange: the request as a curl command and the start of the response.
+pub fn exchange(x: &Exchange) -> String {
+    let mut out = format!("request: {}", x.request.to_curl());
+    match (&x.response, &x.transport_error) {
+        (Some(r), _) => {
+            let _ = write!(
+                out,
+                "\nresponse: HTTP {} ({} bytes in {:.3}s): {}",
+                r.status,
+                r.body_len,
+                x.duration.as_secs_f64(),
+                truncate(&r.body_excerpt, BODY_EXCERPT_CHARS)
+            );
+        }
+        (None, Some(e)) => {
+            let _ = write!(out, "\nresponse: none ({e})");
+        }
+        (None, None) => out.push_str("\nresponse: none"),
+    }
+    out
+}
+
+/// Findings that count toward the outcome (failures and errors, or warnings for a WARN case).
+pub fn blocking(result: &CaseResult, strict: bool) -> Vec<&Finding> {
+    result
+        .findings
+        .iter()
+        .filter(|f| matches!(f.outcome(strict), Outcome::Fail | Outcome::Error))
+        .collect()
+}
+
+/// Full detail of a case for a failure body: findings, then the first exchange (or the one
+/// that failed).
+pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&finding(f));
+        out.push('\n');
+    }
+    if let Some(x) = result.exchanges.iter().find(|x| x.transport_error.is_some()).or(result.exchanges.first()) {
+        out.push_str(&exchange(x));
+        out.push('\n');
+    }
+    out
+}

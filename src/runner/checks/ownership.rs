@@ -1,0 +1,71 @@
+//! Ownership (spec §1, §4.1): the mall list returns the malls that belong to the requested
+//! merchant, and nothing for a merchant that does not exist.
+
+use serde_json::Value;
+
+use crate::report::event::Finding;
+use crate::spec::catalog;
+
+/// Every listed mall's `seller.merchantId` equals the requested merchant id.
+pub fn merchant(body: &Value, merchant_id: &str) -> Vec<Finding> {
+    let Some(malls) = body.get("data").and_then(Value::as_array) else {
+        return vec![];
+    };
+    malls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, mall)| {
+            let actual = mall.pointer("/seller/merchantId");
+            if actual.and_then(Value::as_str) == Some(merchant_id) {
+                return None;
+            }
+            Some(Finding::new(
+                &catalog::OWNERSHIP_MERCHANT,
+                format!("/data/{i}/seller/merchantId"),
+                format!("{merchant_id:?} (the requested merchant)"),
+                actual.map_or_else(|| "missing".to_string(), Value::to_string),
+            ))
+        })
+        .collect()
+}
+
+/// A merchant that does not exist lists no malls.
+pub fn unknown_merchant(body: &Value) -> Vec<Finding> {
+    match body.get("data").and_then(Value::as_array) {
+        Some(malls) if !malls.is_empty() => vec![Finding::new(
+            &catalog::OWNERSHIP_UNKNOWN_MERCHANT,
+            "/data",
+            "no malls for a merchant that does not exist",
+            format!("{} mall(s)", malls.len()),
+        )],
+        _ => vec![],
+    }
+}
+
+/// The merchant id of a mall list request body (`filter.seller.merchantId`, §4.1).
+pub fn requested_merchant(body: &Value) -> Option<&str> {
+    body.pointer("/filter/seller/merchantId").and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_mall_of_another_merchant_is_reported_with_its_pointer() {
+        let body = json!({"data": [
+            {"seller": {"merchantId": "m1"}},
+            {"seller": {"merchantId": "m2"}},
+        ]});
+        let f = merchant(&body, "m1");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/data/1/seller/merchantId");
+    }
+
+    #[test]
+    fn unknown_merchant_must_list_nothing() {
+        assert!(unknown_merchant(&json!({"data": []})).is_empty());
+        assert_eq!(unknown_merchant(&json!({"data": [{}]})).len(), 1);
+    }
+}

@@ -1,0 +1,105 @@
+//! Run-time discovery of values a case needs but the user did not give: the `mallSn` and
+//! `signature` of one mall of the configured merchant, taken from the first mall-list page.
+//!
+//! Case files are parsed before anything is sent, so such variables are parsed as sentinels
+//! and replaced here, once, on first use.
+
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::case::model::{AuthMode, Endpoint};
+use crate::runner::client::Client;
+
+/// Variable naming the target mall's number.
+pub const MALL_SN_VAR: &str = "MALLCHECK_MALL_SN";
+/// Variable naming the target mall's signature.
+pub const MALL_SIGNATURE_VAR: &str = "MALLCHECK_MALL_SIGNATURE";
+/// Placeholder parsed in place of [`MALL_SN_VAR`] when the user did not set it.
+pub const MALL_SN_SENTINEL: &str = "\u{1}mallcheck:discover:mallSn\u{1}";
+/// Placeholder parsed in place of [`MALL_SIGNATURE_VAR`] when the user did not set it.
+pub const MALL_SIGNATURE_SENTINEL: &str = "\u{1}mallcheck:discover:signature\u{1}";
+
+/// Discovers a target mall on first use.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    list_body: Option<Value>,
+    mall: OnceCell<Result<(String, String), String>>,
+}
+
+impl Discovery {
+    /// `list_body` is a signed first-page mall-list request for the configured merchant.
+    pub fn new(list_body: Value) -> Discovery {
+        Discovery { list_body: Some(list_body), mall: OnceCell::new() }
+    }
+
+    /// Whether a value holds a sentinel anywhere.
+    pub fn needs(value: &Value) -> bool {
+        match value {
+            Value::String(s) => s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL),
+            Value::Array(a) => a.iter().any(Discovery::needs),
+            Value::Object(o) => o.values().any(Discovery::needs),
+            _ => false,
+        }
+    }
+
+    /// Replaces the sentinels in `value`; Err is the reason the case must be skipped.
+    pub async fn resolve(&self, client: &Client, value: &mut Value) -> Result<(), String> {
+        if !Discovery::needs(value) {
+            return Ok(());
+        }
+        let (sn, sig) = self.mall(client).await?;
+        replace(value, &sn, &sig);
+        Ok(())
+    }
+
+    async fn mall(&self, client: &Client) -> Result<(String, String), String> {
+        self.mall
+            .get_or_init(|| async {
+                let Some(body) = &self.list_body else {
+                    return Err(format!("no mall to target: set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}"));
+                };
+                let sent = client.send_json(Endpoint::MallList, body, &AuthMode::Signed, &[]).await;
+                let response = sent.result.map_err(|f| {
+                    format!("cannot discover a mall to target ({}); set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}", f.headline())
+                })?;
+                let first = response.json.pointer("/data/0");
+                let field = |name: &str| first.and_then(|m| m.get(name)).and_then(Value::as_str).map(str::to_string);
+                match (field("mallSn"), field("signature")) {
+                    (Some(sn), Some(sig)) => Ok((sn, sig)),
+                    _ => Err(format!(
+                        "the configured merchant lists no mall to target; set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}"
+                    )),
+                }
+            })
+            .await
+            .clone()
+    }
+}
+
+fn replace(value: &mut Value, sn: &str, sig: &str) {
+    match value {
+        Value::String(s) => {
+            if s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL) {
+                *s = s.replace(MALL_SN_SENTINEL, sn).replace(MALL_SIGNATURE_SENTINEL, sig);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|v| replace(v, sn, sig)),
+        Value::Object(o) => o.values_mut().for_each(|v| replace(v, sn, sig)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sentinels_are_found_and_replaced_deep_in_a_body() {
+        let mut v = json!({"mallID": {"mallSn": MALL_SN_SENTINEL, "signature": MALL_SIGNATURE_SENTINEL}});
+        assert!(Discovery::needs(&v));
+        replace(&mut v, "123", "abc");
+        assert_eq!(v, json!({"mallID": {"mallSn": "123", "signature": "abc"}}));
+        assert!(!Discovery::needs(&v));
+    }
+}

@@ -1,0 +1,407 @@
+//! Executes one case of any kind and collects its findings and exchanges.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::case::model::{
+    AuthMode, CaseKind, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
+};
+use crate::report::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
+use crate::runner::checks::{assert, http, ownership, payload, products};
+use crate::runner::client::{Response, Sent};
+use crate::runner::exchange::Exchange;
+use crate::runner::paging::{self, Page, PageSource, WalkOptions};
+use crate::runner::{PlannedCase, Runner};
+use crate::spec::catalog;
+
+/// Most exchanges kept in a case result (the first ones, then the last).
+const MAX_EXCHANGES: usize = 10;
+
+/// Findings and exchanges of a case as it runs.
+struct Collector<'a> {
+    planned: &'a PlannedCase,
+    findings: Vec<Finding>,
+    exchanges: Vec<Exchange>,
+    dropped_exchanges: usize,
+}
+
+impl<'a> Collector<'a> {
+    fn new(planned: &'a PlannedCase) -> Self {
+        Collector { planned, findings: vec![], exchanges: vec![], dropped_exchanges: 0 }
+    }
+
+    fn location(&self, span: &Span) -> Option<SourceLocation> {
+        Some(self.planned.source.location(span))
+    }
+
+    /// Adds findings blamed on `span` when they have no narrower place yet.
+    fn add(&mut self, findings: Vec<Finding>, span: &Span) {
+        for f in findings {
+            let located = if f.location.is_some() { f } else { f.at(self.location(span)) };
+            self.findings.push(located);
+        }
+    }
+
+    fn record(&mut self, exchange: Exchange) {
+        if self.exchanges.len() < MAX_EXCHANGES {
+            self.exchanges.push(exchange);
+        } else {
+            self.dropped_exchanges += 1;
+            if let Some(last) = self.exchanges.last_mut() {
+                *last = exchange;
+            }
+        }
+    }
+
+    /// Records the exchange and returns the response, or adds the transport finding.
+    fn take(&mut self, sent: Sent, span: &Span) -> Option<Response> {
+        self.record(sent.exchange);
+        match sent.result {
+            Ok(r) => Some(r),
+            Err(f) => {
+                self.add(vec![*f], span);
+                None
+            }
+        }
+    }
+
+    fn finish(self, runner: &Runner, id: CaseId, started: Instant, skip: Option<String>) -> CaseResult {
+        let findings = cap_per_check(self.findings, runner.options.max_findings_per_check);
+        let outcome = if skip.is_some() { Outcome::Skip } else { Outcome::of(&findings, runner.options.strict) };
+        CaseResult {
+            id,
+            outcome,
+            findings,
+            exchanges: self.exchanges,
+            skip_reason: skip,
+            duration: started.elapsed(),
+        }
+    }
+}
+
+/// Keeps at most `max` findings per check id, noting how many were left out.
+fn cap_per_check(findings: Vec<Finding>, max: usize) -> Vec<Finding> {
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut kept: Vec<Finding> = Vec::new();
+    for f in findings {
+        let n = counts.entry(f.check.id).or_insert(0);
+        *n += 1;
+        if *n <= max {
+            kept.push(f);
+        }
+    }
+    for (id, n) in counts {
+        if n > max {
+            if let Some(last) = kept.iter_mut().rev().find(|f| f.check.id == id) {
+                last.detail = format!("{} ({} more finding(s) of this check left out)", last.detail, n - max)
+                    .trim_start()
+                    .to_string();
+            }
+        }
+    }
+    kept
+}
+
+/// Result for a case whose execution panicked (a harness bug, reported, never fatal).
+pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
+    CaseResult {
+        id,
+        outcome: Outcome::Error,
+        findings: vec![Finding::new(&catalog::HARNESS_INTERNAL, "", "the case to run to its end", message)],
+        exchanges: vec![],
+        skip_reason: None,
+        duration: std::time::Duration::ZERO,
+    }
+}
+
+/// Runs one case.
+pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> CaseResult {
+    let started = Instant::now();
+    let mut c = Collector::new(planned);
+    let skip = match &planned.case.kind {
+        CaseKind::Exchange(x) => exchange_case(runner, x, &mut c).await,
+        CaseKind::Walk(w) => walk_case(runner, w, &mut c).await,
+        CaseKind::ProductsSweep(s) => sweep_case(runner, s, &mut c).await,
+    };
+    c.finish(runner, id, started, skip.err())
+}
+
+/// Sends the request of an exchange case and runs its checks. Err is a skip reason.
+async fn exchange_case(runner: &Runner, x: &ExchangeCase, c: &mut Collector<'_>) -> Result<(), String> {
+    let case_span = c.planned.case.name.span.clone();
+    let sent = if let Some(raw) = &x.request.raw {
+        let mut text = Value::String(raw.value.clone());
+        runner.discovery.resolve(&runner.client, &mut text).await?;
+        let text = text.as_str().unwrap_or_default().to_string();
+        let appid = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default();
+        runner
+            .client
+            .send_raw(x.endpoint, text.into_bytes(), &appid, &x.request.auth, &x.request.headers)
+            .await
+    } else {
+        let mut body = x.request.body.as_ref().map_or(json!({}), |b| b.value.clone());
+        runner.discovery.resolve(&runner.client, &mut body).await?;
+        runner.client.send_json(x.endpoint, &body, &x.request.auth, &x.request.headers).await
+    };
+    let request_body: Value = serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
+    let Some(response) = c.take(sent, &case_span) else {
+        return Ok(());
+    };
+    let expect = &x.expect;
+    let expects_server_error = expect.status.as_ref().is_some_and(|s| s.value >= 500);
+    if !expects_server_error {
+        c.add(http::server_error(response.status), &case_span);
+    }
+    if let Some(status) = &expect.status {
+        c.add(http::expected_status(response.status, status.value), &status.span);
+    }
+    c.add(http::content_type(&response.headers), &case_span);
+    if let Some(no_data) = &expect.no_data {
+        c.add(payload::no_data(no_data.check, &response.json), &no_data.span);
+    }
+    let schema_applies = expect.schema_enabled
+        && !(x.endpoint == Endpoint::MallProducts && !(200..300).contains(&response.status));
+    if schema_applies {
+        let (name, span) = match &expect.schema {
+            Some(s) => (s.value.as_str(), s.span.clone()),
+            None => (x.endpoint.response_schema(), case_span.clone()),
+        };
+        c.add(runner.schemas.validate(name, &response.json), &span);
+        c.add(runner.schemas.extra_fields(name, &response.json), &span);
+    }
+    for check in &expect.checks {
+        let findings = match check.check.id {
+            id if id == catalog::OWNERSHIP_MERCHANT.id => {
+                let merchant = ownership::requested_merchant(&request_body).unwrap_or_default();
+                ownership::merchant(&response.json, merchant)
+            }
+            id if id == catalog::OWNERSHIP_UNKNOWN_MERCHANT.id => ownership::unknown_merchant(&response.json),
+            id if id == catalog::PRODUCTS_ORDER.id => products::order(&response.json),
+            // Parsing accepted the id; checks that need several responses run in walks and sweeps.
+            _ => vec![],
+        };
+        c.add(findings, &check.span);
+    }
+    for a in &expect.asserts {
+        c.add(assert::evaluate(a, &response.json), &a.span);
+    }
+    Ok(())
+}
+
+/// Pages of the mall list fetched through the runner's client.
+struct ClientPages<'r, 'c, 'p> {
+    runner: &'r Runner,
+    body: Value,
+    collector: &'c mut Collector<'p>,
+    span: Span,
+    merchant: Option<String>,
+}
+
+impl PageSource for ClientPages<'_, '_, '_> {
+    async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
+        let mut body = self.body.clone();
+        if let Some(obj) = body.as_object_mut() {
+            let cur = obj.entry("cursor").or_insert_with(|| json!({"cursorField": "id"}));
+            if let Some(cur) = cur.as_object_mut() {
+                cur.insert("endCursor".into(), cursor.map_or(Value::Null, |c| Value::String(c.to_string())));
+                cur.insert("count".into(), json!(count));
+            }
+        }
+        let sent = self.runner.client.send_json(Endpoint::MallList, &body, &AuthMode::Signed, &[]).await;
+        self.collector.record(sent.exchange);
+        let response = match sent.result {
+            Ok(r) => r,
+            Err(f) => return Page::Stop(vec![*f]),
+        };
+        let mut stop = http::server_error(response.status);
+        if !stop.is_empty() {
+            return Page::Stop(stop);
+        }
+        let span = self.span.clone();
+        self.collector.add(self.runner.schemas.validate("mall-list-response", &response.json), &span);
+        if let Some(merchant) = &self.merchant {
+            self.collector.add(ownership::merchant(&response.json, merchant), &span);
+        }
+        let success = response.json.get("success") == Some(&Value::Bool(true));
+        let has_data = response.json.get("data").is_some_and(Value::is_array);
+        if !success || !has_data {
+            stop.push(Finding::new(
+                &catalog::PAGING_PAGE_FAILED,
+                "",
+                "a success envelope with a data array",
+                format!(
+                    "HTTP {}, success {}, code {}",
+                    response.status,
+                    response.json.get("success").map_or("missing".into(), Value::to_string),
+                    response.json.get("code").map_or("missing".into(), Value::to_string)
+                ),
+            ));
+            return Page::Stop(stop);
+        }
+        Page::Body(response.json)
+    }
+}
+
+/// Walks the cursor at every size (twice when `repeat`) and compares the walks.
+async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Result<(), String> {
+    let span = w.body.span.clone();
+    let mut body = w.body.value.clone();
+    runner.discovery.resolve(&runner.client, &mut body).await?;
+    let merchant = w.ownership.then(|| ownership::requested_merchant(&body).unwrap_or_default().to_string());
+    let max_pages = w.max_pages.unwrap_or(runner.options.max_pages);
+    let mut walks: Vec<(String, paging::Walk)> = Vec::new();
+    for &size in &w.sizes {
+        let options = WalkOptions { count: size, max_pages, cursor: w.cursor.clone() };
+        let rounds = if w.repeat { 2 } else { 1 };
+        for round in 0..rounds {
+            let mut pages = ClientPages {
+                runner,
+                body: body.clone(),
+                collector: c,
+                span: span.clone(),
+                merchant: merchant.clone(),
+            };
+            let walk = paging::walk(&mut pages, &options).await;
+            let label = if round == 0 { format!("walk at size {size}") } else { format!("second walk at size {size}") };
+            c.add(walk.findings.clone(), &span);
+            if round == 1 {
+                if let Some((first_label, first)) = walks.last() {
+                    let f = paging::compare_walks(&catalog::PAGING_REPEATABLE, (first_label, first), (&label, &walk));
+                    c.add(f, &span);
+                }
+            } else {
+                walks.push((label, walk));
+            }
+        }
+    }
+    if let Some(((label_a, a), rest)) = walks.split_first() {
+        for (label_b, b) in rest {
+            c.add(paging::compare_walks(&catalog::PAGING_SIZE_CONSISTENCY, (label_a, a), (label_b, b)), &span);
+        }
+    }
+    Ok(())
+}
+
+/// Changes a signature so that it cannot be valid, keeping its length and alphabet.
+fn tamper(signature: &str) -> String {
+    let mut chars: Vec<char> = signature.chars().collect();
+    match chars.last_mut() {
+        Some(last) => *last = if *last == '0' { '1' } else { '0' },
+        None => chars.push('0'),
+    }
+    chars.into_iter().collect()
+}
+
+/// Lists malls, calls products for each, and probes tampered signatures and other sellers.
+async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Result<(), String> {
+    let span = s.list_body.span.clone();
+    let mut list_body = s.list_body.value.clone();
+    runner.discovery.resolve(&runner.client, &mut list_body).await?;
+    let sent = runner.client.send_json(Endpoint::MallList, &list_body, &AuthMode::Signed, &[]).await;
+    let Some(list) = c.take(sent, &span) else {
+        return Ok(());
+    };
+    c.add(http::server_error(list.status), &span);
+    let malls: Vec<(String, String)> = list
+        .json
+        .get("data")
+        .and_then(Value::as_array)
+        .map(|malls| {
+            malls
+                .iter()
+                .filter_map(|m| {
+                    let sn = m.get("mallSn").and_then(Value::as_str)?;
+                    let sig = m.get("signature").and_then(Value::as_str)?;
+                    Some((sn.to_string(), sig.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if malls.is_empty() {
+        return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
+    }
+    let sample = s.sample.or(runner.options.sample).unwrap_or(usize::MAX);
+    let appid = list_body.get("appid").cloned().unwrap_or(Value::Null);
+    let products_body = |seller: &Value, sn: &str, sig: &str| {
+        json!({"appid": appid, "seller": seller, "mallID": {"mallSn": sn, "signature": sig}})
+    };
+    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
+    for (sn, sig) in malls.iter().take(sample) {
+        let body = products_body(&s.seller, sn, sig);
+        let sent = runner.client.send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[]).await;
+        let Some(r) = c.take(sent, &span) else {
+            continue;
+        };
+        c.add(http::server_error(r.status), &span);
+        if !(200..300).contains(&r.status) || !r.json.is_array() {
+            c.add(
+                vec![Finding::new(
+                    &catalog::PRODUCTS_LISTED_MALL,
+                    "",
+                    format!("a products array for listed mall {sn}"),
+                    format!("HTTP {}, {}", r.status, r.json),
+                )],
+                &span,
+            );
+            continue;
+        }
+        c.add(runner.schemas.validate("products-response", &r.json), &span);
+        c.add(runner.schemas.extra_fields("products-response", &r.json), &span);
+        if s.order {
+            c.add(products::order(&r.json), &span);
+        }
+        lists.push((sn.clone(), products::spu_ids(&r.json)));
+    }
+    c.add(products::distinct(&lists), &span);
+    // Probe with the mall that has products, so that "no data" proves something.
+    let target = lists
+        .iter()
+        .find(|(_, ids)| !ids.is_empty())
+        .and_then(|(sn, _)| malls.iter().find(|(m, _)| m == sn))
+        .or(malls.first());
+    if let Some((sn, sig)) = target {
+        if s.tamper_signature {
+            let body = products_body(&s.seller, sn, &tamper(sig));
+            let sent = runner.client.send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[]).await;
+            if let Some(r) = c.take(sent, &span) {
+                c.add(http::server_error(r.status), &span);
+                c.add(payload::no_data(&catalog::PRODUCTS_SIGNATURE_BOUND, &r.json), &span);
+            }
+        }
+        if let Some(other) = &s.other_seller {
+            let body = products_body(other, sn, sig);
+            let sent = runner.client.send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[]).await;
+            if let Some(r) = c.take(sent, &span) {
+                c.add(http::server_error(r.status), &span);
+                c.add(payload::no_data(&catalog::PRODUCTS_SELLER_BOUND, &r.json), &span);
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tamper_changes_the_last_character_only() {
+        assert_eq!(tamper("abc0"), "abc1");
+        assert_eq!(tamper("abcd"), "abc0");
+        assert_eq!(tamper(""), "0");
+    }
+
+    #[test]
+    fn findings_are_capped_per_check_with_a_count() {
+        let many: Vec<Finding> = (0..7).map(|i| Finding::new(&catalog::MALL_STATE, format!("/data/{i}"), "x", "y")).collect();
+        let kept = cap_per_check(many, 3);
+        assert_eq!(kept.len(), 3);
+        assert!(kept[2].detail.contains("4 more"), "{}", kept[2].detail);
+    }
+}
+
