@@ -1,1 +1,599 @@
-//! Reference server: faults.
+//! Fault modes of the reference server: one enum holding every contract fault (one thing broken,
+//! with the catalogue check that must catch it), every tolerated variation and every fuzz trigger.
+//!
+//! The pure JSON rewrites a fault applies to mall records, products and SKUs live here too; the
+//! routes apply transport, paging, ownership and auth faults.
+
+use serde_json::{Map, Value, json};
+
+use crate::server::data::ALWAYS_NULL_FIELDS;
+use crate::spec::catalog::{
+    AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, Check, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY,
+    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
+    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
+    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER,
+    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT,
+    PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
+    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
+    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS,
+    TRANSPORT_BODY_SIZE, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+};
+
+/// What a fault is for.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A contract break that `mallcheck run` must catch with this check.
+    Contract(&'static Check),
+    /// A narrow-trigger break only the fuzzer is expected to find, with this check.
+    Fuzz(&'static Check),
+    /// A tolerated variation that must pass.
+    Variation,
+}
+
+macro_rules! faults {
+    ($( $(#[$doc:meta])* $variant:ident = ($name:literal, $kind:expr, $desc:literal); )*) => {
+        /// A fault mode or tolerated variation of the reference server, selected by `--fault NAME`
+        /// or by the base-URL path prefix `/fault/NAME`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Fault {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        static ALL: &[Fault] = &[ $( Fault::$variant ),* ];
+
+        impl Fault {
+            /// The kebab-case name used by `--fault` and the `/fault/NAME` prefix.
+            pub fn name(self) -> &'static str {
+                match self { $( Fault::$variant => $name, )* }
+            }
+
+            /// One line on what the fault breaks (or varies).
+            pub fn description(self) -> &'static str {
+                match self { $( Fault::$variant => $desc, )* }
+            }
+
+            fn kind(self) -> Kind {
+                match self { $( Fault::$variant => $kind, )* }
+            }
+        }
+    };
+}
+
+use Kind::{Contract, Fuzz, Variation};
+
+faults! {
+    /// `state` is 3.
+    MallStateOutOfRange = ("mall-state-out-of-range", Contract(&MALL_STATE), "every mall has state 3, outside 0/1/2");
+    /// `internalState` is 2.
+    MallInternalStateOutOfRange = ("mall-internal-state-out-of-range", Contract(&MALL_INTERNAL_STATE), "every mall has internalState 2, outside 0/1");
+    /// `isDelete` is 5.
+    MallIsDeleteOutOfRange = ("mall-is-delete-out-of-range", Contract(&MALL_IS_DELETE), "every mall has isDelete 5, outside 0/1");
+    /// `deleteTime` set on a live mall.
+    MallDeleteTimeWhileLive = ("mall-delete-time-while-live", Contract(&MALL_DELETE_TIME), "malls with isDelete 0 carry a non-empty deleteTime");
+    /// `mallName` removed.
+    MallNameMissing = ("mall-name-missing", Contract(&MALL_FIELDS), "the required field mallName is missing from every mall");
+    /// `edition` is a string.
+    MallEditionString = ("mall-edition-string", Contract(&MALL_FIELDS), "edition is a string (\"2\") instead of an integer");
+    /// `isShowBills` is a string.
+    MallIsShowBillsString = ("mall-is-show-bills-string", Contract(&MALL_FIELDS), "isShowBills is the string \"true\" instead of a boolean");
+    /// One always-null field removed.
+    MallAlwaysNullFieldMissing = ("mall-always-null-field-missing", Contract(&MALL_ALWAYS_NULL_FIELDS), "the always-null field serialConfigId is absent from every mall");
+    /// `ctime` in ISO-8601 form.
+    MallCtimeIso = ("mall-ctime-iso", Contract(&MALL_DATETIME), "ctime uses the ISO-8601 form 2023-05-06T07:08:09+08:00");
+    /// `ctime` an impossible date.
+    MallCtimeImpossible = ("mall-ctime-impossible", Contract(&MALL_DATETIME), "ctime is the impossible time 2024-13-32 25:61:61");
+    /// `topTime` in ISO-8601 form.
+    MallTopTimeIso = ("mall-top-time-iso", Contract(&MALL_DATETIME), "topTime is set on every mall in the ISO-8601 form 2024-02-03T04:05:06Z");
+    /// `mallSn` not a digit string.
+    MallSnNotDigits = ("mall-sn-not-digits", Contract(&MALL_DIGIT_STRINGS), "mallSn carries a letter prefix (MS1000007919)");
+    /// `templateId` not a digit string.
+    MallTemplateIdNotDigits = ("mall-template-id-not-digits", Contract(&MALL_DIGIT_STRINGS), "templateId is T3001 instead of a digit string");
+    /// Tags are numbers.
+    MallTagsNotStrings = ("mall-tags-not-strings", Contract(&MALL_TAGS), "tags holds numbers instead of strings");
+    /// Cross-city payment entries lack payToolCode.
+    CrossCityEntryIncomplete = ("cross-city-entry-incomplete", Contract(&MALL_CROSS_CITY), "crossCityPayments entries lack payToolCode (and malls without entries get such an entry)");
+    /// Cross-city payment status is a boolean.
+    CrossCityStatusBool = ("cross-city-status-bool", Contract(&MALL_CROSS_CITY), "crossCityPayments[].status is a boolean instead of a string or number");
+    /// `seller.merchantSn` null.
+    SellerMerchantSnNull = ("seller-merchant-sn-null", Contract(&MALL_SELLER), "seller.merchantSn is null although only storeName and crossCityTerminalSn may be");
+    /// `seller.storeId` removed.
+    SellerStoreIdMissing = ("seller-store-id-missing", Contract(&MALL_SELLER), "seller.storeId is missing");
+    /// `totalQuantity` not decimal text.
+    OrderTotalQuantityNotDecimal = ("order-total-quantity-not-decimal", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalQuantity is \"12件\", not decimal text");
+    /// `totalNum` a string.
+    OrderTotalNumString = ("order-total-num-string", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is a string instead of an integer");
+    /// `totalAmount` a fraction.
+    OrderTotalAmountFraction = ("order-total-amount-fraction", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalAmount is 12.5, not an integer");
+    /// `sellerStatisticsModel` of the wrong shape.
+    SellerStatisticsWrongShape = ("seller-statistics-wrong-shape", Contract(&MALL_SELLER_STATISTICS), "sellerStatisticsModel is {\"orderFailNum\": \"3\"} on every mall");
+    /// `spuId` not a digit string.
+    ProductSpuIdNotDigits = ("product-spu-id-not-digits", Contract(&PRODUCT_DIGIT_STRINGS), "spuId carries a letter prefix (SPU90003)");
+    /// `skuId` not a digit string.
+    SkuIdNotDigits = ("sku-id-not-digits", Contract(&PRODUCT_DIGIT_STRINGS), "skuId carries a letter prefix (SKU900030)");
+    /// `converImages` null.
+    ProductCoverImagesNotArray = ("product-cover-images-not-array", Contract(&PRODUCT_FIELDS), "converImages is null instead of an array");
+    /// `title` removed.
+    ProductTitleMissing = ("product-title-missing", Contract(&PRODUCT_FIELDS), "the product title is missing");
+    /// `productIntroduction` not JSON.
+    ProductIntroNotJson = ("product-intro-not-json", Contract(&PRODUCT_INTRODUCTION), "productIntroduction is HTML text, not a JSON array");
+    /// `productIntroduction` not a string.
+    ProductIntroNotString = ("product-intro-not-string", Contract(&PRODUCT_INTRODUCTION), "productIntroduction is the block array itself instead of a string holding it");
+    /// `productIntroduction` with an unknown block type.
+    ProductIntroUnknownBlock = ("product-intro-unknown-block", Contract(&PRODUCT_INTRODUCTION), "productIntroduction holds a block of type video");
+    /// `productIntroduction` with an incomplete block.
+    ProductIntroIncompleteBlock = ("product-intro-incomplete-block", Contract(&PRODUCT_INTRODUCTION), "productIntroduction holds a bigImg block without img_list");
+    /// `skuName` a number.
+    SkuNameNumber = ("sku-name-number", Contract(&SKU_FIELDS), "skuName is a number instead of a string or null");
+    /// `price` a string.
+    SkuPriceString = ("sku-price-string", Contract(&SKU_FIELDS), "price is a string instead of an integer");
+    /// `quantity` removed.
+    SkuQuantityMissing = ("sku-quantity-missing", Contract(&SKU_FIELDS), "the SKU field quantity is missing");
+    /// Products wrapped in an envelope.
+    ProductsEnveloped = ("products-enveloped", Contract(&PRODUCTS_SHAPE), "the products response is wrapped in a success/code/msg/data envelope");
+    /// `success` true with an error code.
+    EnvelopeSuccessWithErrorCode = ("envelope-success-with-error-code", Contract(&LIST_SUCCESS_CODE), "the mall list answers success true with code 9999");
+    /// `success` false with data.
+    EnvelopeFailureWithData = ("envelope-failure-with-data", Contract(&LIST_FAILURE_NO_DATA), "the mall list answers success false (code 5001) and still carries the malls");
+    /// `code` removed.
+    EnvelopeCodeMissing = ("envelope-code-missing", Contract(&LIST_ENVELOPE), "the mall list envelope has no code");
+    /// `data` not an array.
+    EnvelopeDataNotArray = ("envelope-data-not-array", Contract(&LIST_ENVELOPE), "the mall list data is an object {\"list\": [...]} instead of an array");
+    /// A page longer than `count`.
+    PagingPageOverCount = ("paging-page-over-count", Contract(&PAGING_PAGE_SIZE), "every page holds count + 1 records");
+    /// Pages overlap.
+    PagingOverlap = ("paging-overlap", Contract(&PAGING_DUPLICATE), "each next page starts with the cursor mall itself, so pages overlap by one");
+    /// A record skipped after each page.
+    PagingSkipRecord = ("paging-skip-record", Contract(&PAGING_SIZE_CONSISTENCY), "the mall right after the cursor is skipped when count > 1");
+    /// Order depends on the page size.
+    PagingUnstableOrder = ("paging-unstable-order", Contract(&PAGING_SIZE_CONSISTENCY), "the order of the list depends on cursor.count");
+    /// The walk never ends.
+    PagingEndless = ("paging-endless", Contract(&PAGING_ENDLESS), "the last page is never short: it repeats the last count malls and the same cursor forever");
+    /// Two identical walks differ.
+    PagingNondeterministic = ("paging-nondeterministic", Contract(&PAGING_REPEATABLE), "the malls within each page come in a different order on every call");
+    /// Another merchant's mall in MAIN's list.
+    OwnershipForeignMall = ("ownership-foreign-mall", Contract(&OWNERSHIP_MERCHANT), "MAIN's list also holds the first mall of another merchant");
+    /// An unknown merchant gets malls.
+    OwnershipUnknownMerchant = ("ownership-unknown-merchant", Contract(&OWNERSHIP_UNKNOWN_MERCHANT), "an unknown merchant id lists a mall (relabelled with that id)");
+    /// Every mall returns the same products.
+    ProductsSameForEveryMall = ("products-same-for-every-mall", Contract(&PRODUCTS_DISTINCT), "every mall returns the products of MAIN's first mall");
+    /// The mall signature is not checked.
+    ProductsSignatureIgnored = ("products-signature-ignored", Contract(&PRODUCTS_SIGNATURE_BOUND), "products are returned for a tampered mall signature");
+    /// The seller is not checked.
+    ProductsSellerIgnored = ("products-seller-ignored", Contract(&PRODUCTS_SELLER_BOUND), "products are returned to another merchant's seller identity");
+    /// Requests without Authorization are served.
+    AuthIgnored = ("auth-ignored", Contract(&AUTH_REQUIRED), "a request without Authorization is answered with data");
+    /// Any signature is accepted.
+    AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
+    /// The Authorization appid is not compared.
+    AuthAppidIgnored = ("auth-appid-ignored", Contract(&AUTH_APPID_MATCH), "the Authorization appid is not compared with the body's or the configured appid");
+    /// HTTP 500 with an HTML body.
+    Http500Html = ("http-500-html", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page");
+    /// HTML with status 200.
+    Html200 = ("html-200", Contract(&RESPONSE_JSON), "every request is answered with HTTP 200 and an HTML page");
+    /// Truncated JSON.
+    JsonTruncated = ("json-truncated", Contract(&RESPONSE_JSON), "the JSON body is cut in the middle (with a matching Content-Length)");
+    /// Invalid UTF-8 in the body.
+    InvalidUtf8 = ("invalid-utf8", Contract(&RESPONSE_JSON), "the JSON body holds bytes that are not UTF-8");
+    /// A deeply nested body.
+    DeepNesting = ("deep-nesting", Contract(&RESPONSE_JSON), "the body is 100,000 nested JSON arrays");
+    /// A 20 MiB body.
+    HugeBody = ("huge-body", Contract(&TRANSPORT_BODY_SIZE), "the body is a 20 MiB JSON document");
+    /// The first byte comes after 30 s.
+    SlowFirstByte = ("slow-first-byte", Contract(&TRANSPORT_TIMEOUT), "the server waits 30 s before answering");
+    /// The body stalls halfway.
+    StalledBody = ("stalled-body", Contract(&TRANSPORT_TIMEOUT), "the server sends half of the body, then stalls for 30 s");
+    /// A redirect to itself.
+    RedirectLoop = ("redirect-loop", Contract(&TRANSPORT_REDIRECT), "every request is answered 302 to the same URL");
+    /// A redirect to another host.
+    RedirectOtherHost = ("redirect-other-host", Contract(&TRANSPORT_REDIRECT), "every request is answered 302 to http://example.invalid/...");
+    /// 500 when `cursor.count` > 80.
+    FuzzCountOver80 = ("fuzz-count-over-80", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when cursor.count is above 80");
+    /// 500 when `merchantUserId` holds a space.
+    FuzzUserIdSpace = ("fuzz-user-id-space", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when merchantUserId contains a space");
+    /// 500 when `role` is empty.
+    FuzzEmptyRole = ("fuzz-empty-role", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when role is the empty string");
+    /// A 60 s hang when `endCursor` is "".
+    FuzzEmptyCursorHang = ("fuzz-empty-cursor-hang", Fuzz(&FUZZ_TIMELY), "hangs 60 s only when cursor.endCursor is the empty string");
+    /// Unknown fields everywhere.
+    ExtraFields = ("extra-fields", Variation, "unknown fields in the envelope, malls, sellers, statistics, payments, products and SKUs");
+    /// Tag values the spec does not list.
+    UnknownTags = ("unknown-tags", Variation, "tags carry values the spec does not list (vipOnly, 外卖)");
+    /// `appType` 1 everywhere.
+    AppTypeOne = ("app-type-one", Variation, "every mall has appType 1");
+    /// Cross-city status as a string.
+    StatusAsString = ("status-as-string", Variation, "crossCityPayments[].status is the string \"0\" (its declared type)");
+    /// The always-null fields carry values.
+    AlwaysNullWithValues = ("always-null-with-values", Variation, "the 15 always-null fields carry values (their type is open)");
+    /// Cross-city statuses other than 0.
+    CrossCityOtherStatus = ("cross-city-other-status", Variation, "cross-city statuses are 1 with the description 已开通");
+    /// Products in spuId ascending order.
+    ProductsAscending = ("products-ascending", Variation, "products come in spuId ascending order (only a warning)");
+    /// gzip responses.
+    Gzip = ("gzip", Variation, "responses are gzip-compressed when the request accepts gzip");
+    /// Integers above 2^53.
+    BigIntegers = ("big-integers", Variation, "totalNum is 2^53 + 1 and totalAmount is i64::MAX");
+    /// MAIN has 2,000 malls.
+    ManyMalls = ("many-malls", Variation, "MAIN has 2,000 malls");
+    /// A 5,000-product mall.
+    BigMall = ("big-mall", Variation, "the first mall of MAIN has 5,000 products");
+    /// MAIN has no malls.
+    NoMalls = ("no-malls", Variation, "MAIN exists and has no malls");
+    /// Nullable seller fields null everywhere.
+    NullableSellerFieldsNull = ("nullable-seller-fields-null", Variation, "storeName and crossCityTerminalSn are null in every mall");
+    /// No cross-city payments.
+    EmptyCrossCityPayments = ("empty-cross-city-payments", Variation, "crossCityPayments is [] in every mall");
+}
+
+impl Fault {
+    /// Every fault and variation, in declaration order.
+    pub fn all() -> &'static [Fault] {
+        ALL
+    }
+
+    /// Finds a fault by its kebab-case name.
+    pub fn from_name(name: &str) -> Option<Fault> {
+        ALL.iter().copied().find(|f| f.name() == name)
+    }
+
+    /// The catalogue id of the check that must catch the fault; `None` for a tolerated variation
+    /// that must pass.
+    pub fn expected_check(self) -> Option<&'static str> {
+        match self.kind() {
+            Kind::Contract(check) | Kind::Fuzz(check) => Some(check.id),
+            Kind::Variation => None,
+        }
+    }
+
+    /// Whether only a narrow request trips the fault, so that only the fuzzer is expected to
+    /// find it (a normal `mallcheck run` passes).
+    pub fn is_fuzz_trigger(self) -> bool {
+        matches!(self.kind(), Kind::Fuzz(_))
+    }
+
+    /// Rewrites one rendered mall record (spec §2.2 to §2.6) as this fault breaks or varies it.
+    pub(crate) fn mutate_mall(self, mall: &mut Map<String, Value>) {
+        match self {
+            Fault::MallStateOutOfRange => set(mall, "state", json!(3)),
+            Fault::MallInternalStateOutOfRange => set(mall, "internalState", json!(2)),
+            Fault::MallIsDeleteOutOfRange => set(mall, "isDelete", json!(5)),
+            Fault::MallDeleteTimeWhileLive if mall.get("isDelete") == Some(&json!(0)) => {
+                set(mall, "deleteTime", json!("2024-01-02 03:04:05"));
+            }
+            Fault::MallNameMissing => {
+                mall.shift_remove("mallName");
+            }
+            Fault::MallEditionString => {
+                let edition = mall
+                    .get("edition")
+                    .map(Value::to_string)
+                    .unwrap_or_default();
+                set(mall, "edition", json!(edition));
+            }
+            Fault::MallIsShowBillsString => set(mall, "isShowBills", json!("true")),
+            Fault::MallAlwaysNullFieldMissing => {
+                mall.shift_remove("serialConfigId");
+            }
+            Fault::MallCtimeIso => set(mall, "ctime", json!("2023-05-06T07:08:09+08:00")),
+            Fault::MallCtimeImpossible => set(mall, "ctime", json!("2024-13-32 25:61:61")),
+            Fault::MallTopTimeIso => set(mall, "topTime", json!("2024-02-03T04:05:06Z")),
+            Fault::MallSnNotDigits => {
+                let sn = mall
+                    .get("mallSn")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                set(mall, "mallSn", json!(format!("{MALL_SN_PREFIX}{sn}")));
+            }
+            Fault::MallTemplateIdNotDigits => {
+                let id = mall
+                    .get("templateId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                set(mall, "templateId", json!(format!("T{id}")));
+            }
+            Fault::MallTagsNotStrings => set(mall, "tags", json!([1, 2])),
+            Fault::CrossCityEntryIncomplete => set(
+                mall,
+                "crossCityPayments",
+                json!([{"payToolCodeDesc": "支付宝", "status": 0, "statusDesc": "待开通"}]),
+            ),
+            Fault::CrossCityStatusBool => {
+                set(
+                    mall,
+                    "crossCityPayments",
+                    json!([{"payToolCode": 2, "payToolCodeDesc": "支付宝", "status": false, "statusDesc": "待开通"}]),
+                );
+            }
+            Fault::SellerMerchantSnNull => set_in(mall, "seller", "merchantSn", Value::Null),
+            Fault::SellerStoreIdMissing => {
+                if let Some(Value::Object(seller)) = mall.get_mut("seller") {
+                    seller.shift_remove("storeId");
+                }
+            }
+            Fault::OrderTotalQuantityNotDecimal => {
+                set_in(mall, "orderStatistics", "totalQuantity", json!("12件"));
+            }
+            Fault::OrderTotalNumString => {
+                let n = mall
+                    .get("orderStatistics")
+                    .and_then(|o| o.get("totalNum"))
+                    .map(Value::to_string);
+                set_in(
+                    mall,
+                    "orderStatistics",
+                    "totalNum",
+                    json!(n.unwrap_or_default()),
+                );
+            }
+            Fault::OrderTotalAmountFraction => {
+                set_in(mall, "orderStatistics", "totalAmount", json!(12.5));
+            }
+            Fault::SellerStatisticsWrongShape => {
+                set(mall, "sellerStatisticsModel", json!({"orderFailNum": "3"}));
+            }
+            Fault::ExtraFields => {
+                set(
+                    mall,
+                    "mallLogoUrl",
+                    json!("https://img.example.com/logo.png"),
+                );
+                for key in ["seller", "orderStatistics", "sellerStatisticsModel"] {
+                    if let Some(Value::Object(inner)) = mall.get_mut(key) {
+                        inner.insert("extraNote".into(), json!("附加字段"));
+                    }
+                }
+                if let Some(Value::Array(payments)) = mall.get_mut("crossCityPayments") {
+                    for p in payments.iter_mut().filter_map(Value::as_object_mut) {
+                        p.insert("extraNote".into(), json!("附加字段"));
+                    }
+                }
+            }
+            Fault::UnknownTags => set(mall, "tags", json!(["bill", "vipOnly", "外卖"])),
+            Fault::AppTypeOne => set(mall, "appType", json!(1)),
+            Fault::StatusAsString => for_each_payment(mall, |p| {
+                p.insert("status".into(), json!("0"));
+            }),
+            Fault::AlwaysNullWithValues => {
+                for (i, field) in ALWAYS_NULL_FIELDS.iter().enumerate() {
+                    set(mall, field, always_null_value(i));
+                }
+            }
+            Fault::CrossCityOtherStatus => {
+                set(mall, "crossCityPaymentStatus", json!(1));
+                set(mall, "crossCityPaymentStatusDesc", json!("已开通"));
+                for_each_payment(mall, |p| {
+                    p.insert("status".into(), json!(1));
+                    p.insert("statusDesc".into(), json!("已开通"));
+                });
+            }
+            Fault::BigIntegers => {
+                set_in(
+                    mall,
+                    "orderStatistics",
+                    "totalNum",
+                    json!(9_007_199_254_740_993_u64),
+                );
+                set_in(mall, "orderStatistics", "totalAmount", json!(i64::MAX));
+            }
+            Fault::NullableSellerFieldsNull => {
+                set_in(mall, "seller", "storeName", Value::Null);
+                set_in(mall, "seller", "crossCityTerminalSn", Value::Null);
+            }
+            Fault::EmptyCrossCityPayments => set(mall, "crossCityPayments", json!([])),
+            _ => {}
+        }
+    }
+
+    /// Rewrites one rendered product and its SKUs (spec §2.7, §2.8) as this fault breaks or
+    /// varies it.
+    pub(crate) fn mutate_product(self, product: &mut Map<String, Value>) {
+        match self {
+            Fault::ProductSpuIdNotDigits => {
+                let id = product
+                    .get("spuId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                set(product, "spuId", json!(format!("SPU{id}")));
+            }
+            Fault::ProductCoverImagesNotArray => set(product, "converImages", Value::Null),
+            Fault::ProductTitleMissing => {
+                product.shift_remove("title");
+            }
+            Fault::ProductIntroNotJson => {
+                set(
+                    product,
+                    "productIntroduction",
+                    json!("<p>精选食材，现点现做。</p>"),
+                );
+            }
+            Fault::ProductIntroNotString => {
+                let text = product.get("productIntroduction").and_then(Value::as_str);
+                let blocks = text
+                    .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                    .unwrap_or_else(|| json!([]));
+                set(product, "productIntroduction", blocks);
+            }
+            Fault::ProductIntroUnknownBlock => {
+                let blocks = json!([
+                    {"text": "精选食材", "type": "text"},
+                    {"type": "video", "url": "https://video.example.com/1.mp4"},
+                ]);
+                set(product, "productIntroduction", json!(blocks.to_string()));
+            }
+            Fault::ProductIntroIncompleteBlock => {
+                let blocks = json!([{"text": "精选食材", "type": "text"}, {"type": "bigImg"}]);
+                set(product, "productIntroduction", json!(blocks.to_string()));
+            }
+            Fault::ExtraFields => set(product, "extraInfo", json!({"source": "mallcheck"})),
+            _ => {}
+        }
+        if let Some(Value::Array(skus)) = product.get_mut("skuResults") {
+            for sku in skus.iter_mut().filter_map(Value::as_object_mut) {
+                self.mutate_sku(sku);
+            }
+        }
+    }
+
+    fn mutate_sku(self, sku: &mut Map<String, Value>) {
+        match self {
+            Fault::SkuIdNotDigits => {
+                let id = sku.get("skuId").and_then(Value::as_str).unwrap_or_default();
+                set(sku, "skuId", json!(format!("SKU{id}")));
+            }
+            Fault::SkuNameNumber => set(sku, "skuName", json!(42)),
+            Fault::SkuPriceString => {
+                let price = sku.get("price").map(Value::to_string).unwrap_or_default();
+                set(sku, "price", json!(price));
+            }
+            Fault::SkuQuantityMissing => {
+                sku.shift_remove("quantity");
+            }
+            Fault::ExtraFields => set(sku, "barcode", json!("6901234567890")),
+            _ => {}
+        }
+    }
+}
+
+/// Prefix the `mall-sn-not-digits` fault puts before every mallSn; the server strips it again
+/// from cursors and products requests so that the rest of the interface keeps working.
+pub(crate) const MALL_SN_PREFIX: &str = "MS";
+
+fn set(map: &mut Map<String, Value>, key: &str, value: Value) {
+    map.insert(key.to_string(), value);
+}
+
+fn set_in(map: &mut Map<String, Value>, outer: &str, key: &str, value: Value) {
+    if let Some(Value::Object(inner)) = map.get_mut(outer) {
+        inner.insert(key.to_string(), value);
+    }
+}
+
+fn for_each_payment(mall: &mut Map<String, Value>, mut f: impl FnMut(&mut Map<String, Value>)) {
+    if let Some(Value::Array(payments)) = mall.get_mut("crossCityPayments") {
+        payments
+            .iter_mut()
+            .filter_map(Value::as_object_mut)
+            .for_each(&mut f);
+    }
+}
+
+/// A value of varied type for the `i`-th always-null field.
+fn always_null_value(i: usize) -> Value {
+    match i % 5 {
+        0 => json!(["none"]),
+        1 => json!(true),
+        2 => json!({"reason": "示例"}),
+        3 => json!("2024-01-01 00:00:00"),
+        _ => json!(i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::catalog;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_expected_check_is_in_the_catalogue() {
+        for f in Fault::all() {
+            if let Some(id) = f.expected_check() {
+                assert!(
+                    catalog::find(id).is_some(),
+                    "{}: unknown check {id}",
+                    f.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_are_unique_kebab_case_and_round_trip() {
+        let mut seen = HashSet::new();
+        for &f in Fault::all() {
+            assert!(seen.insert(f.name()), "duplicate name {}", f.name());
+            assert!(
+                f.name()
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            );
+            assert_eq!(Fault::from_name(f.name()), Some(f));
+            assert!(!f.description().is_empty());
+        }
+        assert_eq!(Fault::from_name("no-such-fault"), None);
+    }
+
+    #[test]
+    fn there_are_enough_faults_variations_and_fuzz_triggers() {
+        let contract = Fault::all()
+            .iter()
+            .filter(|f| f.expected_check().is_some() && !f.is_fuzz_trigger());
+        assert!(contract.count() >= 40);
+        assert!(
+            Fault::all()
+                .iter()
+                .filter(|f| f.expected_check().is_none())
+                .count()
+                >= 10
+        );
+        let fuzz: Vec<_> = Fault::all()
+            .iter()
+            .filter(|f| f.is_fuzz_trigger())
+            .collect();
+        assert_eq!(fuzz.len(), 4);
+        for f in fuzz {
+            let id = f.expected_check();
+            assert!(id == Some(FUZZ_NO_SERVER_ERROR.id) || id == Some(FUZZ_TIMELY.id));
+        }
+    }
+
+    #[test]
+    fn every_contract_check_family_has_a_fault() {
+        let caught: HashSet<&str> = Fault::all()
+            .iter()
+            .filter_map(|f| f.expected_check())
+            .collect();
+        for check in [
+            &MALL_FIELDS,
+            &MALL_STATE,
+            &MALL_SELLER,
+            &PRODUCT_INTRODUCTION,
+            &PAGING_ENDLESS,
+            &PAGING_REPEATABLE,
+            &AUTH_APPID_MATCH,
+            &TRANSPORT_TIMEOUT,
+            &RESPONSE_JSON,
+        ] {
+            assert!(caught.contains(check.id), "no fault for {}", check.id);
+        }
+    }
+
+    #[test]
+    fn mall_mutation_breaks_one_field() {
+        let mut mall = Map::new();
+        mall.insert("state".into(), json!(1));
+        mall.insert("mallName".into(), json!("店"));
+        Fault::MallStateOutOfRange.mutate_mall(&mut mall);
+        assert_eq!(mall["state"], json!(3));
+        assert_eq!(mall["mallName"], json!("店"));
+        Fault::MallNameMissing.mutate_mall(&mut mall);
+        assert!(!mall.contains_key("mallName"));
+    }
+
+    #[test]
+    fn product_mutation_reaches_skus() {
+        let mut p = json!({"spuId": "90003", "skuResults": [{"skuId": "900030", "price": 100}]});
+        let map = p.as_object_mut().unwrap();
+        Fault::SkuPriceString.mutate_product(map);
+        assert_eq!(p["skuResults"][0]["price"], json!("100"));
+    }
+
+    #[test]
+    fn intro_not_string_keeps_the_blocks() {
+        let mut p = json!({"productIntroduction": "[{\"text\":\"a\",\"type\":\"text\"}]"});
+        Fault::ProductIntroNotString.mutate_product(p.as_object_mut().unwrap());
+        assert_eq!(
+            p["productIntroduction"],
+            json!([{"text": "a", "type": "text"}])
+        );
+    }
+}

@@ -1,1 +1,460 @@
-//! Reference server: routes.
+//! The HTTP surface of the reference server: both operations of spec §4 under the base URL and
+//! under `/fault/<name>`, authentication (§5), validation, and where each fault takes effect.
+//!
+//! Status codes (the spec leaves them open, §7): 200 with the data; 400 (`4000`) for a body that
+//! is not JSON or has bad fields, including an unknown cursor; 401 (`4010`) for a missing or bad
+//! `Authorization` or an appid mismatch; 404 (`4040`) for an unknown path, fault or mall (or a
+//! mall of another merchant, or a wrong mall signature); 405 (`4050`) for a method other than
+//! POST; 413 (`4130`) for a body above 1 MiB. Every error is the envelope
+//! `{"success":false,"code":"...","msg":"...","data":null}`.
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::server::data::{self, Dataset, MAIN, MallSeed, OTHER, SINGLE, Shape};
+use crate::server::faults::{Fault, MALL_SN_PREFIX};
+use crate::server::pages::{self, UnknownCursor};
+use crate::server::request::{self, ListRequest, ProductsRequest, SellerIdentity};
+use crate::server::wire::{self, STALL};
+use crate::sign::Signer;
+
+/// Path of the mall list operation (spec §4.1).
+pub const MALL_LIST_PATH: &str = "/optimus/core/open/mall/queryMallList";
+
+/// Path of the mall products operation (spec §4.2).
+pub const MALL_PRODUCTS_PATH: &str = "/optimus/core/open/mall/queryMallProducts";
+
+/// Prefix that selects a fault per request: `/fault/<name>/optimus/...`.
+pub const FAULT_PREFIX: &str = "/fault/";
+
+/// Largest request body read.
+pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
+
+/// How long the `fuzz-empty-cursor-hang` fault hangs.
+const FUZZ_HANG: Duration = Duration::from_secs(60);
+
+/// Everything the handlers share.
+pub(crate) struct AppState {
+    pub(crate) default_fault: Option<Fault>,
+    pub(crate) signer: Signer,
+    pub(crate) appid: String,
+    pub(crate) shutdown: watch::Receiver<bool>,
+    standard: Dataset,
+    many_malls: Dataset,
+    big_mall: Dataset,
+    no_malls: Dataset,
+    calls: AtomicU64,
+}
+
+impl AppState {
+    /// Builds the state with every seed data shape.
+    pub(crate) fn new(
+        default_fault: Option<Fault>,
+        signer: Signer,
+        appid: String,
+        shutdown: watch::Receiver<bool>,
+    ) -> AppState {
+        AppState {
+            default_fault,
+            signer,
+            appid,
+            shutdown,
+            standard: Dataset::new(Shape::Standard),
+            many_malls: Dataset::new(Shape::ManyMalls),
+            big_mall: Dataset::new(Shape::BigMall),
+            no_malls: Dataset::new(Shape::NoMalls),
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    fn data(&self, fault: Option<Fault>) -> &Dataset {
+        match fault {
+            Some(Fault::ManyMalls) => &self.many_malls,
+            Some(Fault::BigMall) => &self.big_mall,
+            Some(Fault::NoMalls) => &self.no_malls,
+            _ => &self.standard,
+        }
+    }
+}
+
+/// The router: one fallback handler that dispatches on the path itself.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new().fallback(handle).with_state(state)
+}
+
+/// The two operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Operation {
+    MallList,
+    MallProducts,
+}
+
+/// An answer that is not the operation's data.
+#[derive(Debug)]
+struct Failure {
+    status: StatusCode,
+    code: &'static str,
+    msg: String,
+}
+
+impl Failure {
+    fn new(status: StatusCode, code: &'static str, msg: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            code,
+            msg: msg.into(),
+        }
+    }
+
+    fn bad_request(msg: impl Into<String>) -> Failure {
+        Failure::new(StatusCode::BAD_REQUEST, "4000", msg)
+    }
+
+    fn unauthorized(msg: impl Into<String>) -> Failure {
+        Failure::new(StatusCode::UNAUTHORIZED, "4010", msg)
+    }
+
+    fn not_found(msg: impl Into<String>) -> Failure {
+        Failure::new(StatusCode::NOT_FOUND, "4040", msg)
+    }
+}
+
+/// What a request asked for and how it is answered.
+struct Call {
+    fault: Option<Fault>,
+    accepts_gzip: bool,
+}
+
+async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    let accepts_gzip = req
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("gzip"));
+    let path = req.uri().path().to_string();
+    let (fault, rest) = match path.strip_prefix(FAULT_PREFIX) {
+        Some(tail) => {
+            let (name, rest) = tail.split_at(tail.find('/').unwrap_or(tail.len()));
+            match Fault::from_name(name) {
+                Some(f) => (Some(f), rest.to_string()),
+                None => {
+                    let call = Call {
+                        fault: None,
+                        accepts_gzip,
+                    };
+                    let msg = format!("unknown fault `{name}`");
+                    return fail(&state, &call, Failure::not_found(msg));
+                }
+            }
+        }
+        None => (state.default_fault, path.clone()),
+    };
+    let call = Call {
+        fault,
+        accepts_gzip,
+    };
+    let op = match rest.as_str() {
+        MALL_LIST_PATH => Operation::MallList,
+        MALL_PRODUCTS_PATH => Operation::MallProducts,
+        _ => {
+            return fail(
+                &state,
+                &call,
+                Failure::not_found(format!("no operation at {rest}")),
+            );
+        }
+    };
+    if req.method() != Method::POST {
+        let failure = Failure::new(StatusCode::METHOD_NOT_ALLOWED, "4050", "use POST");
+        return fail(&state, &call, failure);
+    }
+    match fault {
+        Some(Fault::RedirectLoop) => {
+            let target = req
+                .uri()
+                .path_and_query()
+                .map_or(path.as_str(), |pq| pq.as_str());
+            return wire::redirect(target);
+        }
+        Some(Fault::RedirectOtherHost) => {
+            return wire::redirect(&format!("http://example.invalid{rest}"));
+        }
+        Some(Fault::Http500Html) => return wire::html(StatusCode::INTERNAL_SERVER_ERROR),
+        Some(Fault::Html200) => return wire::html(StatusCode::OK),
+        Some(Fault::DeepNesting) => return wire::deep_nesting(),
+        Some(Fault::HugeBody) => return wire::huge_body(),
+        Some(Fault::SlowFirstByte) => wire::pause(&state.shutdown, STALL).await,
+        _ => {}
+    }
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let too_large = || {
+        let msg = format!("request body exceeds {MAX_REQUEST_BYTES} bytes or could not be read");
+        Failure::new(StatusCode::PAYLOAD_TOO_LARGE, "4130", msg)
+    };
+    if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
+        return fail(&state, &call, too_large());
+    }
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
+        return fail(&state, &call, too_large());
+    };
+    match answer(&state, &call, op, &parts.headers, bytes).await {
+        Ok(value) => {
+            wire::json_response(StatusCode::OK, &value, fault, accepts_gzip, &state.shutdown)
+        }
+        Err(failure) => fail(&state, &call, failure),
+    }
+}
+
+fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
+    let body = wire::error_envelope(failure.code, &failure.msg);
+    wire::json_response(
+        failure.status,
+        &body,
+        call.fault,
+        call.accepts_gzip,
+        &state.shutdown,
+    )
+}
+
+/// Authenticates, validates and answers one call with its JSON data.
+async fn answer(
+    state: &AppState,
+    call: &Call,
+    op: Operation,
+    headers: &HeaderMap,
+    bytes: Bytes,
+) -> Result<Value, Failure> {
+    let header_appid = authenticate(state, call.fault, headers, &bytes).await?;
+    let body: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| Failure::bad_request(format!("the body is not valid JSON: {e}")))?;
+    let appid = request::appid(&body).map_err(Failure::bad_request)?;
+    if call.fault != Some(Fault::AuthAppidIgnored)
+        && header_appid.is_some_and(|header_appid| header_appid != appid)
+    {
+        let msg = "the appid of Authorization differs from the body's appid";
+        return Err(Failure::unauthorized(msg));
+    }
+    fuzz_triggers(state, call.fault, &body).await?;
+    match op {
+        Operation::MallList => {
+            let req = request::parse_list(&body).map_err(Failure::bad_request)?;
+            mall_list(state, call.fault, &req)
+        }
+        Operation::MallProducts => {
+            let req = request::parse_products(&body).map_err(Failure::bad_request)?;
+            mall_products(state, call.fault, &req)
+        }
+    }
+}
+
+/// Checks `Authorization: <appid> <signature>` (spec §5): the appid must be the configured one
+/// and the signature the signer's over the raw body. Returns the header's appid (none when the
+/// `auth-ignored` fault let a request without the header through).
+async fn authenticate(
+    state: &AppState,
+    fault: Option<Fault>,
+    headers: &HeaderMap,
+    bytes: &Bytes,
+) -> Result<Option<String>, Failure> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        if fault == Some(Fault::AuthIgnored) {
+            return Ok(None);
+        }
+        return Err(Failure::unauthorized("the Authorization header is missing"));
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| Failure::unauthorized("the Authorization header is not visible ASCII"))?;
+    let Some((appid, signature)) = text.split_once(' ') else {
+        return Err(Failure::unauthorized(
+            "Authorization must be `<appid> <signature>`",
+        ));
+    };
+    if fault != Some(Fault::AuthAppidIgnored) && appid != state.appid {
+        return Err(Failure::unauthorized("unknown appid"));
+    }
+    if fault == Some(Fault::AuthAnySignature) {
+        return Ok(Some(appid.to_string()));
+    }
+    let signer = state.signer.clone();
+    let body = bytes.clone();
+    let expected = tokio::task::spawn_blocking(move || signer.sign(&body)).await;
+    match expected {
+        Ok(Ok(expected)) if expected == signature => Ok(Some(appid.to_string())),
+        Ok(Ok(_)) => Err(Failure::unauthorized(
+            "the signature does not match the body",
+        )),
+        Ok(Err(_)) | Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
+    }
+}
+
+/// The narrow-trigger faults only the fuzzer is expected to find.
+async fn fuzz_triggers(
+    state: &AppState,
+    fault: Option<Fault>,
+    body: &Value,
+) -> Result<(), Failure> {
+    let seller_field = |key: &str| {
+        body.pointer(&format!("/filter/seller/{key}"))
+            .or_else(|| body.pointer(&format!("/seller/{key}")))
+            .and_then(Value::as_str)
+    };
+    let server_error = match fault {
+        Some(Fault::FuzzCountOver80) => {
+            let count = body.pointer("/cursor/count").and_then(Value::as_f64);
+            count.is_some_and(|c| c > 80.0)
+        }
+        Some(Fault::FuzzUserIdSpace) => {
+            seller_field("merchantUserId").is_some_and(|u| u.contains(' '))
+        }
+        Some(Fault::FuzzEmptyRole) => seller_field("role") == Some(""),
+        _ => false,
+    };
+    if server_error {
+        return Err(Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "5000",
+            "系统异常",
+        ));
+    }
+    if fault == Some(Fault::FuzzEmptyCursorHang)
+        && body.pointer("/cursor/endCursor").and_then(Value::as_str) == Some("")
+    {
+        wire::pause(&state.shutdown, FUZZ_HANG).await;
+    }
+    Ok(())
+}
+
+/// Strips the letter prefix the `mall-sn-not-digits` fault adds, so its cursors still work.
+fn real_mall_sn(fault: Option<Fault>, sn: &str) -> String {
+    match fault {
+        Some(Fault::MallSnNotDigits) => sn.strip_prefix(MALL_SN_PREFIX).unwrap_or(sn).to_string(),
+        _ => sn.to_string(),
+    }
+}
+
+/// The mall list (spec §4.1): one page of the merchant's malls in the success envelope.
+fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Result<Value, Failure> {
+    let data = state.data(fault);
+    let merchant_id = req.seller.merchant_id.as_str();
+    let mut listing = data.malls_of(merchant_id);
+    let mut relabel = false;
+    match fault {
+        Some(Fault::OwnershipForeignMall) if merchant_id == MAIN.merchant_id => {
+            listing.extend(data.malls_of(OTHER.merchant_id).first());
+            listing.sort_by_key(|m| Reverse(m.id));
+        }
+        Some(Fault::OwnershipUnknownMerchant) if !data.is_known_merchant(merchant_id) => {
+            listing = data.malls_of(SINGLE.merchant_id);
+            relabel = true;
+        }
+        Some(Fault::PagingUnstableOrder) => pages::unstable_order(&mut listing, req.count),
+        _ => {}
+    }
+    let cursor = req.end_cursor.as_deref().map(|c| real_mall_sn(fault, c));
+    let call = state.calls.fetch_add(1, Ordering::Relaxed);
+    let page = pages::select(&listing, cursor.as_deref(), req.count, fault, call).map_err(
+        |UnknownCursor| Failure::bad_request("cursor.endCursor is not a mallSn of this list"),
+    )?;
+    let records: Vec<Value> = page
+        .into_iter()
+        .map(|mall| {
+            let mut record = data::mall_record(mall);
+            if let Some(map) = record.as_object_mut() {
+                if let Some(f) = fault {
+                    f.mutate_mall(map);
+                }
+                if relabel && let Some(Value::Object(seller)) = map.get_mut("seller") {
+                    seller.insert("merchantId".into(), json!(merchant_id));
+                }
+            }
+            record
+        })
+        .collect();
+    Ok(envelope(fault, Value::Array(records)))
+}
+
+/// The success envelope of the mall list, with the envelope faults applied.
+fn envelope(fault: Option<Fault>, data: Value) -> Value {
+    let mut env = json!({"success": true, "code": "0000", "msg": "处理成功", "data": data});
+    match fault {
+        Some(Fault::EnvelopeSuccessWithErrorCode) => env["code"] = json!("9999"),
+        Some(Fault::EnvelopeFailureWithData) => {
+            env["success"] = json!(false);
+            env["code"] = json!("5001");
+            env["msg"] = json!("系统繁忙，请稍后重试");
+        }
+        Some(Fault::EnvelopeCodeMissing) => {
+            if let Some(map) = env.as_object_mut() {
+                map.shift_remove("code");
+            }
+        }
+        Some(Fault::EnvelopeDataNotArray) => env["data"] = json!({"list": env["data"].take()}),
+        Some(Fault::ExtraFields) => {
+            env["traceId"] = json!("0af7651916cd43dd8448eb211c80319c");
+            env["timestamp"] = json!(1_700_000_000_000_u64);
+        }
+        _ => {}
+    }
+    env
+}
+
+/// The mall products (spec §4.2): a bare array, numeric spuId descending.
+fn mall_products(
+    state: &AppState,
+    fault: Option<Fault>,
+    req: &ProductsRequest,
+) -> Result<Value, Failure> {
+    let data = state.data(fault);
+    let sn = real_mall_sn(fault, &req.mall_sn);
+    let not_found = || Failure::not_found("no such mall for this seller");
+    let mall = data.mall_by_sn(&sn).ok_or_else(not_found)?;
+    if fault != Some(Fault::ProductsSignatureIgnored) && mall.signature != req.signature {
+        return Err(not_found());
+    }
+    if fault != Some(Fault::ProductsSellerIgnored) && !owns(&req.seller, mall) {
+        return Err(not_found());
+    }
+    let source = match fault {
+        Some(Fault::ProductsSameForEveryMall) => data
+            .malls_of(MAIN.merchant_id)
+            .into_iter()
+            .find(|m| m.product_count > 0)
+            .unwrap_or(mall),
+        _ => mall,
+    };
+    let mut products = data::products(source);
+    if let Some(f) = fault {
+        for p in products.iter_mut().filter_map(Value::as_object_mut) {
+            f.mutate_product(p);
+        }
+    }
+    if fault == Some(Fault::ProductsAscending) {
+        products.reverse();
+    }
+    let list = Value::Array(products);
+    Ok(match fault {
+        Some(Fault::ProductsEnveloped) => {
+            json!({"success": true, "code": "0000", "msg": "处理成功", "data": list})
+        }
+        _ => list,
+    })
+}
+
+fn owns(seller: &SellerIdentity, mall: &MallSeed) -> bool {
+    seller.merchant_id == mall.merchant.identity.merchant_id
+}

@@ -1,0 +1,98 @@
+//! Starting and stopping the reference server.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::server::data::{DEMO_APPID, DEMO_SIGN_KEY};
+use crate::server::faults::Fault;
+use crate::server::routes::{self, AppState};
+use crate::sign::{Signer, SignerKind};
+
+/// How long [`RunningServer::shutdown`] waits for open connections before cutting them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// How to run the reference server.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Address to bind; port 0 picks a free port.
+    pub bind: SocketAddr,
+    /// Fault applied to paths without a `/fault/<name>` prefix.
+    pub fault: Option<Fault>,
+    /// Verifies the signature part of `Authorization`.
+    pub signer: Signer,
+    /// The only appid accepted.
+    pub appid: String,
+}
+
+impl Default for ServerOptions {
+    /// `127.0.0.1:0`, no fault, the md5 signer with [`DEMO_SIGN_KEY`], appid [`DEMO_APPID`].
+    fn default() -> Self {
+        ServerOptions {
+            bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            fault: None,
+            signer: Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string()),
+            appid: DEMO_APPID.to_string(),
+        }
+    }
+}
+
+/// A server running in the background; drop it or call [`RunningServer::shutdown`] to stop it.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+impl RunningServer {
+    /// The bound address (with the real port when port 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<addr>`, the base URL to give a client.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops accepting, ends the deliberate hangs of the slow faults and waits (at most a few
+    /// seconds) for open connections to finish.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let mut task = self.task;
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+            .await
+            .is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+/// Binds `opts.bind`, spawns the server on the current tokio runtime and returns at once.
+pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
+    let listener = TcpListener::bind(opts.bind).await?;
+    let addr = listener.local_addr()?;
+    let (stop, shutdown) = watch::channel(false);
+    let state = Arc::new(AppState::new(
+        opts.fault,
+        opts.signer,
+        opts.appid,
+        shutdown.clone(),
+    ));
+    let app = routes::router(state);
+    let mut signal = shutdown;
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = signal.wait_for(|&s| s).await;
+            })
+            .await
+    });
+    Ok(RunningServer { addr, stop, task })
+}
