@@ -1,0 +1,363 @@
+//! The syntax step: case-file text to a tree of positioned YAML nodes (serde-saphyr, strict).
+//!
+//! JSON case files go through the same YAML parser (JSON is YAML 1.2 flow syntax) after a
+//! serde_json syntax check, so both formats get byte spans and the same strict scalars.
+
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Number;
+use serde_saphyr::{Location, MessageFormatter, UserMessageFormatter};
+
+use super::model::Span;
+
+/// A YAML node with the byte span it covers (collections reach to the end of their last child).
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// What the node holds.
+    pub kind: NodeKind,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// The value of a [`Node`].
+#[derive(Debug, Clone)]
+pub enum NodeKind {
+    /// `null`, `~` or an empty value.
+    Null,
+    /// `true` or `false` (strict: `yes`, `NO`, `on` stay strings).
+    Bool(bool),
+    /// An integer or a finite float.
+    Number(Number),
+    /// A string scalar.
+    Str(String),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping, in file order (duplicate keys are rejected by the parser).
+    Map(Vec<(Key, Node)>),
+}
+
+/// A mapping key and its span.
+#[derive(Debug, Clone)]
+pub struct Key {
+    /// The key text.
+    pub text: String,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// A syntax error: message and byte span.
+#[derive(Debug, Clone)]
+pub struct SyntaxError {
+    /// What the parser says, without a location suffix.
+    pub message: String,
+    /// Where, when known.
+    pub span: Option<Span>,
+}
+
+impl NodeKind {
+    /// How the value reads in a "found ..." message.
+    pub fn describe(&self) -> String {
+        match self {
+            NodeKind::Null => "null".to_string(),
+            NodeKind::Bool(b) => format!("the boolean `{b}`"),
+            NodeKind::Number(n) => format!("the number `{n}`"),
+            NodeKind::Str(s) => {
+                let shown: String = s.chars().take(40).collect();
+                let more = if s.chars().count() > 40 { "..." } else { "" };
+                format!("the string `{shown}{more}`")
+            }
+            NodeKind::Seq(_) => "a sequence".to_string(),
+            NodeKind::Map(_) => "a mapping".to_string(),
+        }
+    }
+}
+
+/// The tree as serde-saphyr hands it over, with its native locations.
+enum Raw {
+    Null,
+    Bool(bool),
+    Number(Number),
+    Float(f64),
+    Str(String),
+    Seq(Vec<serde_saphyr::Spanned<Raw>>),
+    Map(Vec<(serde_saphyr::Spanned<String>, serde_saphyr::Spanned<Raw>)>),
+}
+
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(RawVisitor)
+    }
+}
+
+struct RawVisitor;
+
+impl<'de> Visitor<'de> for RawVisitor {
+    type Value = Raw;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Raw, E> {
+        Ok(Raw::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Raw, E> {
+        Ok(Raw::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Raw, D::Error> {
+        Raw::deserialize(d)
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Raw, E> {
+        Ok(Raw::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Raw, E> {
+        Ok(Raw::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Raw, E> {
+        Ok(Raw::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Raw, E> {
+        Ok(Raw::Float(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Raw, E> {
+        Ok(Raw::Str(v.to_string()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Raw, E> {
+        Ok(Raw::Str(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Raw, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Raw::Seq(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key()? {
+            let value = map.next_value()?;
+            entries.push((key, value));
+        }
+        Ok(Raw::Map(entries))
+    }
+}
+
+/// Parses YAML text with the strict options (crates.md §5) into a positioned tree.
+pub fn parse_yaml(text: &str) -> Result<Node, SyntaxError> {
+    let options = serde_saphyr::options! {
+        strict_booleans: true,
+        leading_zero_numbers_as_strings: true,
+        underscored_numbers_as_strings: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        with_snippet: false,
+    };
+    match serde_saphyr::from_str_with_options::<serde_saphyr::Spanned<Raw>>(text, options) {
+        Ok(root) => convert(root, text),
+        Err(e) => Err(SyntaxError {
+            message: UserMessageFormatter.format_message(&e).into_owned(),
+            span: e.location().map(|l| span_of(&l, text)),
+        }),
+    }
+}
+
+/// Parses a JSON case file: serde_json reports syntax errors, then the YAML parser gives spans.
+pub fn parse_json(text: &str) -> Result<Node, SyntaxError> {
+    if let Err(e) = serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        let message = e.to_string();
+        let message = match message.rfind(" at line ") {
+            Some(i) => message[..i].to_string(),
+            None => message,
+        };
+        let offset = offset_of(text, e.line(), e.column().saturating_sub(1));
+        return Err(SyntaxError {
+            message,
+            span: Some(offset..offset),
+        });
+    }
+    parse_yaml(text)
+}
+
+fn convert(raw: serde_saphyr::Spanned<Raw>, text: &str) -> Result<Node, SyntaxError> {
+    let span = span_of(&raw.referenced, text);
+    let kind = match raw.value {
+        Raw::Null => NodeKind::Null,
+        Raw::Bool(b) => NodeKind::Bool(b),
+        Raw::Number(n) => NodeKind::Number(n),
+        Raw::Float(f) => match Number::from_f64(f) {
+            Some(n) => NodeKind::Number(n),
+            None => {
+                return Err(SyntaxError {
+                    message: format!("non-finite number `{f}`"),
+                    span: Some(span),
+                });
+            }
+        },
+        Raw::Str(s) => NodeKind::Str(s),
+        Raw::Seq(items) => NodeKind::Seq(
+            items
+                .into_iter()
+                .map(|i| convert(i, text))
+                .collect::<Result<_, _>>()?,
+        ),
+        Raw::Map(entries) => {
+            let mut out = Vec::with_capacity(entries.len());
+            for (k, v) in entries {
+                let key = Key {
+                    span: span_of(&k.referenced, text),
+                    text: k.value,
+                };
+                out.push((key, convert(v, text)?));
+            }
+            NodeKind::Map(out)
+        }
+    };
+    let end = match &kind {
+        NodeKind::Seq(items) => items.iter().map(|i| i.span.end).fold(span.end, usize::max),
+        NodeKind::Map(entries) => entries
+            .iter()
+            .map(|(_, v)| v.span.end)
+            .fold(span.end, usize::max),
+        _ => span.end,
+    };
+    Ok(Node {
+        kind,
+        span: span.start..end,
+    })
+}
+
+/// Byte span of a serde-saphyr location (byte offsets exist for string input; otherwise the
+/// character line and column are converted).
+fn span_of(loc: &Location, text: &str) -> Span {
+    let s = loc.span();
+    match (s.byte_offset(), s.byte_len()) {
+        (Some(off), Some(len)) => {
+            let start = usize::try_from(off).unwrap_or(usize::MAX).min(text.len());
+            let end = start
+                .saturating_add(usize::try_from(len).unwrap_or(0))
+                .min(text.len());
+            start..end
+        }
+        _ => {
+            let line = usize::try_from(loc.line()).unwrap_or(1);
+            let col = usize::try_from(loc.column()).unwrap_or(1).saturating_sub(1);
+            let start = offset_of(text, line, col);
+            let end = text[start..]
+                .chars()
+                .next()
+                .map_or(start, |c| start + c.len_utf8());
+            start..end
+        }
+    }
+}
+
+/// Byte offset of a 1-based line and a 0-based character column, clamped to the text.
+fn offset_of(text: &str, line: usize, col: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n')
+            .nth(line - 2)
+            .map_or(text.len(), |(i, _)| i + 1)
+    };
+    let rest = &text[line_start..];
+    let line_len = rest.find('\n').unwrap_or(rest.len());
+    rest[..line_len]
+        .char_indices()
+        .nth(col)
+        .map_or(line_start + line_len, |(i, _)| line_start + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map_get<'a>(node: &'a Node, key: &str) -> &'a Node {
+        match &node.kind {
+            NodeKind::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.text == key)
+                .map(|(_, v)| v)
+                .expect("key in test"),
+            other => panic!("not a map: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn strict_scalars_keep_yaml11_lookalikes_as_strings() {
+        let root = parse_yaml("country: NO\nflag: yes\nid: 007\nn: 1_000\nok: true\nx: 5\n")
+            .expect("parses");
+        for (key, want) in [
+            ("country", "NO"),
+            ("flag", "yes"),
+            ("id", "007"),
+            ("n", "1_000"),
+        ] {
+            assert!(
+                matches!(&map_get(&root, key).kind, NodeKind::Str(s) if s == want),
+                "{key}"
+            );
+        }
+        assert!(matches!(map_get(&root, "ok").kind, NodeKind::Bool(true)));
+        assert!(matches!(&map_get(&root, "x").kind, NodeKind::Number(n) if n.as_u64() == Some(5)));
+    }
+
+    #[test]
+    fn scalar_spans_are_byte_ranges_of_the_text() {
+        let text = "a: héllo\nb: [1, \"x\"]\n";
+        let root = parse_yaml(text).expect("parses");
+        let b = map_get(&root, "b");
+        assert_eq!(&text[map_get(&root, "a").span.clone()], "héllo");
+        match &b.kind {
+            NodeKind::Seq(items) => assert_eq!(&text[items[1].span.clone()], "\"x\""),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            b.span.end,
+            text.find("\"]").map(|i| i + 1).expect("in text")
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_syntax_errors_at_the_second_key() {
+        let text = "a: 1\nb:\n  c: 2\n  c: 3\n";
+        let err = parse_yaml(text).expect_err("duplicate");
+        assert!(err.message.contains("duplicate"), "{}", err.message);
+        assert_eq!(
+            err.span.map(|s| s.start),
+            Some(text.rfind("c:").expect("in text"))
+        );
+    }
+
+    #[test]
+    fn syntax_error_position_is_converted_to_a_byte_offset() {
+        let text = "a: 1\nb: [1, 2\nc: 3\n";
+        let err = parse_yaml(text).expect_err("unclosed flow sequence");
+        assert!(err.span.as_ref().is_some_and(|s| s.start > 5), "{err:?}");
+    }
+
+    #[test]
+    fn json_syntax_error_carries_its_position() {
+        let text = "{\n  \"cases\": [\n    {\"name\": }\n  ]\n}\n";
+        let err = parse_json(text).expect_err("bad json");
+        let start = err.span.as_ref().expect("span").start;
+        assert_eq!(text[..start].matches('\n').count() + 1, 3, "{err:?}");
+    }
+
+    #[test]
+    fn json_text_parses_with_spans() {
+        let text = "{\"cases\": [{\"name\": \"a\"}]}";
+        let root = parse_json(text).expect("parses");
+        assert_eq!(&text[map_get(&root, "cases").span.clone()][..1], "[");
+    }
+}
