@@ -158,7 +158,10 @@ pub fn render(diags: &[Diagnostic], color: bool) -> String {
         .with_width(RENDER_WIDTH)
         .with_context_lines(1);
     let mut out = String::new();
-    for d in diags {
+    for (i, d) in diags.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
         let report = Report::from_diagnostic(d);
         if handler.render_report(&mut out, &report).is_err() {
             out.push_str(&format!("error: {d}\n"));
@@ -221,6 +224,26 @@ mod tests {
             d.to_string(),
             "cases/missing.yaml: cannot read file: not found"
         );
+    }
+
+    #[test]
+    fn several_diagnostics_render_in_order_separated_by_a_blank_line() {
+        let f = file("a: 1\nb: 2\n");
+        let out = render(
+            &[
+                Diagnostic::at(&f, 0..1, "first"),
+                Diagnostic::at(&f, 5..6, "second"),
+            ],
+            false,
+        );
+        let first = out.find("first").expect("first rendered");
+        let second = out.find("second").expect("second rendered");
+        assert!(first < second, "{out}");
+        assert!(
+            out[first..second].contains("\n\n"),
+            "blank line between:\n{out}"
+        );
+        assert!(out.contains("cases/bad.yaml:2:1"), "{out}");
     }
 
     #[test]

@@ -355,6 +355,13 @@ mod tests {
     }
 
     #[test]
+    fn tab_indented_json_parses() {
+        let text = "{\n\t\"cases\": [\n\t\t{\"name\": \"a\"}\n\t]\n}\n";
+        let root = parse_json(text).expect("parses");
+        assert_eq!(&text[map_get(&root, "cases").span.clone()][..1], "[");
+    }
+
+    #[test]
     fn json_text_parses_with_spans() {
         let text = "{\"cases\": [{\"name\": \"a\"}]}";
         let root = parse_json(text).expect("parses");

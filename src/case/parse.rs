@@ -124,10 +124,13 @@ pub fn parse_file(
             } else {
                 "invalid YAML"
             };
-            let d = match e.span {
+            let mut d = match e.span {
                 Some(span) => Diagnostic::at(&source, span, format!("{what}: {}", e.message)),
                 None => Diagnostic::for_path(path, format!("{what}: {}", e.message)),
             };
+            if e.message.contains("duplicate mapping key") {
+                d = d.with_help("a key may appear only once in a mapping: keep one of them");
+            }
             return Err(vec![d]);
         }
     };
