@@ -961,7 +961,9 @@ impl Lower<'_> {
             Err(e) => {
                 let pos = e.position().min(text.value.len());
                 let at = match &node.kind {
-                    NodeKind::Str(raw) if raw == &text.value => {
+                    NodeKind::Str(raw)
+                        if raw == &text.value && text.value.is_char_boundary(pos) =>
+                    {
                         let end = text.value[pos..]
                             .chars()
                             .next()
@@ -1734,6 +1736,13 @@ cases:
             d.message
         );
         assert!(d.message.contains("position"), "{}", d.message);
+    }
+
+    #[test]
+    fn bad_jsonpath_with_non_ascii_text_does_not_panic() {
+        let text = "cases:\n  - name: a\n    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert: [{ path: \"$.名前[\", count: 1 }]\n";
+        let d = one_error(text);
+        assert!(d.message.contains("invalid JSONPath"), "{}", d.message);
     }
 
     #[test]
