@@ -34,6 +34,10 @@ pub enum Command {
     Fuzz(Box<FuzzArgs>),
     /// Review, accept or reject pending snapshots (`.snap.new`).
     Snapshots(SnapshotsArgs),
+    /// Compare a candidate release with snapshots recorded against the baseline release and
+    /// classify every change as breaking or additive.
+    #[command(after_help = EXIT_CODES)]
+    Diff(Box<DiffArgs>),
 }
 
 /// When to colour output.
@@ -259,6 +263,29 @@ pub struct SnapshotsArgs {
     /// Snapshot directory.
     #[arg(long, value_name = "DIR", default_value = "snapshots")]
     pub dir: PathBuf,
+}
+
+/// `mallcheck diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Target service (the candidate release).
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Snapshot directory recorded against the baseline release.
+    #[arg(long, value_name = "DIR", default_value = "snapshots")]
+    pub baseline: PathBuf,
+    /// Case files or directories (default: ./cases); only cases with a snapshot are compared.
+    #[arg(long = "cases", value_name = "PATH", num_args = 1..)]
+    pub cases: Vec<PathBuf>,
+    /// Markdown summary path (for a pull-request comment).
+    #[arg(long, value_name = "PATH", default_value = "reports/diff.md")]
+    pub markdown: PathBuf,
+    /// JUnit XML report path.
+    #[arg(long, value_name = "PATH", default_value = "reports/diff-junit.xml")]
+    pub junit: PathBuf,
+    /// Colour.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
 }
 
 #[cfg(test)]

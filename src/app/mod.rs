@@ -1,9 +1,12 @@
 //! Subcommands: wiring only. Each file turns parsed arguments into library calls.
 
 pub mod checks;
+pub mod diff;
+pub mod fuzz;
 pub mod run;
 pub mod serve;
 pub mod settings;
+pub mod snapshots;
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
@@ -14,8 +17,9 @@ pub fn main(cli: Cli) -> Result<i32, UsageError> {
         Command::Run(args) => run::run(*args),
         Command::Serve(args) => serve::serve(args),
         Command::Checks(args) => checks::checks(&args),
-        Command::Fuzz(_) => Err(UsageError::setting("fuzz", "not available in this build", None)),
-        Command::Snapshots(_) => Err(UsageError::setting("snapshots", "not available in this build", None)),
+        Command::Fuzz(args) => fuzz::fuzz(*args),
+        Command::Snapshots(args) => snapshots::snapshots(args),
+        Command::Diff(args) => diff::diff(*args),
     }
 }
 

@@ -136,6 +136,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             schemas: Arc::clone(&schemas),
             options,
             discovery: Discovery::new(target.first_page_body(10)),
+            snapshots: None,
         });
         let mut on_event = |event: crate::report::event::Event| sinks.on_event(&event);
         let run = runner.run(planned, &mut on_event);

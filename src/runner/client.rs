@@ -445,12 +445,13 @@ fn decode(raw: RawResponse, record: &ResponseRecord, following: bool) -> Result<
                 .get(CONTENT_TYPE)
                 .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
                 .unwrap_or_else(|| "none".to_string());
-            Err(Finding::new(
-                &catalog::RESPONSE_JSON,
-                "",
-                "a JSON body",
-                format!("HTTP {}, {what}", raw.status),
-            )
+            // A 5xx is first of all a server error; the body only explains it.
+            let (check, expected) = if raw.status >= 500 {
+                (&catalog::HTTP_SERVER_ERROR, "a status below 500 with a JSON body")
+            } else {
+                (&catalog::RESPONSE_JSON, "a JSON body")
+            };
+            Err(Finding::new(check, "", expected, format!("HTTP {}, {what}", raw.status))
             .with_detail(format!(
                 "content-type: {content_type}; {} bytes; body starts: {}",
                 record.body_len,
@@ -479,9 +480,12 @@ mod tests {
 
     #[test]
     fn html_body_is_a_json_finding_with_an_excerpt() {
-        let (r, rec) = raw(500, b"<html>oops</html>");
+        let (r, rec) = raw(200, b"<html>oops</html>");
         let f = decode(r, &rec, false).unwrap_err();
         assert_eq!(f.check.id, "response.json");
+        let (r, rec) = raw(500, b"<html>oops</html>");
+        let f = decode(r, &rec, false).unwrap_err();
+        assert_eq!(f.check.id, "http.server-error");
         assert!(f.detail.contains("<html>oops"), "{}", f.detail);
         assert!(f.actual.contains("HTTP 500"));
     }

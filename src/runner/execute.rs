@@ -22,14 +22,15 @@ const MAX_EXCHANGES: usize = 10;
 /// Findings and exchanges of a case as it runs.
 struct Collector<'a> {
     planned: &'a PlannedCase,
+    id: CaseId,
     findings: Vec<Finding>,
     exchanges: Vec<Exchange>,
     dropped_exchanges: usize,
 }
 
 impl<'a> Collector<'a> {
-    fn new(planned: &'a PlannedCase) -> Self {
-        Collector { planned, findings: vec![], exchanges: vec![], dropped_exchanges: 0 }
+    fn new(planned: &'a PlannedCase, id: CaseId) -> Self {
+        Collector { planned, id, findings: vec![], exchanges: vec![], dropped_exchanges: 0 }
     }
 
     fn location(&self, span: &Span) -> Option<SourceLocation> {
@@ -67,7 +68,8 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn finish(self, runner: &Runner, id: CaseId, started: Instant, skip: Option<String>) -> CaseResult {
+    fn finish(self, runner: &Runner, started: Instant, skip: Option<String>) -> CaseResult {
+        let id = self.id;
         let findings = cap_per_check(self.findings, runner.options.max_findings_per_check);
         let outcome = if skip.is_some() { Outcome::Skip } else { Outcome::of(&findings, runner.options.strict) };
         CaseResult {
@@ -119,13 +121,13 @@ pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
 /// Runs one case.
 pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> CaseResult {
     let started = Instant::now();
-    let mut c = Collector::new(planned);
+    let mut c = Collector::new(planned, id);
     let skip = match &planned.case.kind {
         CaseKind::Exchange(x) => exchange_case(runner, x, &mut c).await,
         CaseKind::Walk(w) => walk_case(runner, w, &mut c).await,
         CaseKind::ProductsSweep(s) => sweep_case(runner, s, &mut c).await,
     };
-    c.finish(runner, id, started, skip.err())
+    c.finish(runner, started, skip.err())
 }
 
 /// Sends the request of an exchange case and runs its checks. Err is a skip reason.
@@ -189,6 +191,9 @@ async fn exchange_case(runner: &Runner, x: &ExchangeCase, c: &mut Collector<'_>)
     }
     for a in &expect.asserts {
         c.add(assert::evaluate(a, &response.json), &a.span);
+    }
+    if let (Some(spec), Some(snapshots)) = (&x.snapshot, &runner.snapshots) {
+        c.add(snapshots.check(&c.id, spec, &response.json), &case_span);
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub mod discover;
 pub mod exchange;
 mod execute;
 pub mod paging;
+pub mod snapshot;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -84,6 +85,8 @@ pub struct Runner {
     pub options: RunOptions,
     /// Values found at run time (a mall to target when the user gave none).
     pub discovery: Discovery,
+    /// Snapshot comparison; `None` when snapshots are off.
+    pub snapshots: Option<snapshot::Snapshotter>,
 }
 
 impl Runner {
