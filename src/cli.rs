@@ -80,29 +80,68 @@ pub enum SnapshotArg {
 pub struct TargetArgs {
     /// Base URL of the service (may carry a path prefix). Without it the embedded reference
     /// server is started on 127.0.0.1 and tested.
-    #[arg(long, value_name = "URL", env = "MALLCHECK_BASE_URL", help_heading = "Target")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "MALLCHECK_BASE_URL",
+        help_heading = "Target"
+    )]
     pub base_url: Option<String>,
     /// Application id sent in the body and the Authorization header.
-    #[arg(long, value_name = "APPID", env = "MALLCHECK_APPID", help_heading = "Target")]
+    #[arg(
+        long,
+        value_name = "APPID",
+        env = "MALLCHECK_APPID",
+        help_heading = "Target"
+    )]
     pub appid: Option<String>,
     /// Merchant id of the seller identity.
-    #[arg(long, value_name = "ID", env = "MALLCHECK_MERCHANT_ID", help_heading = "Target")]
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "MALLCHECK_MERCHANT_ID",
+        help_heading = "Target"
+    )]
     pub merchant_id: Option<String>,
     /// Merchant user id of the seller identity.
-    #[arg(long, value_name = "ID", env = "MALLCHECK_MERCHANT_USER_ID", help_heading = "Target")]
+    #[arg(
+        long,
+        value_name = "ID",
+        env = "MALLCHECK_MERCHANT_USER_ID",
+        help_heading = "Target"
+    )]
     pub merchant_user_id: Option<String>,
     /// Role of the seller identity.
-    #[arg(long, value_name = "ROLE", env = "MALLCHECK_ROLE", default_value = "super_admin", help_heading = "Target")]
+    #[arg(
+        long,
+        value_name = "ROLE",
+        env = "MALLCHECK_ROLE",
+        default_value = "super_admin",
+        help_heading = "Target"
+    )]
     pub role: String,
     /// Signing scheme (the spec does not show it). The key comes from MALLCHECK_SIGN_KEY or
     /// --sign-key-file, never from a flag.
-    #[arg(long, value_enum, value_name = "SCHEME", env = "MALLCHECK_SIGNER", default_value = "md5", help_heading = "Target")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "SCHEME",
+        env = "MALLCHECK_SIGNER",
+        default_value = "md5",
+        help_heading = "Target"
+    )]
     pub signer: SignerArg,
     /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
     #[arg(long, value_name = "PATH", help_heading = "Target")]
     pub sign_key_file: Option<PathBuf>,
     /// Per-request deadline in seconds: connect, first byte and the whole body.
-    #[arg(long, value_name = "SECS", env = "MALLCHECK_TIMEOUT", default_value_t = 10.0, help_heading = "Limits")]
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "MALLCHECK_TIMEOUT",
+        default_value_t = 10.0,
+        help_heading = "Limits"
+    )]
     pub timeout: f64,
     /// Largest response body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, help_heading = "Limits")]
@@ -116,13 +155,29 @@ pub struct TargetArgs {
 #[derive(Debug, Args)]
 pub struct OutputArgs {
     /// JUnit XML report path.
-    #[arg(long, value_name = "PATH", default_value = "reports/junit.xml", help_heading = "Reports")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "reports/junit.xml",
+        help_heading = "Reports"
+    )]
     pub junit: PathBuf,
     /// JSON report path (format_version 1).
-    #[arg(long, value_name = "PATH", default_value = "reports/report.json", help_heading = "Reports")]
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "reports/report.json",
+        help_heading = "Reports"
+    )]
     pub json: PathBuf,
     /// Colour.
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto", help_heading = "Reports")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto",
+        help_heading = "Reports"
+    )]
     pub color: ColorChoice,
     /// Print only failures and the summary.
     #[arg(long, short, conflicts_with = "verbose", help_heading = "Reports")]
@@ -154,19 +209,41 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Verdict")]
     pub strict: bool,
     /// Cases run at once.
-    #[arg(long, value_name = "N", env = "MALLCHECK_JOBS", default_value_t = 4, help_heading = "Limits")]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "MALLCHECK_JOBS",
+        default_value_t = 4,
+        help_heading = "Limits"
+    )]
     pub jobs: usize,
     /// Page limit of a cursor walk (default: enough for 10,000 records at page size 1).
-    #[arg(long, value_name = "N", default_value_t = 10_001, help_heading = "Limits")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 10_001,
+        help_heading = "Limits"
+    )]
     pub max_pages: u64,
     /// Products sweeps call at most N malls.
     #[arg(long, value_name = "N", help_heading = "Limits")]
     pub sample: Option<usize>,
     /// Snapshot mode.
-    #[arg(long, value_enum, value_name = "MODE", default_value = "check", help_heading = "Snapshots")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        default_value = "check",
+        help_heading = "Snapshots"
+    )]
     pub snapshots: SnapshotArg,
     /// Snapshot directory.
-    #[arg(long, value_name = "DIR", default_value = "snapshots", help_heading = "Snapshots")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "snapshots",
+        help_heading = "Snapshots"
+    )]
     pub snapshot_dir: PathBuf,
     /// CI mode: write no pending snapshot and fail on a missing one (also when CI=true).
     #[arg(long, help_heading = "Snapshots")]

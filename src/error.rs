@@ -37,8 +37,16 @@ pub enum UsageError {
 
 impl UsageError {
     /// A setting error with a help line.
-    pub fn setting(what: impl Into<String>, message: impl Into<String>, help: Option<&str>) -> Self {
-        UsageError::Setting { what: what.into(), message: message.into(), help: help.map(str::to_string) }
+    pub fn setting(
+        what: impl Into<String>,
+        message: impl Into<String>,
+        help: Option<&str>,
+    ) -> Self {
+        UsageError::Setting {
+            what: what.into(),
+            message: message.into(),
+            help: help.map(str::to_string),
+        }
     }
 
     /// The full text to print after `error: `, diagnostics rendered.

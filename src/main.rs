@@ -9,7 +9,11 @@ fn main() {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::PASS };
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::PASS
+            };
             let _ = e.print();
             std::process::exit(code);
         }

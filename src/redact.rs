@@ -34,7 +34,12 @@ impl fmt::Display for Secret {
 }
 
 /// Headers whose whole value is secret.
-const SECRET_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie", "set-cookie"];
+const SECRET_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
 
 /// Redacts one header value for a record. `Authorization: <appid> <sig>` keeps the appid (not a
 /// secret, and it helps to see which app was used) and hides the signature.
@@ -43,10 +48,10 @@ pub fn header_value(name: &str, value: &str) -> String {
     if !SECRET_HEADERS.contains(&lower.as_str()) {
         return value.to_string();
     }
-    if lower == "authorization" {
-        if let Some((appid, _sig)) = value.split_once(' ') {
-            return format!("{appid} {REDACTED}");
-        }
+    if lower == "authorization"
+        && let Some((appid, _sig)) = value.split_once(' ')
+    {
+        return format!("{appid} {REDACTED}");
     }
     REDACTED.to_string()
 }
@@ -70,9 +75,15 @@ mod tests {
 
     #[test]
     fn authorization_keeps_appid_and_hides_signature() {
-        assert_eq!(header_value("Authorization", "app1 abcdef"), "app1 <redacted>");
+        assert_eq!(
+            header_value("Authorization", "app1 abcdef"),
+            "app1 <redacted>"
+        );
         assert_eq!(header_value("authorization", "tokenonly"), REDACTED);
-        assert_eq!(header_value("Content-Type", "application/json"), "application/json");
+        assert_eq!(
+            header_value("Content-Type", "application/json"),
+            "application/json"
+        );
     }
 
     #[test]

@@ -83,9 +83,15 @@ impl Signer {
     /// command line (command).
     pub fn new(kind: SignerKind, secret: String) -> Signer {
         match kind {
-            SignerKind::Md5 => Signer::Md5 { key: Secret::new(secret) },
-            SignerKind::HmacSha256 => Signer::HmacSha256 { key: Secret::new(secret) },
-            SignerKind::Static => Signer::Static { value: Secret::new(secret) },
+            SignerKind::Md5 => Signer::Md5 {
+                key: Secret::new(secret),
+            },
+            SignerKind::HmacSha256 => Signer::HmacSha256 {
+                key: Secret::new(secret),
+            },
+            SignerKind::Static => Signer::Static {
+                value: Secret::new(secret),
+            },
             SignerKind::Command => Signer::Command { command: secret },
         }
     }
@@ -126,7 +132,10 @@ impl Signer {
 }
 
 fn run_command(command: &str, body: &[u8]) -> Result<String, SignError> {
-    let fail = |reason: String| SignError { command: command.to_string(), reason };
+    let fail = |reason: String| SignError {
+        command: command.to_string(),
+        reason,
+    };
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(command)

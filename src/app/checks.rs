@@ -11,12 +11,23 @@ use crate::spec::catalog::CATALOG;
 pub fn checks(args: &ChecksArgs) -> Result<i32, UsageError> {
     let mut out = std::io::stdout().lock();
     let text = if args.json {
-        serde_json::to_string_pretty(CATALOG).map_err(|e| UsageError::setting("--json", e.to_string(), None))? + "\n"
+        serde_json::to_string_pretty(CATALOG)
+            .map_err(|e| UsageError::setting("--json", e.to_string(), None))?
+            + "\n"
     } else {
         let width = CATALOG.iter().map(|c| c.id.len()).max().unwrap_or(0);
-        let mut s = format!("{:<width$}  {:<8}  {:<9}  {}\n", "ID", "SEVERITY", "SPEC", "ENFORCES");
+        let mut s = format!(
+            "{:<width$}  {:<8}  {:<9}  {}\n",
+            "ID", "SEVERITY", "SPEC", "ENFORCES"
+        );
         for c in CATALOG {
-            s.push_str(&format!("{:<width$}  {:<8}  {:<9}  {}\n", c.id, c.severity.to_string(), c.section, c.summary));
+            s.push_str(&format!(
+                "{:<width$}  {:<8}  {:<9}  {}\n",
+                c.id,
+                c.severity.to_string(),
+                c.section,
+                c.summary
+            ));
         }
         s
     };

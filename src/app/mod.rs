@@ -28,5 +28,11 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, UsageError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| UsageError::setting("runtime", format!("cannot start the async runtime: {e}"), None))
+        .map_err(|e| {
+            UsageError::setting(
+                "runtime",
+                format!("cannot start the async runtime: {e}"),
+                None,
+            )
+        })
 }

@@ -29,10 +29,21 @@ pub fn load_schemas(dir: Option<&PathBuf>) -> Result<SchemaSet, UsageError> {
 }
 
 /// Parses every case file before anything is sent.
-pub fn load_cases(paths: &[PathBuf], schemas: &SchemaSet, target: &Target) -> Result<Vec<CaseFile>, UsageError> {
-    let paths = if paths.is_empty() { vec![PathBuf::from("cases")] } else { paths.to_vec() };
+pub fn load_cases(
+    paths: &[PathBuf],
+    schemas: &SchemaSet,
+    target: &Target,
+) -> Result<Vec<CaseFile>, UsageError> {
+    let paths = if paths.is_empty() {
+        vec![PathBuf::from("cases")]
+    } else {
+        paths.to_vec()
+    };
     let names = schemas.names();
-    let cx = ParseContext { vars: &target.vars, schema_names: &names };
+    let cx = ParseContext {
+        vars: &target.vars,
+        schema_names: &names,
+    };
     load_paths(&paths, &cx).map_err(UsageError::Cases)
 }
 
@@ -61,7 +72,11 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         return Err(UsageError::setting("--jobs", "must be at least 1", None));
     }
     if args.max_pages == 0 {
-        return Err(UsageError::setting("--max-pages", "must be at least 1", None));
+        return Err(UsageError::setting(
+            "--max-pages",
+            "must be at least 1",
+            None,
+        ));
     }
     let target = settings::resolve(&args.target)?;
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
@@ -71,14 +86,28 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         let source = Arc::clone(&file.source);
         let CaseFile { cases, .. } = file;
         for case in cases {
-            let keep = selected(&args.filter, &CaseFile { source: Arc::clone(&source), cases: vec![] }, &case);
+            let keep = selected(
+                &args.filter,
+                &CaseFile {
+                    source: Arc::clone(&source),
+                    cases: vec![],
+                },
+                &case,
+            );
             if keep {
-                planned.push(PlannedCase { source: Arc::clone(&source), case });
+                planned.push(PlannedCase {
+                    source: Arc::clone(&source),
+                    case,
+                });
             }
         }
     }
     if planned.is_empty() {
-        return Err(UsageError::setting("--filter", "no case selected", Some("check --cases and --filter")));
+        return Err(UsageError::setting(
+            "--filter",
+            "no case selected",
+            Some("check --cases and --filter"),
+        ));
     }
     let color = settings::use_color(args.output.color);
     let verbosity = if args.output.quiet {
@@ -96,9 +125,17 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         ..RunOptions::default()
     };
     let mut sinks = FanOut::default();
-    sinks.push(Box::new(Console::new(std::io::stdout(), color, verbosity, args.strict)));
+    sinks.push(Box::new(Console::new(
+        std::io::stdout(),
+        color,
+        verbosity,
+        args.strict,
+    )));
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
-    sinks.push(Box::new(JsonReport::new(args.output.json.clone(), args.strict)));
+    sinks.push(Box::new(JsonReport::new(
+        args.output.json.clone(),
+        args.strict,
+    )));
 
     let rt = super::runtime()?;
     let code = rt.block_on(async {

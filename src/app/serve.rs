@@ -23,17 +23,35 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
     let fault = match &args.fault {
         None => None,
         Some(name) => Some(Fault::from_name(name).ok_or_else(|| {
-            UsageError::setting("--fault", format!("unknown fault `{name}`"), Some("see `mallcheck serve --list-faults`"))
+            UsageError::setting(
+                "--fault",
+                format!("unknown fault `{name}`"),
+                Some("see `mallcheck serve --list-faults`"),
+            )
         })?),
     };
-    let options = ServerOptions { bind: SocketAddr::new(args.bind, args.port), fault, ..ServerOptions::default() };
+    let options = ServerOptions {
+        bind: SocketAddr::new(args.bind, args.port),
+        fault,
+        ..ServerOptions::default()
+    };
     let rt = super::runtime()?;
     rt.block_on(async {
         let server = start(options).await.map_err(|e| {
-            UsageError::setting("--port", format!("cannot listen on {}:{}: {e}", args.bind, args.port), None)
+            UsageError::setting(
+                "--port",
+                format!("cannot listen on {}:{}: {e}", args.bind, args.port),
+                None,
+            )
         })?;
-        println!("mallcheck reference server listening on {}", server.base_url());
-        println!("faults are served under {}/fault/<name>/ (see --list-faults)", server.base_url());
+        println!(
+            "mallcheck reference server listening on {}",
+            server.base_url()
+        );
+        println!(
+            "faults are served under {}/fault/<name>/ (see --list-faults)",
+            server.base_url()
+        );
         let _ = tokio::signal::ctrl_c().await;
         server.shutdown().await;
         Ok(exit::PASS)

@@ -8,7 +8,9 @@ use std::time::Duration;
 use crate::cli::{ColorChoice, SignerArg, TargetArgs};
 use crate::error::UsageError;
 use crate::runner::client::ClientOptions;
-use crate::runner::discover::{MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR};
+use crate::runner::discover::{
+    MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
+};
 use crate::server::data;
 use crate::sign::{Signer, SignerKind};
 
@@ -68,10 +70,18 @@ fn required(value: Option<String>, flag: &str, var: &str) -> Result<String, Usag
 /// Validates the target flags; `None` base URL means the embedded server with its identities.
 pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
-        return Err(UsageError::setting("--timeout", format!("{} is not a number of seconds in (0, 3600]", args.timeout), None));
+        return Err(UsageError::setting(
+            "--timeout",
+            format!("{} is not a number of seconds in (0, 3600]", args.timeout),
+            None,
+        ));
     }
     if args.max_body < 1024 {
-        return Err(UsageError::setting("--max-body", "must be at least 1024 bytes", None));
+        return Err(UsageError::setting(
+            "--max-body",
+            "must be at least 1024 bytes",
+            None,
+        ));
     }
     let client = ClientOptions {
         timeout: Duration::from_secs_f64(args.timeout),
@@ -81,7 +91,10 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     let key_from_file = match &args.sign_key_file {
         Some(path) => Some(
             std::fs::read_to_string(path)
-                .map_err(|source| UsageError::Io { path: path.clone(), source })?
+                .map_err(|source| UsageError::Io {
+                    path: path.clone(),
+                    source,
+                })?
                 .trim_end_matches(['\n', '\r'])
                 .to_string(),
         ),
@@ -98,13 +111,25 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
         None => None,
         Some(raw) => {
             let parsed = url::Url::parse(raw).map_err(|e| {
-                UsageError::setting("--base-url", format!("`{raw}` is not a URL ({e})"), Some("e.g. --base-url https://staging.example.com"))
+                UsageError::setting(
+                    "--base-url",
+                    format!("`{raw}` is not a URL ({e})"),
+                    Some("e.g. --base-url https://staging.example.com"),
+                )
             })?;
             if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-                return Err(UsageError::setting("--base-url", format!("`{raw}` is not an http(s) URL with a host"), None));
+                return Err(UsageError::setting(
+                    "--base-url",
+                    format!("`{raw}` is not an http(s) URL with a host"),
+                    None,
+                ));
             }
             if !parsed.username().is_empty() || parsed.password().is_some() {
-                return Err(UsageError::setting("--base-url", "must not carry credentials", Some("authentication goes through the signer")));
+                return Err(UsageError::setting(
+                    "--base-url",
+                    "must not carry credentials",
+                    Some("authentication goes through the signer"),
+                ));
             }
             Some(raw.trim_end_matches('/').to_string())
         }
@@ -112,7 +137,11 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     let embedded = base_url.is_none();
     let secret = if kind == SignerKind::Command {
         env(SIGN_COMMAND_VAR).ok_or_else(|| {
-            UsageError::setting(SIGN_COMMAND_VAR, "is not set", Some("the command signer runs it with the body on stdin"))
+            UsageError::setting(
+                SIGN_COMMAND_VAR,
+                "is not set",
+                Some("the command signer runs it with the body on stdin"),
+            )
         })?
     } else if let Some(key) = key {
         key
@@ -128,15 +157,29 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     let signer = Signer::new(kind, secret);
     let (appid, merchant_id, merchant_user_id) = if embedded {
         (
-            args.appid.clone().unwrap_or_else(|| data::DEMO_APPID.to_string()),
-            args.merchant_id.clone().unwrap_or_else(|| data::MAIN.merchant_id.to_string()),
-            args.merchant_user_id.clone().unwrap_or_else(|| data::MAIN.merchant_user_id.to_string()),
+            args.appid
+                .clone()
+                .unwrap_or_else(|| data::DEMO_APPID.to_string()),
+            args.merchant_id
+                .clone()
+                .unwrap_or_else(|| data::MAIN.merchant_id.to_string()),
+            args.merchant_user_id
+                .clone()
+                .unwrap_or_else(|| data::MAIN.merchant_user_id.to_string()),
         )
     } else {
         (
             required(args.appid.clone(), "--appid", "MALLCHECK_APPID")?,
-            required(args.merchant_id.clone(), "--merchant-id", "MALLCHECK_MERCHANT_ID")?,
-            required(args.merchant_user_id.clone(), "--merchant-user-id", "MALLCHECK_MERCHANT_USER_ID")?,
+            required(
+                args.merchant_id.clone(),
+                "--merchant-id",
+                "MALLCHECK_MERCHANT_ID",
+            )?,
+            required(
+                args.merchant_user_id.clone(),
+                "--merchant-user-id",
+                "MALLCHECK_MERCHANT_USER_ID",
+            )?,
         )
     };
     let mut vars: BTreeMap<String, String> = std::env::vars()
@@ -147,16 +190,33 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     vars.insert("MALLCHECK_MERCHANT_USER_ID".into(), merchant_user_id);
     vars.insert("MALLCHECK_ROLE".into(), args.role.clone());
     let (other_id, other_user) = if embedded {
-        (data::OTHER.merchant_id.to_string(), data::OTHER.merchant_user_id.to_string())
+        (
+            data::OTHER.merchant_id.to_string(),
+            data::OTHER.merchant_user_id.to_string(),
+        )
     } else {
-        ("00000000-0000-4000-8000-0000000000be".to_string(), "00000000-0000-4000-8000-0000000000ef".to_string())
+        (
+            "00000000-0000-4000-8000-0000000000be".to_string(),
+            "00000000-0000-4000-8000-0000000000ef".to_string(),
+        )
     };
-    vars.entry("MALLCHECK_OTHER_MERCHANT_ID".into()).or_insert(other_id);
-    vars.entry("MALLCHECK_OTHER_MERCHANT_USER_ID".into()).or_insert(other_user);
-    vars.entry("MALLCHECK_UNKNOWN_MERCHANT_ID".into()).or_insert_with(|| UNKNOWN_MERCHANT_ID.to_string());
-    vars.entry(MALL_SN_VAR.into()).or_insert_with(|| MALL_SN_SENTINEL.to_string());
-    vars.entry(MALL_SIGNATURE_VAR.into()).or_insert_with(|| MALL_SIGNATURE_SENTINEL.to_string());
-    Ok(Target { base_url, appid, signer, client, vars })
+    vars.entry("MALLCHECK_OTHER_MERCHANT_ID".into())
+        .or_insert(other_id);
+    vars.entry("MALLCHECK_OTHER_MERCHANT_USER_ID".into())
+        .or_insert(other_user);
+    vars.entry("MALLCHECK_UNKNOWN_MERCHANT_ID".into())
+        .or_insert_with(|| UNKNOWN_MERCHANT_ID.to_string());
+    vars.entry(MALL_SN_VAR.into())
+        .or_insert_with(|| MALL_SN_SENTINEL.to_string());
+    vars.entry(MALL_SIGNATURE_VAR.into())
+        .or_insert_with(|| MALL_SIGNATURE_SENTINEL.to_string());
+    Ok(Target {
+        base_url,
+        appid,
+        signer,
+        client,
+        vars,
+    })
 }
 
 /// Whether to colour stdout.
@@ -164,6 +224,9 @@ pub fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal(),
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
     }
 }

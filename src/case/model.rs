@@ -38,7 +38,11 @@ impl SourceFile {
     /// Location of a span's start, for findings.
     pub fn location(&self, span: &Span) -> SourceLocation {
         let (line, column) = self.line_col(span.start);
-        SourceLocation { file: self.path.clone(), line, column }
+        SourceLocation {
+            file: self.path.clone(),
+            line,
+            column,
+        }
     }
 }
 

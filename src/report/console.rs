@@ -30,9 +30,21 @@ struct Styles {
 impl Styles {
     fn new(color: bool) -> Styles {
         if color {
-            Styles { pass: "\x1b[32m", warn: "\x1b[33m", fail: "\x1b[31;1m", dim: "\x1b[2m", reset: "\x1b[0m" }
+            Styles {
+                pass: "\x1b[32m",
+                warn: "\x1b[33m",
+                fail: "\x1b[31;1m",
+                dim: "\x1b[2m",
+                reset: "\x1b[0m",
+            }
         } else {
-            Styles { pass: "", warn: "", fail: "", dim: "", reset: "" }
+            Styles {
+                pass: "",
+                warn: "",
+                fail: "",
+                dim: "",
+                reset: "",
+            }
         }
     }
 
@@ -56,7 +68,12 @@ pub struct Console<W: Write> {
 impl<W: Write> Console<W> {
     /// A console sink writing to `out`.
     pub fn new(out: W, color: bool, verbosity: Verbosity, strict: bool) -> Self {
-        Console { out, styles: Styles::new(color), verbosity, strict }
+        Console {
+            out,
+            styles: Styles::new(color),
+            verbosity,
+            strict,
+        }
     }
 
     /// The writer back (tests read the captured text).
@@ -78,7 +95,11 @@ impl<W: Write> Sink for Console<W> {
         match event {
             Event::RunStarted { base_url, cases } => {
                 if self.verbosity != Verbosity::Quiet {
-                    writeln!(self.out, "mallcheck: running {} against {base_url}", text::plural(*cases, "case"))?;
+                    writeln!(
+                        self.out,
+                        "mallcheck: running {} against {base_url}",
+                        text::plural(*cases, "case")
+                    )?;
                 }
             }
             Event::CaseStarted(_) => {}
@@ -105,12 +126,20 @@ impl<W: Write> Sink for Console<W> {
                 }
                 let shown: Vec<_> = match result.outcome {
                     Outcome::Fail | Outcome::Error => text::blocking(result, self.strict),
-                    Outcome::Warn => result.findings.iter().filter(|f| f.outcome(self.strict) == Outcome::Warn).collect(),
+                    Outcome::Warn => result
+                        .findings
+                        .iter()
+                        .filter(|f| f.outcome(self.strict) == Outcome::Warn)
+                        .collect(),
                     Outcome::Pass | Outcome::Skip => vec![],
                 };
                 if !shown.is_empty() {
                     let detail = if matches!(result.outcome, Outcome::Warn) {
-                        shown.iter().map(|f| text::finding(f)).collect::<Vec<_>>().join("\n")
+                        shown
+                            .iter()
+                            .map(|f| text::finding(f))
+                            .collect::<Vec<_>>()
+                            .join("\n")
                     } else {
                         text::case_detail(result, &shown)
                     };

@@ -40,7 +40,14 @@ pub struct JsonReport {
 impl JsonReport {
     /// A sink writing `path`.
     pub fn new(path: PathBuf, strict: bool) -> Self {
-        JsonReport { path, strict, base_url: String::new(), summary: RunSummary::default(), complete: false, results: vec![] }
+        JsonReport {
+            path,
+            strict,
+            base_url: String::new(),
+            summary: RunSummary::default(),
+            complete: false,
+            results: vec![],
+        }
     }
 
     fn write(&mut self) -> io::Result<()> {

@@ -22,7 +22,11 @@ pub struct Junit {
 impl Junit {
     /// A sink writing `path`.
     pub fn new(path: PathBuf, strict: bool) -> Self {
-        Junit { path, strict, results: vec![] }
+        Junit {
+            path,
+            strict,
+            results: vec![],
+        }
     }
 
     fn write(&self) -> io::Result<()> {
@@ -34,7 +38,9 @@ impl Junit {
 /// Removes what XML 1.0 cannot carry (control characters) and what would end a CDATA section.
 pub fn xml_safe(s: &str) -> String {
     s.chars()
-        .filter(|&c| matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}'))
+        .filter(|&c| {
+            matches!(c, '\t' | '\n' | '\r') || (c >= ' ' && c != '\u{FFFE}' && c != '\u{FFFF}')
+        })
         .collect::<String>()
         .replace("]]>", "]] >")
 }
@@ -45,10 +51,15 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
     let blocking = text::blocking(result, strict);
     let mut builder = match result.outcome {
         Outcome::Fail | Outcome::Error => {
-            let first = blocking.first().map_or_else(|| ("mallcheck".to_string(), "failed".to_string()), |f| {
-                (f.check.id.to_string(), f.headline())
-            });
-            let more = if blocking.len() > 1 { format!(" (+{} more)", blocking.len() - 1) } else { String::new() };
+            let first = blocking.first().map_or_else(
+                || ("mallcheck".to_string(), "failed".to_string()),
+                |f| (f.check.id.to_string(), f.headline()),
+            );
+            let more = if blocking.len() > 1 {
+                format!(" (+{} more)", blocking.len() - 1)
+            } else {
+                String::new()
+            };
             let message = xml_safe(&format!("{}{more}", first.1));
             let mut b = if result.outcome == Outcome::Fail {
                 TestCaseBuilder::failure(&name, time, &xml_safe(&first.0), &message)
@@ -82,7 +93,10 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
 pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
     let mut by_file: BTreeMap<String, Vec<&CaseResult>> = BTreeMap::new();
     for r in results {
-        by_file.entry(r.id.file.display().to_string()).or_default().push(r);
+        by_file
+            .entry(r.id.file.display().to_string())
+            .or_default()
+            .push(r);
     }
     let mut report = Report::new();
     for (file, mut cases) in by_file {

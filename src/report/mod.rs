@@ -1,11 +1,11 @@
 //! Events and the sinks that render them: console, JUnit, JSON.
 
 pub mod atomic;
-pub mod text;
 pub mod console;
 pub mod event;
 pub mod json;
 pub mod junit;
+pub mod text;
 
 use std::io;
 

@@ -11,14 +11,24 @@ pub const BODY_EXCERPT_CHARS: usize = 600;
 
 /// `1 case` / `2 cases`.
 pub fn plural(n: usize, word: &str) -> String {
-    if n == 1 { format!("{n} {word}") } else { format!("{n} {word}s") }
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }
 
 /// A finding as a few lines: the headline, where the case asked for it, and the detail.
 pub fn finding(f: &Finding) -> String {
     let mut out = format!("[{}] {}", f.check.severity, f.headline());
     if let Some(loc) = &f.location {
-        let _ = write!(out, "\n  --> {}:{}:{}", loc.file.display(), loc.line, loc.column);
+        let _ = write!(
+            out,
+            "\n  --> {}:{}:{}",
+            loc.file.display(),
+            loc.line,
+            loc.column
+        );
     }
     if !f.detail.is_empty() {
         let _ = write!(out, "\n  {}", f.detail);
@@ -65,7 +75,12 @@ pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
         out.push_str(&finding(f));
         out.push('\n');
     }
-    if let Some(x) = result.exchanges.iter().find(|x| x.transport_error.is_some()).or(result.exchanges.first()) {
+    if let Some(x) = result
+        .exchanges
+        .iter()
+        .find(|x| x.transport_error.is_some())
+        .or(result.exchanges.first())
+    {
         out.push_str(&exchange(x));
         out.push('\n');
     }

@@ -155,10 +155,9 @@ impl Client {
         let authorization = match auth {
             AuthMode::Missing => Ok(None),
             AuthMode::Signed => self.signer.authorization(appid, &body).map(Some),
-            AuthMode::WrongSignature => Ok(Some(Secret::new(format!(
-                "{appid} {}",
-                "0".repeat(32)
-            )))),
+            AuthMode::WrongSignature => {
+                Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
+            }
             AuthMode::AppidMismatch => self
                 .signer
                 .authorization(&format!("{appid}-other"), &body)
@@ -246,7 +245,7 @@ impl Client {
                         transport_error: decoded.as_ref().err().map(|f| f.actual.clone()),
                         duration,
                     },
-                    result: decoded.map_err(Box::new),
+                    result: decoded,
                 }
             }
         }
@@ -364,12 +363,7 @@ impl Client {
                 chain,
             )
         } else {
-            Finding::new(
-                &catalog::TRANSPORT_CONNECT,
-                "",
-                "an HTTP response",
-                chain,
-            )
+            Finding::new(&catalog::TRANSPORT_CONNECT, "", "an HTTP response", chain)
         }
     }
 }
@@ -384,7 +378,10 @@ fn timeout_finding(timeout: Duration) -> Finding {
     Finding::new(
         &catalog::TRANSPORT_TIMEOUT,
         "",
-        format!("a complete response within {} s (--timeout)", timeout.as_secs_f64()),
+        format!(
+            "a complete response within {} s (--timeout)",
+            timeout.as_secs_f64()
+        ),
         "no complete response in time",
     )
 }
@@ -406,7 +403,11 @@ fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRec
 }
 
 /// Turns a complete response into JSON, or into the finding that says why it is not usable.
-fn decode(raw: RawResponse, record: &ResponseRecord, following: bool) -> Result<Response, Finding> {
+fn decode(
+    raw: RawResponse,
+    record: &ResponseRecord,
+    following: bool,
+) -> Result<Response, Box<Finding>> {
     if (300..400).contains(&raw.status) {
         let location = raw
             .headers
@@ -418,12 +419,12 @@ fn decode(raw: RawResponse, record: &ResponseRecord, following: bool) -> Result<
         } else {
             "a direct answer (redirects are not followed; --follow-redirects allows same-host ones)"
         };
-        return Err(Finding::new(
+        return Err(Box::new(Finding::new(
             &catalog::TRANSPORT_REDIRECT,
             "",
             expected,
             format!("HTTP {} to {location}", raw.status),
-        ));
+        )));
     }
     match serde_json::from_slice::<Value>(&raw.body) {
         Ok(json) => Ok(Response {
@@ -447,16 +448,21 @@ fn decode(raw: RawResponse, record: &ResponseRecord, following: bool) -> Result<
                 .unwrap_or_else(|| "none".to_string());
             // A 5xx is first of all a server error; the body only explains it.
             let (check, expected) = if raw.status >= 500 {
-                (&catalog::HTTP_SERVER_ERROR, "a status below 500 with a JSON body")
+                (
+                    &catalog::HTTP_SERVER_ERROR,
+                    "a status below 500 with a JSON body",
+                )
             } else {
                 (&catalog::RESPONSE_JSON, "a JSON body")
             };
-            Err(Finding::new(check, "", expected, format!("HTTP {}, {what}", raw.status))
-            .with_detail(format!(
-                "content-type: {content_type}; {} bytes; body starts: {}",
-                record.body_len,
-                truncate(&record.body_excerpt, 300)
-            )))
+            Err(Box::new(
+                Finding::new(check, "", expected, format!("HTTP {}, {what}", raw.status))
+                    .with_detail(format!(
+                        "content-type: {content_type}; {} bytes; body starts: {}",
+                        record.body_len,
+                        truncate(&record.body_excerpt, 300)
+                    )),
+            ))
         }
     }
 }
@@ -492,7 +498,11 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_reported_not_crashed() {
-        let deep: &'static [u8] = Box::leak(format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)).into_bytes().into_boxed_slice());
+        let deep: &'static [u8] = Box::leak(
+            format!("{}{}", "[".repeat(10_000), "]".repeat(10_000))
+                .into_bytes()
+                .into_boxed_slice(),
+        );
         let (r, rec) = raw(200, deep);
         let f = decode(r, &rec, false).unwrap_err();
         assert!(f.actual.contains("nested too deep"), "{}", f.actual);
@@ -508,6 +518,9 @@ mod tests {
     #[test]
     fn truncated_json_is_a_finding() {
         let (r, rec) = raw(200, b"{\"success\": tr");
-        assert_eq!(decode(r, &rec, false).unwrap_err().check.id, "response.json");
+        assert_eq!(
+            decode(r, &rec, false).unwrap_err().check.id,
+            "response.json"
+        );
     }
 }

@@ -29,7 +29,10 @@ pub struct Discovery {
 impl Discovery {
     /// `list_body` is a signed first-page mall-list request for the configured merchant.
     pub fn new(list_body: Value) -> Discovery {
-        Discovery { list_body: Some(list_body), mall: OnceCell::new() }
+        Discovery {
+            list_body: Some(list_body),
+            mall: OnceCell::new(),
+        }
     }
 
     /// Whether a value holds a sentinel anywhere.
@@ -78,10 +81,10 @@ impl Discovery {
 
 fn replace(value: &mut Value, sn: &str, sig: &str) {
     match value {
-        Value::String(s) => {
-            if s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL) {
-                *s = s.replace(MALL_SN_SENTINEL, sn).replace(MALL_SIGNATURE_SENTINEL, sig);
-            }
+        Value::String(s) if s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL) => {
+            *s = s
+                .replace(MALL_SN_SENTINEL, sn)
+                .replace(MALL_SIGNATURE_SENTINEL, sig);
         }
         Value::Array(a) => a.iter_mut().for_each(|v| replace(v, sn, sig)),
         Value::Object(o) => o.values_mut().for_each(|v| replace(v, sn, sig)),
@@ -96,7 +99,8 @@ mod tests {
 
     #[test]
     fn sentinels_are_found_and_replaced_deep_in_a_body() {
-        let mut v = json!({"mallID": {"mallSn": MALL_SN_SENTINEL, "signature": MALL_SIGNATURE_SENTINEL}});
+        let mut v =
+            json!({"mallID": {"mallSn": MALL_SN_SENTINEL, "signature": MALL_SIGNATURE_SENTINEL}});
         assert!(Discovery::needs(&v));
         replace(&mut v, "123", "abc");
         assert_eq!(v, json!({"mallID": {"mallSn": "123", "signature": "abc"}}));

@@ -118,7 +118,10 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         if out.steps.len() as u64 >= options.max_pages {
             let f = endless(
                 format!("{} pages without a short page", out.steps.len()),
-                &format!("a short page within {} pages (--max-pages)", options.max_pages),
+                &format!(
+                    "a short page within {} pages (--max-pages)",
+                    options.max_pages
+                ),
                 &out.steps,
             );
             out.findings.push(f);
@@ -219,15 +222,14 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         }
         cursor = Some(next);
     }
-    if duplicates > MAX_DUPLICATE_FINDINGS {
-        if let Some(last) = out
+    if duplicates > MAX_DUPLICATE_FINDINGS
+        && let Some(last) = out
             .findings
             .iter_mut()
             .rev()
             .find(|f| f.check.id == catalog::PAGING_DUPLICATE.id)
-        {
-            last.detail = format!("{} ({duplicates} duplicates in all)", last.detail);
-        }
+    {
+        last.detail = format!("{} ({duplicates} duplicates in all)", last.detail);
     }
     out
 }
@@ -248,21 +250,31 @@ pub fn compare_walks(
         None if a.keys.len() == b.keys.len() => return vec![],
         None => {
             let i = a.keys.len().min(b.keys.len());
-            let show = |w: &Walk| w.keys.get(i).cloned().unwrap_or_else(|| "end of list".into());
+            let show = |w: &Walk| {
+                w.keys
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| "end of list".into())
+            };
             (i, show(a), show(b))
         }
     };
-    vec![Finding::new(
-        check,
-        format!("/data/{index}"),
-        format!("record #{} = mallSn {expected} (as in {label_a})", index + 1),
-        format!("mallSn {actual} in {label_b}"),
-    )
-    .with_detail(format!(
-        "{label_a}: {} records; {label_b}: {} records",
-        a.keys.len(),
-        b.keys.len()
-    ))]
+    vec![
+        Finding::new(
+            check,
+            format!("/data/{index}"),
+            format!(
+                "record #{} = mallSn {expected} (as in {label_a})",
+                index + 1
+            ),
+            format!("mallSn {actual} in {label_b}"),
+        )
+        .with_detail(format!(
+            "{label_a}: {} records; {label_b}: {} records",
+            a.keys.len(),
+            b.keys.len()
+        )),
+    ]
 }
 
 #[cfg(test)]
@@ -282,9 +294,11 @@ mod tests {
         async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
             self.fetches += 1;
             let start = match cursor {
-                Some(c) if !self.ignore_cursor => {
-                    self.sns.iter().position(|s| s.to_string() == c).map_or(0, |p| p + 1)
-                }
+                Some(c) if !self.ignore_cursor => self
+                    .sns
+                    .iter()
+                    .position(|s| s.to_string() == c)
+                    .map_or(0, |p| p + 1),
                 _ => 0,
             };
             let end = (start + count as usize + self.extra).min(self.sns.len());
@@ -297,16 +311,30 @@ mod tests {
     }
 
     fn fake(n: u32) -> Fake {
-        Fake { sns: (1..=n).rev().collect(), ignore_cursor: false, extra: 0, fetches: 0 }
+        Fake {
+            sns: (1..=n).rev().collect(),
+            ignore_cursor: false,
+            extra: 0,
+            fetches: 0,
+        }
     }
 
     fn opts(count: u64) -> WalkOptions {
-        WalkOptions { count, max_pages: 1000, cursor: CursorRule::default() }
+        WalkOptions {
+            count,
+            max_pages: 1000,
+            cursor: CursorRule::default(),
+        }
     }
 
     #[tokio::test]
     async fn walker_reads_every_record_once_at_any_size() {
-        for (n, size, why) in [(23, 10, "short last page"), (20, 10, "empty last page"), (0, 3, "no records"), (5, 1, "size one")] {
+        for (n, size, why) in [
+            (23, 10, "short last page"),
+            (20, 10, "empty last page"),
+            (0, 3, "no records"),
+            (5, 1, "size one"),
+        ] {
             let w = walk(&mut fake(n), &opts(size)).await;
             assert!(w.complete, "{why}");
             assert!(w.findings.is_empty(), "{why}: {:?}", w.findings);
@@ -327,9 +355,20 @@ mod tests {
 
     #[tokio::test]
     async fn walker_respects_the_page_limit() {
-        let w = walk(&mut fake(100), &WalkOptions { max_pages: 3, ..opts(1) }).await;
+        let w = walk(
+            &mut fake(100),
+            &WalkOptions {
+                max_pages: 3,
+                ..opts(1)
+            },
+        )
+        .await;
         assert_eq!(w.steps.len(), 3);
-        assert!(w.findings.iter().any(|f| f.check.id == "paging.endless" && f.expected.contains("--max-pages")));
+        assert!(
+            w.findings
+                .iter()
+                .any(|f| f.check.id == "paging.endless" && f.expected.contains("--max-pages"))
+        );
     }
 
     #[tokio::test]
@@ -346,15 +385,31 @@ mod tests {
         let mut skipping = fake(12);
         skipping.sns.remove(4);
         let b = walk(&mut skipping, &opts(3)).await;
-        let f = compare_walks(&catalog::PAGING_SIZE_CONSISTENCY, ("size 5", &a), ("size 3", &b));
+        let f = compare_walks(
+            &catalog::PAGING_SIZE_CONSISTENCY,
+            ("size 5", &a),
+            ("size 3", &b),
+        );
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, "/data/4");
-        assert!(compare_walks(&catalog::PAGING_SIZE_CONSISTENCY, ("a", &a), ("a again", &a)).is_empty());
+        assert!(
+            compare_walks(
+                &catalog::PAGING_SIZE_CONSISTENCY,
+                ("a", &a),
+                ("a again", &a)
+            )
+            .is_empty()
+        );
     }
 
     #[test]
     fn trail_is_elided_in_the_middle() {
-        let steps: Vec<Step> = (0..30).map(|i| Step { cursor: Some(i.to_string()), records: 1 }).collect();
+        let steps: Vec<Step> = (0..30)
+            .map(|i| Step {
+                cursor: Some(i.to_string()),
+                records: 1,
+            })
+            .collect();
         let t = render_trail(&steps);
         assert!(t.contains("19 pages"), "{t}");
     }

@@ -69,7 +69,10 @@ mod tests {
     #[test]
     fn content_type_accepts_charset_and_rejects_html() {
         let mut h = HeaderMap::new();
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
+        h.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("application/json; charset=utf-8"),
+        );
         assert!(content_type(&h).is_empty());
         h.insert(CONTENT_TYPE, HeaderValue::from_static("text/html"));
         assert_eq!(content_type(&h)[0].check.id, "response.content-type");

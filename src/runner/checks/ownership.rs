@@ -44,7 +44,8 @@ pub fn unknown_merchant(body: &Value) -> Vec<Finding> {
 
 /// The merchant id of a mall list request body (`filter.seller.merchantId`, §4.1).
 pub fn requested_merchant(body: &Value) -> Option<&str> {
-    body.pointer("/filter/seller/merchantId").and_then(Value::as_str)
+    body.pointer("/filter/seller/merchantId")
+        .and_then(Value::as_str)
 }
 
 #[cfg(test)]

@@ -34,13 +34,15 @@ pub fn no_data(check: &'static Check, body: &Value) -> Vec<Finding> {
                 Value::Array(a) => a.len(),
                 _ => 1,
             };
-            vec![Finding::new(
-                check,
-                pointer,
-                "no merchant data (any error shape passes)",
-                format!("{n} record(s) of merchant data"),
-            )
-            .with_detail("security: data was served to a request that must be refused")]
+            vec![
+                Finding::new(
+                    check,
+                    pointer,
+                    "no merchant data (any error shape passes)",
+                    format!("{n} record(s) of merchant data"),
+                )
+                .with_detail("security: data was served to a request that must be refused"),
+            ]
         }
     }
 }
@@ -66,9 +68,15 @@ mod tests {
 
     #[test]
     fn data_served_anyway_is_a_finding() {
-        let f = no_data(&catalog::AUTH_SIGNATURE, &json!({"data": [{"mallSn": "1"}]}));
+        let f = no_data(
+            &catalog::AUTH_SIGNATURE,
+            &json!({"data": [{"mallSn": "1"}]}),
+        );
         assert_eq!(f[0].check.id, "auth.signature");
         assert_eq!(f[0].pointer, "/data");
-        assert_eq!(no_data(&catalog::AUTH_SIGNATURE, &json!([{"spuId": "1"}])).len(), 1);
+        assert_eq!(
+            no_data(&catalog::AUTH_SIGNATURE, &json!([{"spuId": "1"}])).len(),
+            1
+        );
     }
 }
