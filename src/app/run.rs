@@ -78,7 +78,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             None,
         ));
     }
+    // Before any thread exists: it configures insta through environment variables.
+    let snapshots = super::snapshots::snapshotter(&args)?;
     let target = settings::resolve(&args.target)?;
+    let snapshots = snapshots.map(|s| {
+        s.with_secrets(target.signer.secrets().into_iter().cloned().collect())
+    });
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
     let mut planned: Vec<PlannedCase> = Vec::new();
@@ -173,7 +178,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             schemas: Arc::clone(&schemas),
             options,
             discovery: Discovery::new(target.first_page_body(10)),
-            snapshots: None,
+            snapshots: snapshots.clone(),
         });
         let mut on_event = |event: crate::report::event::Event| sinks.on_event(&event);
         let run = runner.run(planned, &mut on_event);
@@ -194,6 +199,9 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     });
     for e in sinks.finish() {
         eprintln!("error: cannot write a report: {e}");
+    }
+    if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {
+        eprintln!("{note}");
     }
     Ok(code)
 }

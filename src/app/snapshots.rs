@@ -1,9 +1,236 @@
-//! `mallcheck snapshots`: review, accept or reject pending snapshots.
+//! `mallcheck snapshots`: list, review, accept or reject pending snapshots, with no Cargo project
+//! around them; and the snapshot set-up of `run`.
 
-use crate::cli::SnapshotsArgs;
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use crate::cli::{RunArgs, SnapshotAction, SnapshotArg, SnapshotsArgs};
 use crate::error::UsageError;
+use crate::exit;
+use crate::runner::snapshot::engine;
+use crate::runner::snapshot::render;
+use crate::runner::snapshot::store::{self, Pending};
+use crate::runner::snapshot::{SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env};
+
+/// The snapshot behaviour of `run` (`None` with `--snapshots off`), configuring insta for the
+/// process. Call it before the async runtime or any other thread starts: it sets environment
+/// variables.
+pub fn snapshotter(args: &RunArgs) -> Result<Option<Snapshotter>, UsageError> {
+    let mode = match args.snapshots {
+        SnapshotArg::Off => return Ok(None),
+        SnapshotArg::Check => SnapshotMode::Check,
+        SnapshotArg::Update => SnapshotMode::Update,
+    };
+    let root = working_dir()?;
+    let ci = args.ci || ci_from_env(std::env::var("CI").ok().as_deref());
+    let options = SnapshotOptions {
+        mode,
+        dir: args.snapshot_dir.clone(),
+        root,
+        ci,
+    };
+    // SAFETY: `run` calls this on the main thread before it starts the runtime; no other
+    // thread exists yet.
+    unsafe { engine::prepare_process(options.update_mode(), &options.root) };
+    Ok(Some(Snapshotter::new(options)))
+}
+
+/// The working directory, insta's workspace root.
+pub(crate) fn working_dir() -> Result<std::path::PathBuf, UsageError> {
+    std::env::current_dir().map_err(|source| UsageError::Io {
+        path: ".".into(),
+        source,
+    })
+}
 
 /// Handles pending snapshots.
-pub fn snapshots(_args: SnapshotsArgs) -> Result<i32, UsageError> {
-    Err(UsageError::setting("snapshots", "not available in this build yet", None))
+pub fn snapshots(args: SnapshotsArgs) -> Result<i32, UsageError> {
+    let io_err = |source: io::Error| UsageError::Io {
+        path: args.dir.clone(),
+        source,
+    };
+    let pending = store::pending(&args.dir).map_err(io_err)?;
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let result = match args.action {
+        SnapshotAction::Pending => list(&mut out, &args.dir, &pending),
+        SnapshotAction::Accept => apply(&mut out, &pending, "accepted", store::accept),
+        SnapshotAction::Reject => apply(&mut out, &pending, "rejected", store::reject),
+        SnapshotAction::Review => {
+            let interactive = io::stdin().is_terminal() && io::stdout().is_terminal();
+            if interactive {
+                review_interactive(&mut out, &mut io::stdin().lock(), &pending)
+            } else {
+                review(&mut out, &pending)
+            }
+        }
+    };
+    result.map_err(io_err)?;
+    Ok(exit::PASS)
+}
+
+fn list(out: &mut dyn Write, dir: &Path, pending: &[Pending]) -> io::Result<()> {
+    if pending.is_empty() {
+        return writeln!(out, "no pending snapshot in {}", dir.display());
+    }
+    for p in pending {
+        let kind = if p.replaces_existing() {
+            "changed"
+        } else {
+            "new"
+        };
+        writeln!(out, "{} ({kind})", p.new.display())?;
+    }
+    writeln!(out, "{} pending", pending.len())
+}
+
+fn apply(
+    out: &mut dyn Write,
+    pending: &[Pending],
+    verb: &str,
+    action: fn(&Pending) -> io::Result<()>,
+) -> io::Result<()> {
+    for p in pending {
+        action(p)?;
+        writeln!(out, "{verb} {}", p.new.display())?;
+    }
+    writeln!(out, "{} {verb}", pending.len())
+}
+
+/// The diff of one pending snapshot against the accepted one (or its whole text when new).
+fn describe(p: &Pending) -> String {
+    let new = match store::read_contents(&p.new) {
+        Ok(t) => t,
+        Err(e) => return format!("{e}"),
+    };
+    if !p.replaces_existing() {
+        return format!("new snapshot:\n{new}");
+    }
+    match store::read_contents(&p.accepted) {
+        Ok(old) if old == new => {
+            "same contents as the accepted snapshot (only the header differs)".to_string()
+        }
+        Ok(old) => render::explain(
+            &old,
+            &new,
+            &p.accepted.display().to_string(),
+            &p.new.display().to_string(),
+        ),
+        Err(e) => format!("{e}\nnew contents:\n{new}"),
+    }
+}
+
+fn review(out: &mut dyn Write, pending: &[Pending]) -> io::Result<()> {
+    if pending.is_empty() {
+        return writeln!(out, "no pending snapshot");
+    }
+    for p in pending {
+        writeln!(out, "── {} ──", p.new.display())?;
+        writeln!(out, "{}\n", describe(p))?;
+    }
+    writeln!(
+        out,
+        "{} pending: `mallcheck snapshots accept` keeps them, `mallcheck snapshots reject` drops them",
+        pending.len()
+    )
+}
+
+/// Asks for each pending snapshot: accept, reject or skip.
+fn review_interactive(
+    out: &mut dyn Write,
+    input: &mut dyn BufRead,
+    pending: &[Pending],
+) -> io::Result<()> {
+    if pending.is_empty() {
+        return writeln!(out, "no pending snapshot");
+    }
+    let (mut accepted, mut rejected, mut skipped) = (0, 0, 0);
+    for p in pending {
+        writeln!(out, "── {} ──", p.new.display())?;
+        writeln!(out, "{}\n", describe(p))?;
+        loop {
+            write!(out, "[a]ccept, [r]eject, [s]kip? ")?;
+            out.flush()?;
+            let mut line = String::new();
+            if input.read_line(&mut line)? == 0 {
+                writeln!(out)?;
+                return writeln!(
+                    out,
+                    "{accepted} accepted, {rejected} rejected, {} skipped",
+                    pending.len() - accepted - rejected
+                );
+            }
+            match line.trim() {
+                "a" | "accept" => {
+                    store::accept(p)?;
+                    accepted += 1;
+                }
+                "r" | "reject" => {
+                    store::reject(p)?;
+                    rejected += 1;
+                }
+                "s" | "skip" | "" => skipped += 1,
+                _ => continue,
+            }
+            break;
+        }
+    }
+    writeln!(
+        out,
+        "{accepted} accepted, {rejected} rejected, {skipped} skipped"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(contents: &str) -> String {
+        format!("---\nsource: x\n---\n{contents}\n")
+    }
+
+    #[test]
+    fn review_shows_the_changed_field_of_a_pending_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.snap"), snap("{\n  \"state\": 1\n}")).unwrap();
+        std::fs::write(dir.path().join("a.snap.new"), snap("{\n  \"state\": 3\n}")).unwrap();
+        std::fs::write(dir.path().join("b.snap.new"), snap("{}")).unwrap();
+        let pending = store::pending(dir.path()).unwrap();
+        let mut out = Vec::new();
+        review(&mut out, &pending).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("/state: value changed: 1 → 3"), "{text}");
+        assert!(text.contains("+  \"state\": 3"), "{text}");
+        assert!(text.contains("new snapshot:\n{}"), "{text}");
+        assert!(text.contains("2 pending"), "{text}");
+    }
+
+    #[test]
+    fn interactive_review_accepts_rejects_and_skips_by_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in ["a", "b", "c"] {
+            std::fs::write(dir.path().join(format!("{n}.snap.new")), snap("{}")).unwrap();
+        }
+        let pending = store::pending(dir.path()).unwrap();
+        let mut out = Vec::new();
+        let mut answers: &[u8] = b"a\nx\nr\ns\n";
+        review_interactive(&mut out, &mut answers, &pending).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("1 accepted, 1 rejected, 1 skipped"), "{text}");
+        assert!(dir.path().join("a.snap").is_file());
+        assert!(!dir.path().join("b.snap.new").exists());
+        assert!(dir.path().join("c.snap.new").is_file());
+    }
+
+    #[test]
+    fn listing_an_empty_directory_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut out = Vec::new();
+        list(&mut out, dir.path(), &[]).unwrap();
+        assert!(
+            String::from_utf8(out)
+                .unwrap()
+                .starts_with("no pending snapshot")
+        );
+    }
 }

@@ -9,6 +9,7 @@ pub mod discover;
 pub mod exchange;
 mod execute;
 pub mod paging;
+pub mod release_diff;
 pub mod snapshot;
 
 use std::sync::Arc;
