@@ -38,6 +38,14 @@ pub enum Command {
     /// classify every change as breaking or additive.
     #[command(after_help = EXIT_CODES)]
     Diff(Box<DiffArgs>),
+    /// Merge the JUnit and JSON reports of several runs (e.g. CI shards) into one of each.
+    #[command(after_help = EXIT_CODES)]
+    Merge(MergeArgs),
+    /// Write an OpenAPI 3.1 document of the interface, built from the schemas.
+    Openapi(OpenapiArgs),
+    /// Validate captured JSON responses offline against a schema.
+    #[command(after_help = EXIT_CODES)]
+    Validate(ValidateArgs),
 }
 
 /// When to colour output.
@@ -170,6 +178,22 @@ pub struct OutputArgs {
         help_heading = "Reports"
     )]
     pub json: PathBuf,
+    /// Single-file HTML report path (open it from a CI artifact).
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "reports/report.html",
+        help_heading = "Reports"
+    )]
+    pub html: PathBuf,
+    /// Markdown summary path (for a CI step summary or a pull-request comment).
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "reports/summary.md",
+        help_heading = "Reports"
+    )]
+    pub markdown: PathBuf,
     /// Colour.
     #[arg(
         long,
@@ -360,6 +384,49 @@ pub struct DiffArgs {
     /// JUnit XML report path.
     #[arg(long, value_name = "PATH", default_value = "reports/diff-junit.xml")]
     pub junit: PathBuf,
+    /// Colour.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+/// `mallcheck merge`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("output").required(true).multiple(true).args(["junit", "json"])))]
+pub struct MergeArgs {
+    /// Write the merged JUnit XML (from the XML inputs) here.
+    #[arg(long, value_name = "PATH")]
+    pub junit: Option<PathBuf>,
+    /// Write the merged JSON report (from the JSON inputs) here.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Reports of several runs: JUnit XML and JSON reports, told apart by content.
+    #[arg(value_name = "INPUT", required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+}
+
+/// `mallcheck openapi`.
+#[derive(Debug, Args)]
+pub struct OpenapiArgs {
+    /// Write the document here instead of standard output.
+    #[arg(long, short, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Directory of JSON Schemas replacing the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
+}
+
+/// `mallcheck validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Schema to validate against (a file of schemas/ without .json, e.g. mall-list-response).
+    #[arg(long, value_name = "NAME")]
+    pub schema: String,
+    /// Captured JSON response bodies.
+    #[arg(value_name = "FILE", required = true, num_args = 1..)]
+    pub files: Vec<PathBuf>,
+    /// Directory of JSON Schemas replacing the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    pub schemas: Option<PathBuf>,
     /// Colour.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,

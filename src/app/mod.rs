@@ -3,10 +3,13 @@
 pub mod checks;
 pub mod diff;
 pub mod fuzz;
+pub mod merge;
+pub mod openapi;
 pub mod run;
 pub mod serve;
 pub mod settings;
 pub mod snapshots;
+pub mod validate;
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
@@ -20,6 +23,9 @@ pub fn main(cli: Cli) -> Result<i32, UsageError> {
         Command::Fuzz(args) => fuzz::fuzz(*args),
         Command::Snapshots(args) => snapshots::snapshots(args),
         Command::Diff(args) => diff::diff(*args),
+        Command::Merge(args) => merge::merge(&args),
+        Command::Openapi(args) => openapi::openapi(&args),
+        Command::Validate(args) => validate::validate(&args),
     }
 }
 

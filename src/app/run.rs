@@ -12,8 +12,10 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
+use crate::report::html::HtmlReport;
 use crate::report::json::JsonReport;
 use crate::report::junit::Junit;
+use crate::report::markdown::MarkdownReport;
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
@@ -139,6 +141,14 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
     sinks.push(Box::new(JsonReport::new(
         args.output.json.clone(),
+        args.strict,
+    )));
+    sinks.push(Box::new(MarkdownReport::new(
+        args.output.markdown.clone(),
+        args.strict,
+    )));
+    sinks.push(Box::new(HtmlReport::new(
+        args.output.html.clone(),
         args.strict,
     )));
 

@@ -1,10 +1,12 @@
-//! Events and the sinks that render them: console, JUnit, JSON.
+//! Events and the sinks that render them: console, JUnit, JSON, Markdown, HTML.
 
 pub mod atomic;
 pub mod console;
 pub mod event;
+pub mod html;
 pub mod json;
 pub mod junit;
+pub mod markdown;
 pub mod text;
 
 use std::io;

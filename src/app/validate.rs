@@ -1,0 +1,121 @@
+//! `mallcheck validate`: checks captured JSON response bodies offline against one schema and
+//! prints the findings the way `run` does (one status line per file, then the summary).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::app::run::load_schemas;
+use crate::app::settings;
+use crate::cli::ValidateArgs;
+use crate::error::UsageError;
+use crate::exit;
+use crate::report::Sink;
+use crate::report::console::{Console, Verbosity};
+use crate::report::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
+use crate::spec::catalog::RESPONSE_JSON;
+use crate::spec::schemas::SchemaSet;
+
+/// Findings of one captured body: a `response.json` finding when it is not JSON, else the
+/// schema's findings.
+pub fn check_body(schemas: &SchemaSet, schema: &str, bytes: &[u8]) -> Vec<Finding> {
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(value) => schemas.validate(schema, &value),
+        Err(e) => vec![Finding::new(
+            &RESPONSE_JSON,
+            "",
+            "a well-formed UTF-8 JSON body",
+            format!("invalid JSON: {e}"),
+        )],
+    }
+}
+
+fn stdout_error(source: std::io::Error) -> UsageError {
+    UsageError::Io {
+        path: PathBuf::from("<stdout>"),
+        source,
+    }
+}
+
+/// Runs `mallcheck validate`.
+pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
+    let schemas = load_schemas(args.schemas.as_ref())?;
+    if !schemas.has(&args.schema) {
+        let help = format!("valid names: {}", schemas.names().join(", "));
+        return Err(UsageError::setting(
+            "--schema",
+            format!("unknown schema {:?}", args.schema),
+            Some(&help),
+        ));
+    }
+    let mut bodies: Vec<(&Path, Vec<u8>)> = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let bytes = std::fs::read(path).map_err(|source| UsageError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        bodies.push((path, bytes));
+    }
+    let started = Instant::now();
+    let color = settings::use_color(args.color);
+    let mut console = Console::new(std::io::stdout(), color, Verbosity::Normal, false);
+    let mut summary = RunSummary::default();
+    for (index, (path, bytes)) in bodies.iter().enumerate() {
+        let one = Instant::now();
+        let findings = check_body(&schemas, &args.schema, bytes);
+        let outcome = Outcome::of(&findings, false);
+        summary.add(outcome);
+        let result = CaseResult {
+            id: CaseId {
+                file: path.to_path_buf(),
+                name: format!("schema {}", args.schema),
+                endpoint: "offline".into(),
+                index,
+            },
+            outcome,
+            findings,
+            exchanges: vec![],
+            skip_reason: None,
+            duration: one.elapsed(),
+        };
+        console
+            .on_event(&Event::CaseFinished(Box::new(result)))
+            .map_err(stdout_error)?;
+    }
+    summary.duration = started.elapsed();
+    let code = exit::for_outcome(summary.outcome());
+    console
+        .on_event(&Event::RunFinished(summary))
+        .map_err(stdout_error)?;
+    console.finish().map_err(stdout_error)?;
+    Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::catalog::MALL_STATE;
+
+    #[test]
+    fn invalid_json_is_a_response_json_finding() {
+        let schemas = SchemaSet::embedded().expect("schemas");
+        let found = check_body(&schemas, "mall-list-response", b"{\"success\":");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].check.id, RESPONSE_JSON.id);
+    }
+
+    #[test]
+    fn schema_violations_are_reported_with_their_check() {
+        let schemas = SchemaSet::embedded().expect("schemas");
+        let found = check_body(&schemas, "mall", br#"{"state": 3}"#);
+        assert!(
+            found.iter().any(|f| f.check.id == MALL_STATE.id),
+            "{found:?}"
+        );
+        let ok = check_body(
+            &schemas,
+            "mall-list-response",
+            br#"{"success":true,"code":"0000","msg":"ok","data":[]}"#,
+        );
+        assert!(ok.is_empty(), "{ok:?}");
+    }
+}

@@ -1,0 +1,524 @@
+//! Markdown summary sink for a CI step summary or a pull-request comment: totals, a table of
+//! failing checks, one collapsible `<details>` per failing case and the warnings, rewritten
+//! atomically after every case.
+//!
+//! Everything a server sent is untrusted: it only appears inside code spans and fenced code
+//! blocks (whose fences outgrow any backtick run in the text) or HTML-escaped, so a response
+//! body can neither inject HTML nor mention anyone.
+
+use std::fmt::Write as _;
+use std::io;
+use std::path::PathBuf;
+
+use crate::report::event::{CaseResult, Event, Finding, Outcome, RunSummary, truncate};
+use crate::report::{Sink, atomic, text};
+
+/// Most rows of the failure table; later rows are counted, not shown.
+pub const MAX_TABLE_ROWS: usize = 60;
+/// Most failing cases given a `<details>` block.
+pub const MAX_DETAILS: usize = 25;
+/// Most findings listed inside one `<details>` block.
+pub const MAX_FINDINGS_PER_CASE: usize = 10;
+/// Most warnings listed.
+pub const MAX_WARNINGS: usize = 60;
+/// Characters of an expected or actual value shown in a table cell.
+const CELL_CHARS: usize = 80;
+
+/// Writes the Markdown summary to a path.
+pub struct MarkdownReport {
+    path: PathBuf,
+    strict: bool,
+    base_url: String,
+    summary: RunSummary,
+    complete: bool,
+    results: Vec<CaseResult>,
+}
+
+impl MarkdownReport {
+    /// A sink writing `path`.
+    pub fn new(path: PathBuf, strict: bool) -> Self {
+        MarkdownReport {
+            path,
+            strict,
+            base_url: String::new(),
+            summary: RunSummary::default(),
+            complete: false,
+            results: vec![],
+        }
+    }
+
+    fn write(&mut self) -> io::Result<()> {
+        self.results.sort_by_key(|r| r.id.index);
+        let text = render(&Run {
+            base_url: &self.base_url,
+            strict: self.strict,
+            complete: self.complete,
+            summary: &self.summary,
+            results: &self.results,
+        });
+        atomic::write(&self.path, text.as_bytes())
+    }
+}
+
+impl Sink for MarkdownReport {
+    fn on_event(&mut self, event: &Event) -> io::Result<()> {
+        match event {
+            Event::RunStarted { base_url, .. } => {
+                self.base_url = base_url.clone();
+                self.write()
+            }
+            Event::CaseStarted(_) => Ok(()),
+            Event::CaseFinished(result) => {
+                self.summary.add(result.outcome);
+                self.results.push((**result).clone());
+                self.write()
+            }
+            Event::RunFinished(summary) => {
+                self.summary = summary.clone();
+                self.complete = true;
+                self.write()
+            }
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.write()
+    }
+}
+
+/// What the summary is rendered from.
+pub struct Run<'a> {
+    /// Base URL under test.
+    pub base_url: &'a str,
+    /// Whether observed findings fail.
+    pub strict: bool,
+    /// Whether the run has finished.
+    pub complete: bool,
+    /// Counts.
+    pub summary: &'a RunSummary,
+    /// Case results in run order.
+    pub results: &'a [CaseResult],
+}
+
+/// Renders the whole Markdown summary.
+pub fn render(run: &Run<'_>) -> String {
+    let s = run.summary;
+    let mut out = format!(
+        "## mallcheck: {} {}\n\n{}: {} passed, {} warned, {} failed, {} errored, {} skipped in {:.2}s against {}{}\n",
+        icon(s.outcome()),
+        s.outcome().label(),
+        text::plural(s.total(), "case"),
+        s.passed,
+        s.warned,
+        s.failed,
+        s.errored,
+        s.skipped,
+        s.duration.as_secs_f64(),
+        code(run.base_url),
+        if run.strict { " (strict)" } else { "" },
+    );
+    if !run.complete {
+        out.push_str("\n> **Partial report:** the run has not finished (or was interrupted).\n");
+    }
+    let failing: Vec<&CaseResult> = run
+        .results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error))
+        .collect();
+    if !failing.is_empty() {
+        out.push_str(&failure_table(&failing, run.strict));
+        out.push_str(&failure_details(&failing, run.strict));
+    }
+    out.push_str(&warnings(run.results, run.strict));
+    out
+}
+
+fn icon(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::Pass | Outcome::Skip => "✅",
+        Outcome::Warn => "⚠️",
+        Outcome::Fail | Outcome::Error => "❌",
+    }
+}
+
+/// The blocking findings of a case grouped by check, in first-seen order.
+fn by_check<'a>(findings: &[&'a Finding]) -> Vec<Vec<&'a Finding>> {
+    let mut groups: Vec<Vec<&Finding>> = Vec::new();
+    for f in findings {
+        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
+}
+
+fn case_label(r: &CaseResult) -> String {
+    format!("{} › {}", r.id.file.display(), r.id.name)
+}
+
+fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
+    let mut out = String::from(
+        "\n### Failures\n\n| Case | Outcome | Check | Spec § | Pointer | Expected | Actual |\n|---|---|---|---|---|---|---|\n",
+    );
+    let mut rows = 0;
+    let mut hidden = 0;
+    for r in failing {
+        let blocking = text::blocking(r, strict);
+        let groups = by_check(&blocking);
+        if groups.is_empty() {
+            if rows < MAX_TABLE_ROWS {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | | | | | |",
+                    code(&case_label(r)),
+                    r.outcome.label()
+                );
+                rows += 1;
+            } else {
+                hidden += 1;
+            }
+        }
+        for g in groups {
+            if rows >= MAX_TABLE_ROWS {
+                hidden += 1;
+                continue;
+            }
+            let f = g[0];
+            let pointer = if f.pointer.is_empty() {
+                "(body)".to_string()
+            } else {
+                f.pointer.clone()
+            };
+            let more = if g.len() > 1 {
+                format!(" (+{} more)", g.len() - 1)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {}{more} | {} | {} |",
+                code(&case_label(r)),
+                f.outcome(strict).label(),
+                code(f.check.id),
+                cell_text(f.check.section),
+                code(&pointer),
+                code(&truncate(&f.expected, CELL_CHARS)),
+                code(&truncate(&f.actual, CELL_CHARS)),
+            );
+            rows += 1;
+        }
+    }
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} not shown; see the JUnit, JSON or HTML report.",
+            text::plural(hidden, "more row")
+        );
+    }
+    out
+}
+
+fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
+    let mut out = String::from("\n");
+    for r in failing.iter().take(MAX_DETAILS) {
+        let blocking = text::blocking(r, strict);
+        let mut body = String::new();
+        for f in blocking.iter().take(MAX_FINDINGS_PER_CASE) {
+            body.push_str(&text::finding(f));
+            body.push('\n');
+        }
+        if blocking.len() > MAX_FINDINGS_PER_CASE {
+            let _ = writeln!(
+                body,
+                "… and {}",
+                text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
+            );
+        }
+        if let Some(x) = r
+            .exchanges
+            .iter()
+            .find(|x| x.transport_error.is_some())
+            .or(r.exchanges.first())
+        {
+            body.push_str(&text::exchange(x));
+            body.push('\n');
+        }
+        let _ = write!(
+            out,
+            "<details><summary>{} {}</summary>\n\n{}\n</details>\n\n",
+            r.outcome.label(),
+            html_escape(&case_label(r)),
+            fenced(&body)
+        );
+    }
+    if failing.len() > MAX_DETAILS {
+        let _ = writeln!(
+            out,
+            "Details of {} not shown; see the HTML report.\n",
+            text::plural(failing.len() - MAX_DETAILS, "more failing case")
+        );
+    }
+    out
+}
+
+fn warnings(results: &[CaseResult], strict: bool) -> String {
+    let found: Vec<(&CaseResult, &Finding)> = results
+        .iter()
+        .flat_map(|r| {
+            r.findings
+                .iter()
+                .filter(move |f| f.outcome(strict) == Outcome::Warn)
+                .map(move |f| (r, f))
+        })
+        .collect();
+    if found.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n### Warnings ({})\n\n", found.len());
+    for (r, f) in found.iter().take(MAX_WARNINGS) {
+        let _ = writeln!(
+            out,
+            "- {}: {} ({}) at {}: expected {}, got {}",
+            code(&case_label(r)),
+            code(f.check.id),
+            cell_text(f.check.section),
+            code(if f.pointer.is_empty() {
+                "(body)"
+            } else {
+                &f.pointer
+            }),
+            code(&truncate(&f.expected, CELL_CHARS)),
+            code(&truncate(&f.actual, CELL_CHARS)),
+        );
+    }
+    if found.len() > MAX_WARNINGS {
+        let _ = writeln!(
+            out,
+            "- … and {}",
+            text::plural(found.len() - MAX_WARNINGS, "more warning")
+        );
+    }
+    out
+}
+
+/// Longest run of consecutive backticks in `s`.
+fn longest_backtick_run(s: &str) -> usize {
+    let mut best = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        if c == '`' {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
+
+/// Drops control characters other than tab and newline.
+fn printable(s: &str) -> String {
+    s.chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect()
+}
+
+/// A code span safe inside a table cell: one line, `|` escaped, a fence longer than any
+/// backtick run in the text.
+pub fn code(s: &str) -> String {
+    let one_line = printable(s).replace(['\n', '\t'], " ").replace('|', "\\|");
+    if one_line.is_empty() {
+        return "` `".to_string();
+    }
+    let fence = "`".repeat(longest_backtick_run(&one_line) + 1);
+    let pad = if one_line.starts_with('`') || one_line.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{one_line}{pad}{fence}")
+}
+
+/// Plain text for a cell built from trusted catalogue text (HTML-escaped, `|` escaped).
+fn cell_text(s: &str) -> String {
+    html_escape(s).replace('|', "\\|")
+}
+
+/// A fenced code block whose fence is longer than any backtick run in the text.
+pub fn fenced(s: &str) -> String {
+    let body = printable(s);
+    let fence = "`".repeat((longest_backtick_run(&body) + 1).max(3));
+    let newline = if body.ends_with('\n') { "" } else { "\n" };
+    format!("{fence}text\n{body}{newline}{fence}\n")
+}
+
+/// Escapes `&`, `<`, `>` and `"` for HTML text and attributes.
+fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in printable(s).chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::report::event::CaseId;
+    use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
+    use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
+
+    fn exchange(body: &str) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                method: "POST".into(),
+                url: "http://127.0.0.1:1/optimus/core/open/mall/queryMallList".into(),
+                headers: vec![("Authorization".into(), "app <redacted>".into())],
+                body: "{}".into(),
+            },
+            response: Some(ResponseRecord {
+                status: 200,
+                headers: vec![],
+                body_excerpt: body.into(),
+                body_len: body.len(),
+            }),
+            transport_error: None,
+            duration: Duration::from_millis(5),
+        }
+    }
+
+    fn case(index: usize, name: &str, findings: Vec<Finding>, body: &str) -> CaseResult {
+        CaseResult {
+            id: CaseId {
+                file: Path::new("cases/mall-list.yaml").into(),
+                name: name.into(),
+                endpoint: "mall-list".into(),
+                index,
+            },
+            outcome: Outcome::of(&findings, false),
+            findings,
+            exchanges: vec![exchange(body)],
+            skip_reason: None,
+            duration: Duration::from_millis(7),
+        }
+    }
+
+    fn rendered(results: &[CaseResult], complete: bool) -> String {
+        let mut summary = RunSummary::default();
+        for r in results {
+            summary.add(r.outcome);
+        }
+        render(&Run {
+            base_url: "http://127.0.0.1:1",
+            strict: false,
+            complete,
+            summary: &summary,
+            results,
+        })
+    }
+
+    #[test]
+    fn failing_case_gets_a_table_row_and_details() {
+        let findings = vec![
+            Finding::new(&MALL_STATE, "/data/0/state", "one of [0, 1, 2]", "3"),
+            Finding::new(&MALL_STATE, "/data/1/state", "one of [0, 1, 2]", "3"),
+        ];
+        let md = rendered(
+            &[
+                case(0, "first page", findings, "{\"state\":3}"),
+                case(1, "healthy", vec![], "{}"),
+            ],
+            true,
+        );
+        assert!(md.contains("❌ FAIL"), "{md}");
+        assert!(md.contains("2 cases: 1 passed, 0 warned, 1 failed"), "{md}");
+        assert!(
+            md.contains(
+                "| `cases/mall-list.yaml › first page` | FAIL | `mall.state` | §3 | `/data/0/state` (+1 more) | `one of [0, 1, 2]` | `3` |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("<details><summary>FAIL cases/mall-list.yaml › first page</summary>"),
+            "{md}"
+        );
+        assert!(md.contains("request: curl -sS -X POST"), "{md}");
+        assert!(md.contains("response: HTTP 200"), "{md}");
+        assert!(
+            !md.contains("healthy"),
+            "passing cases are not listed: {md}"
+        );
+        assert!(!md.contains("Partial report"), "{md}");
+    }
+
+    #[test]
+    fn hostile_text_cannot_escape_cells_or_fences() {
+        let evil = "|`x`|<script>alert(1)</script>\n```\n@everyone";
+        let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", evil)];
+        let md = rendered(&[case(0, "<b>name</b>", findings, evil)], true);
+        let row = md
+            .lines()
+            .find(|l| l.contains("`mall.state`"))
+            .expect("a table row");
+        assert_eq!(row.matches(" | ").count(), 6, "seven cells: {row}");
+        assert!(
+            md.contains("<summary>FAIL cases/mall-list.yaml › &lt;b&gt;name&lt;/b&gt;</summary>")
+        );
+        assert!(md.contains("````text\n"), "fence outgrows the body's: {md}");
+        assert!(!md.contains("\n<script>"), "{md}");
+    }
+
+    #[test]
+    fn warnings_are_listed_separately_and_partial_runs_say_so() {
+        let findings = vec![Finding::new(
+            &PRODUCTS_ORDER,
+            "/1/spuId",
+            "descending",
+            "12",
+        )];
+        let md = rendered(&[case(0, "order", findings, "[]")], false);
+        assert!(md.contains("⚠️ WARN"), "{md}");
+        assert!(!md.contains("### Failures"), "{md}");
+        assert!(md.contains("### Warnings (1)"), "{md}");
+        assert!(md.contains("`products.order` (§4.2) at `/1/spuId`"), "{md}");
+        assert!(md.contains("Partial report"), "{md}");
+    }
+
+    #[test]
+    fn sink_rewrites_the_file_after_every_case() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("out/summary.md");
+        let mut sink = MarkdownReport::new(path.clone(), false);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            cases: 1,
+        })
+        .expect("write");
+        let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")];
+        sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", findings, "{}"))))
+            .expect("write");
+        let md = std::fs::read_to_string(&path).expect("written");
+        assert!(
+            md.contains("`mall.state`") && md.contains("Partial report"),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn code_span_fence_outgrows_backticks() {
+        assert_eq!(code("a``b"), "```a``b```");
+        assert_eq!(code("`x"), "`` `x ``");
+        assert_eq!(code(""), "` `");
+        assert_eq!(code("a|b\nc"), "`a\\|b c`");
+    }
+}

@@ -1,0 +1,202 @@
+//! Integration tests of the interop commands: `mallcheck openapi` (checked with the real
+//! openapi-spec-validator from PyPI, installed by `.ci/install-openapi-validator.sh`) and
+//! `mallcheck validate` (exit codes and console findings).
+//!
+//! Without the validator the OpenAPI test prints a note and checks the document's own
+//! references only, unless `MALLCHECK_REQUIRE_TOOLS` is set (as CI does).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mallcheck"))
+}
+
+fn mallcheck(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .args(args)
+        .output()
+        .expect("run mallcheck")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Whether `python3 -m openapi_spec_validator` can run here.
+fn validator_available() -> bool {
+    Command::new(python())
+        .args(["-c", "import openapi_spec_validator"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn validate_openapi(path: &Path) -> Output {
+    Command::new(python())
+        .args(["-m", "openapi_spec_validator", "--schema", "3.1"])
+        .arg(path)
+        .output()
+        .expect("run openapi-spec-validator")
+}
+
+fn refs(node: &Value, out: &mut Vec<String>) {
+    match node {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                out.push(r.clone());
+            }
+            m.values().for_each(|v| refs(v, out));
+        }
+        Value::Array(a) => a.iter().for_each(|v| refs(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn openapi_export_validates_with_openapi_spec_validator() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = mallcheck(dir.path(), &["openapi", "--output", "api/openapi.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let path = dir.path().join("api/openapi.json");
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("written")).expect("JSON");
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["paths"]["/optimus/core/open/mall/queryMallList"]["post"].is_object());
+    assert!(doc["paths"]["/optimus/core/open/mall/queryMallProducts"]["post"].is_object());
+    let mut found = Vec::new();
+    refs(&doc, &mut found);
+    for r in &found {
+        let pointer = r
+            .strip_prefix('#')
+            .unwrap_or_else(|| panic!("a reference leaves the document: {r}"));
+        assert!(doc.pointer(pointer).is_some(), "dangling reference {r}");
+    }
+
+    let stdout = mallcheck(dir.path(), &["openapi"]);
+    assert_eq!(stdout.status.code(), Some(0));
+    assert_eq!(
+        text(&stdout.stdout),
+        std::fs::read_to_string(&path).expect("written"),
+        "stdout and --output agree"
+    );
+
+    if !validator_available() {
+        assert!(
+            std::env::var_os("MALLCHECK_REQUIRE_TOOLS").is_none(),
+            "MALLCHECK_REQUIRE_TOOLS is set but openapi-spec-validator is missing \
+             (run .ci/install-openapi-validator.sh)"
+        );
+        eprintln!(
+            "note: openapi-spec-validator is not installed; skipped the external validation \
+             (see .ci/install-openapi-validator.sh)"
+        );
+        return;
+    }
+    let checked = validate_openapi(&path);
+    assert!(
+        checked.status.success(),
+        "openapi-spec-validator rejects the export:\n{}{}",
+        text(&checked.stdout),
+        text(&checked.stderr)
+    );
+
+    // The validator must be able to say no: a dangling reference and a bad parameter location.
+    let mut broken = doc.clone();
+    broken["components"]["schemas"]["mall"]["properties"]["mallSn"]["$ref"] =
+        json!("#/components/schemas/no-such-schema");
+    broken["paths"]["/optimus/core/open/mall/queryMallProducts"]["post"]["parameters"][0]["in"] =
+        json!("body");
+    let broken_path = dir.path().join("broken.json");
+    std::fs::write(&broken_path, broken.to_string()).expect("write");
+    assert!(!validate_openapi(&broken_path).status.success());
+}
+
+const GOOD_LIST: &str = r#"{"success":true,"code":"0000","msg":"ok","data":[]}"#;
+const BAD_LIST: &str = r#"{"success":true,"code":"0001","msg":"ok","data":[]}"#;
+
+fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).expect("write");
+    p
+}
+
+#[test]
+fn validate_passes_a_conforming_capture_and_fails_a_broken_one() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "good.json", GOOD_LIST);
+    write(dir.path(), "bad.json", BAD_LIST);
+    write(dir.path(), "truncated.json", r#"{"success":tr"#);
+
+    let ok = mallcheck(
+        dir.path(),
+        &["validate", "--schema", "mall-list-response", "good.json"],
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stdout));
+    assert!(
+        text(&ok.stdout).contains("PASS  good.json"),
+        "{}",
+        text(&ok.stdout)
+    );
+
+    let bad = mallcheck(
+        dir.path(),
+        &[
+            "validate",
+            "--schema",
+            "mall-list-response",
+            "good.json",
+            "bad.json",
+            "truncated.json",
+        ],
+    );
+    let stdout = text(&bad.stdout);
+    assert_eq!(bad.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL  bad.json"), "{stdout}");
+    assert!(
+        stdout.contains("mall-list.envelope.success-code (§7.1) at /code"),
+        "findings printed like the console: {stdout}"
+    );
+    assert!(stdout.contains("ERROR truncated.json"), "{stdout}");
+    assert!(stdout.contains("response.json (§4)"), "{stdout}");
+    assert!(stdout.contains("Summary: 3 cases: 1 passed"), "{stdout}");
+}
+
+#[test]
+fn validate_usage_errors_exit_two() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "good.json", GOOD_LIST);
+
+    let unknown = mallcheck(
+        dir.path(),
+        &["validate", "--schema", "mall-lists-response", "good.json"],
+    );
+    assert_eq!(unknown.status.code(), Some(2));
+    let stderr = text(&unknown.stderr);
+    assert!(
+        stderr.contains("unknown schema \"mall-lists-response\""),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("mall-list-response") && stderr.contains("products-response"),
+        "lists the valid names: {stderr}"
+    );
+
+    let missing = mallcheck(
+        dir.path(),
+        &["validate", "--schema", "mall-list-response", "nowhere.json"],
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("nowhere.json"),
+        "{}",
+        text(&missing.stderr)
+    );
+}

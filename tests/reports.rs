@@ -1,0 +1,465 @@
+//! Integration tests of the Markdown and HTML reports and of `mallcheck merge`: the real binary
+//! against `mallcheck serve` on an ephemeral loopback port.
+//!
+//! The HTML test renders the report in headless Chromium (`.ci/install-chromium.sh` installs
+//! Debian's). Without a Chromium it prints a note and checks the file only, unless
+//! `MALLCHECK_REQUIRE_TOOLS` is set (as CI does), where a missing browser fails the test.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+use serde_json::Value;
+
+const FAULT: &str = "mall-state-out-of-range";
+const FAILING_CHECK: &str = "mall.state";
+const FAILING_CASE: &str = "first page is a success envelope";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mallcheck"))
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `mallcheck serve --port 0`, killed and reaped on drop.
+struct Server {
+    child: Child,
+    base_url: String,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(bin())
+            .args(["serve", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mallcheck serve");
+        let mut reader = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut line = String::new();
+        reader
+            .read_line(&mut line)
+            .expect("read the listening line");
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let base_url = line
+            .trim()
+            .strip_prefix("mallcheck reference server listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line from serve: {line:?}"))
+            .to_string();
+        Server { child, base_url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Paths of the four reports of one run.
+struct Reports {
+    junit: PathBuf,
+    json: PathBuf,
+    html: PathBuf,
+    markdown: PathBuf,
+}
+
+impl Reports {
+    fn in_dir(dir: &Path, stem: &str) -> Reports {
+        Reports {
+            junit: dir.join(format!("{stem}/junit.xml")),
+            json: dir.join(format!("{stem}/report.json")),
+            html: dir.join(format!("{stem}/report.html")),
+            markdown: dir.join(format!("{stem}/summary.md")),
+        }
+    }
+}
+
+/// `mallcheck run` as the server's main merchant, in `dir`, with a clean environment.
+fn run(base_url: &str, dir: &Path, reports: &Reports, filters: &[&str]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["run", "--base-url", base_url, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--snapshots", "off", "--color", "never"])
+        .arg("--cases")
+        .arg(repo().join("cases"))
+        .arg("--junit")
+        .arg(&reports.junit)
+        .arg("--json")
+        .arg(&reports.json)
+        .arg("--html")
+        .arg(&reports.html)
+        .arg("--markdown")
+        .arg(&reports.markdown);
+    for f in filters {
+        cmd.args(["--filter", f]);
+    }
+    cmd.output().expect("run mallcheck")
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+}
+
+fn require_tools() -> bool {
+    std::env::var_os("MALLCHECK_REQUIRE_TOOLS").is_some_and(|v| !v.is_empty())
+}
+
+fn find_chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MALLCHECK_CHROMIUM") {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+    .find(|p| p.is_file())
+}
+
+/// Runs a child to completion within `limit`, killing it past the deadline.
+fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stdout.read_to_end(&mut b);
+        b
+    });
+    let err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stderr.read_to_end(&mut b);
+        b
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the child did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: out.join().expect("stdout reader"),
+        stderr: err.join().expect("stderr reader"),
+    }
+}
+
+/// The DOM of a local HTML file after headless Chromium parsed it.
+fn dump_dom(chromium: &Path, page: &Path) -> String {
+    let profile = tempfile::tempdir().expect("profile dir");
+    let mut cmd = Command::new(chromium);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-quic",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.path().display()))
+    .arg("--dump-dom")
+    .arg(format!("file://{}", page.display()));
+    let out = output_within(cmd, Duration::from_secs(120));
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reports = Reports::in_dir(dir.path(), "reports");
+    let out = run(
+        &format!("{}/fault/{FAULT}", server.base_url),
+        dir.path(),
+        &reports,
+        &[],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a fault run fails: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    let html = read(&reports.html);
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(
+        !html.contains("<script") && !html.contains("<link"),
+        "self-contained, no JS"
+    );
+    assert!(!html.contains("id=\"partial\""), "the run finished");
+    assert!(!html.contains(DEMO_SIGN_KEY), "no secret in the report");
+
+    let Some(chromium) = find_chromium() else {
+        assert!(
+            !require_tools(),
+            "MALLCHECK_REQUIRE_TOOLS is set but no Chromium was found (run .ci/install-chromium.sh)"
+        );
+        eprintln!(
+            "note: no chromium on PATH; skipped rendering the HTML report (see .ci/install-chromium.sh)"
+        );
+        return;
+    };
+    let dom = dump_dom(&chromium, &reports.html);
+    assert!(
+        dom.contains("<section id=\"sec-3\">"),
+        "a §3 section: {dom}"
+    );
+    let section = &dom[dom.find("<section id=\"sec-3\">").expect("§3")..];
+    assert!(
+        section.contains(&format!("<code class=\"check\">{FAILING_CHECK}</code>")),
+        "the failing check id: {dom}"
+    );
+    assert!(section.contains(FAILING_CASE), "the failing case: {dom}");
+    assert!(
+        section.contains("- expected: one of [0, 1, 2]"),
+        "the expected side: {dom}"
+    );
+    assert!(section.contains("+ actual:   3"), "the actual side: {dom}");
+    assert!(section.contains("curl -sS -X POST"), "the request: {dom}");
+    assert!(
+        section.contains("&lt;redacted&gt;"),
+        "a redacted Authorization: {dom}"
+    );
+    assert!(section.contains("HTTP 200"), "the response: {dom}");
+    assert!(
+        dom.contains("badge b-fail\">FAIL</span></h1>"),
+        "the run verdict in the title: {dom}"
+    );
+}
+
+#[test]
+fn fault_run_markdown_summary_lists_failures_with_details() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reports = Reports::in_dir(dir.path(), "reports");
+    let out = run(
+        &format!("{}/fault/{FAULT}", server.base_url),
+        dir.path(),
+        &reports,
+        &["mall-list.yaml"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let md = read(&reports.markdown);
+    assert!(md.starts_with("## mallcheck: ❌ FAIL"), "{md}");
+    assert!(md.contains("### Failures"), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.contains(FAILING_CASE) && l.starts_with('|'))
+        .unwrap_or_else(|| panic!("a table row for the failing case: {md}"));
+    assert!(
+        row.contains(&format!("`{FAILING_CHECK}` | §3 | `/data/0/state` (+")),
+        "{row}"
+    );
+    assert!(
+        md.contains("<details><summary>FAIL ") && md.contains("request: curl -sS -X POST"),
+        "{md}"
+    );
+    assert!(!md.contains(DEMO_SIGN_KEY), "no secret in the summary");
+}
+
+/// (file, name, index, outcome, sorted check ids) of every case of a JSON report.
+fn json_cases(doc: &Value) -> Vec<(String, String, u64, String, Vec<String>)> {
+    doc["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .map(|c| {
+            let mut checks: Vec<String> = c["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .map(|f| f["check"].as_str().expect("check").to_string())
+                .collect();
+            checks.sort();
+            (
+                c["id"]["file"].as_str().expect("file").to_string(),
+                c["id"]["name"].as_str().expect("name").to_string(),
+                c["id"]["index"].as_u64().expect("index"),
+                c["outcome"].as_str().expect("outcome").to_string(),
+                checks,
+            )
+        })
+        .collect()
+}
+
+/// (suite, testcase, result element, result type) of every testcase of a JUnit file.
+fn junit_cases(xml: &str) -> Vec<(String, String, String, String)> {
+    use quick_xml::events::Event;
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut suite = String::new();
+    let mut out: Vec<(String, String, String, String)> = Vec::new();
+    let attr = |e: &quick_xml::events::BytesStart<'_>, name: &str| -> String {
+        e.attributes()
+            .flatten()
+            .find(|a| a.key.as_ref() == name.as_bytes())
+            .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+            .unwrap_or_default()
+    };
+    loop {
+        match reader.read_event().expect("well-formed JUnit") {
+            Event::Start(e) | Event::Empty(e) => match e.name().as_ref() {
+                b"testsuite" => suite = attr(&e, "name"),
+                b"testcase" => out.push((
+                    suite.clone(),
+                    attr(&e, "name"),
+                    "pass".into(),
+                    String::new(),
+                )),
+                kind @ (b"failure" | b"error" | b"skipped") => {
+                    let last = out.last_mut().expect("a result inside a testcase");
+                    last.2 = String::from_utf8_lossy(kind).into_owned();
+                    last.3 = attr(&e, "type");
+                }
+                _ => {}
+            },
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    out
+}
+
+fn merge(dir: &Path, args: &[&Path]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .arg("merge")
+        .args(args)
+        .output()
+        .expect("run mallcheck merge")
+}
+
+#[test]
+fn merging_two_partial_runs_equals_the_run_of_both() {
+    let server = Server::start();
+    let url = format!("{}/fault/{FAULT}", server.base_url);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (a, b, both) = (
+        Reports::in_dir(dir.path(), "a"),
+        Reports::in_dir(dir.path(), "b"),
+        Reports::in_dir(dir.path(), "both"),
+    );
+    assert_eq!(
+        run(&url, dir.path(), &a, &["mall-list.yaml"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        run(&url, dir.path(), &b, &["auth.yaml"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&url, dir.path(), &both, &["mall-list.yaml", "auth.yaml"])
+            .status
+            .code(),
+        Some(1)
+    );
+    let merged_json = dir.path().join("merged/report.json");
+    let merged_junit = dir.path().join("merged/junit.xml");
+    let out = merge(
+        dir.path(),
+        &[
+            Path::new("--json"),
+            &merged_json,
+            Path::new("--junit"),
+            &merged_junit,
+            &a.json,
+            &b.junit,
+            &a.junit,
+            &b.json,
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the merged result has failures: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let merged: Value = serde_json::from_str(&read(&merged_json)).expect("merged JSON");
+    let whole: Value = serde_json::from_str(&read(&both.json)).expect("whole JSON");
+    let merged_cases = json_cases(&merged);
+    assert!(merged_cases.len() > 10, "{merged_cases:?}");
+    assert_eq!(merged_cases, json_cases(&whole));
+    assert_eq!(merged["format_version"], 1);
+    for key in ["passed", "warned", "failed", "errored", "skipped"] {
+        assert_eq!(
+            merged["summary"][key], whole["summary"][key],
+            "summary.{key}"
+        );
+    }
+    assert_eq!(
+        junit_cases(&read(&merged_junit)),
+        junit_cases(&read(&both.junit))
+    );
+}
+
+#[test]
+fn merge_of_passing_reports_exits_zero_and_unreadable_input_exits_two() {
+    let server = Server::start();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reports = Reports::in_dir(dir.path(), "ok");
+    assert_eq!(
+        run(&server.base_url, dir.path(), &reports, &["auth.yaml"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let out_json = dir.path().join("merged.json");
+    let ok = merge(dir.path(), &[Path::new("--json"), &out_json, &reports.json]);
+    assert_eq!(
+        ok.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+
+    let missing = dir.path().join("shard-9/report.json");
+    let bad = merge(
+        dir.path(),
+        &[Path::new("--json"), &out_json, &reports.json, &missing],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        stderr.contains("shard-9/report.json"),
+        "names the file: {stderr}"
+    );
+
+    let garbage = dir.path().join("notes.txt");
+    std::fs::write(&garbage, "hello").expect("write");
+    let bad = merge(dir.path(), &[Path::new("--junit"), &out_json, &garbage]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("notes.txt"));
+}
