@@ -600,7 +600,7 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
                         }
                         None => TestCaseBuilder::success(&name, time),
                     };
-                    if !lines.is_empty() {
+                    if breaking.is_empty() && !lines.is_empty() {
                         b.set_system_out(&xml_safe(&lines.join("\n")));
                     }
                     b
@@ -662,7 +662,7 @@ mod tests {
         assert_eq!(additive.verdict(), DiffVerdict::Additive);
         assert_eq!(result(Ok(vec![])).verdict(), DiffVerdict::Unchanged);
         assert_eq!(result(Err("down".into())).verdict(), DiffVerdict::Error);
-        assert_eq!(exit_code(&[additive.clone()]), exit::PASS);
+        assert_eq!(exit_code(std::slice::from_ref(&additive)), exit::PASS);
         assert_eq!(exit_code(&[additive, breaking]), exit::FAILURE);
         assert_eq!(exit_code(&[result(Err("down".into()))]), exit::FAILURE);
     }

@@ -156,7 +156,7 @@ impl Change {
                 show(&self.before),
                 show(&self.after)
             ),
-            ChangeKind::OrderChanged => self.kind.label().to_string(),
+            ChangeKind::OrderChanged | ChangeKind::NowAlwaysNull => self.kind.label().to_string(),
             _ => format!(
                 "{}: {} → {}",
                 self.kind.label(),

@@ -67,12 +67,10 @@ pub fn field_lines(changes: &[Change]) -> Vec<String> {
 /// The full explanation of a difference: changed fields, then the unified diff.
 pub fn explain(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     let mut out = String::new();
-    if let Some(changes) = field_changes(old, new) {
-        if !changes.is_empty() {
-            out.push_str("changed fields:\n");
-            for line in field_lines(&changes) {
-                out.push_str(&format!("  {line}\n"));
-            }
+    if let Some(changes) = field_changes(old, new).filter(|c| !c.is_empty()) {
+        out.push_str("changed fields:\n");
+        for line in field_lines(&changes) {
+            out.push_str(&format!("  {line}\n"));
         }
     }
     out.push_str(&unified(old, new, old_label, new_label, MAX_DIFF_LINES));
