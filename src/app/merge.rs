@@ -4,9 +4,10 @@
 //! JSON reports are merged as documents (unknown fields survive): cases are concatenated,
 //! deduplicated by case file and name (the first input wins), ordered by case file then index,
 //! re-indexed and re-counted. JUnit files are read back with quick-xml and written again
-//! through junit-report, testsuites merged by name and testcases deduplicated by class and name.
+//! through junit-report, testsuites merged by name and testcases deduplicated by class and name;
+//! when JSON reports are among the inputs, testcases follow the merged JSON case order.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use junit_report::{Duration as JDuration, Report, TestCase, TestResult, TestSuite};
@@ -40,16 +41,27 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
             Input::Junit(s) => junit_inputs.push((path.clone(), s)),
         }
     }
+    if args.json.is_some() && json_inputs.is_empty() {
+        return Err(UsageError::setting(
+            "--json",
+            "no JSON report among the inputs",
+            Some("pass the report.json files of the runs, or drop --json"),
+        ));
+    }
+    if args.junit.is_some() && junit_inputs.is_empty() {
+        return Err(UsageError::setting(
+            "--junit",
+            "no JUnit XML report among the inputs",
+            Some("pass the junit.xml files of the runs, or drop --junit"),
+        ));
+    }
+    let merged = if json_inputs.is_empty() {
+        None
+    } else {
+        Some(merge_json(&json_inputs)?)
+    };
     let mut failing = false;
-    if let Some(out) = &args.json {
-        if json_inputs.is_empty() {
-            return Err(UsageError::setting(
-                "--json",
-                "no JSON report among the inputs",
-                Some("pass the report.json files of the runs, or drop --json"),
-            ));
-        }
-        let merged = merge_json(&json_inputs)?;
+    if let (Some(out), Some(merged)) = (&args.json, &merged) {
         for note in &merged.notes {
             eprintln!("note: {note}");
         }
@@ -69,14 +81,10 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         );
     }
     if let Some(out) = &args.junit {
-        if junit_inputs.is_empty() {
-            return Err(UsageError::setting(
-                "--junit",
-                "no JUnit XML report among the inputs",
-                Some("pass the junit.xml files of the runs, or drop --junit"),
-            ));
+        let mut suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
+        if let Some(merged) = &merged {
+            order_like_json(&mut suites, &merged.document);
         }
-        let suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
         failing |= suites.iter().any(|s| s.failures() > 0 || s.errors() > 0);
         let mut report = Report::new();
         let count = suites.iter().map(TestSuite::tests).sum::<usize>();
@@ -291,6 +299,27 @@ pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> Vec<Test
         }
     }
     by_name.into_values().collect()
+}
+
+/// Orders each suite's testcases like the cases of a merged JSON report (case file = suite
+/// name, case name = testcase name), so shards give the order of one unsharded run. Testcases
+/// the report does not know keep their relative order after the known ones.
+pub fn order_like_json(suites: &mut [TestSuite], report: &Value) {
+    let mut position: HashMap<(String, String), usize> = HashMap::new();
+    for (i, case) in report["cases"].as_array().into_iter().flatten().enumerate() {
+        if let Some((file, name)) = case_key(case) {
+            position.insert((xml_safe(&file), xml_safe(&name)), i);
+        }
+    }
+    for suite in suites {
+        let name = suite.name.clone();
+        suite.testcases.sort_by_key(|c| {
+            position
+                .get(&(name.clone(), c.name.clone()))
+                .copied()
+                .unwrap_or(usize::MAX)
+        });
+    }
 }
 
 fn join_opt(a: Option<String>, b: Option<String>) -> Option<String> {
@@ -618,6 +647,25 @@ mod tests {
         report.write_xml(&mut out).expect("xml");
         let again = parse_junit(&String::from_utf8(out).expect("utf-8")).expect("round trip");
         assert_eq!(again[0].testcases.len(), 3);
+    }
+
+    #[test]
+    fn junit_testcases_follow_the_json_case_order() {
+        let mut suites = merge_junit([parse_junit(SHARD_2).expect("shard 2")]);
+        let order = report(
+            "http://x",
+            json!([
+                case("cases/a.yaml", "one", 0, "pass"),
+                case("cases/a.yaml", "four", 1, "skip")
+            ]),
+        );
+        order_like_json(&mut suites, &order);
+        let names: Vec<&str> = suites[0]
+            .testcases
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["one", "four"]);
     }
 
     #[test]
