@@ -1,5 +1,6 @@
 //! `mallcheck serve`: runs the reference server until Ctrl-C.
 
+use std::io::Write;
 use std::net::SocketAddr;
 
 use crate::cli::ServeArgs;
@@ -16,7 +17,7 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
                 Some(id) => format!("caught by {id}"),
                 None => "tolerated: must pass".to_string(),
             };
-            println!("{:<34} {:<40} {}", f.name(), verdict, f.description());
+            let _ = writeln!(std::io::stdout(), "{:<34} {:<40} {}", f.name(), verdict, f.description());
         }
         return Ok(exit::PASS);
     }

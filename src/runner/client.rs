@@ -237,7 +237,8 @@ impl Client {
                 result: Err(Box::new(f)),
             },
             Ok(Ok((record, response))) => {
-                let decoded = decode(response, &record, self.options.follow_redirects);
+                let following = self.options.follow_redirects;
+                let decoded = crate::runner::cpu_bound(|| decode(response, &record, following));
                 Sent {
                     exchange: Exchange {
                         request,

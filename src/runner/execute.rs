@@ -219,8 +219,8 @@ async fn exchange_case(
             Some(s) => (s.value.as_str(), s.span.clone()),
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
-        c.add(runner.schemas.validate(name, &response.json), &span);
-        c.add(runner.schemas.extra_fields(name, &response.json), &span);
+        c.add(crate::runner::cpu_bound(|| runner.schemas.validate(name, &response.json)), &span);
+        c.add(crate::runner::cpu_bound(|| runner.schemas.extra_fields(name, &response.json)), &span);
     }
     for check in &expect.checks {
         let findings = match check.check.id {
@@ -285,12 +285,9 @@ impl PageSource for ClientPages<'_, '_, '_> {
             return Page::Stop(stop);
         }
         let span = self.span.clone();
-        self.collector.add(
-            self.runner
-                .schemas
-                .validate("mall-list-response", &response.json),
-            &span,
-        );
+        let schemas = &self.runner.schemas;
+        let findings = crate::runner::cpu_bound(|| schemas.validate("mall-list-response", &response.json));
+        self.collector.add(findings, &span);
         if let Some(merchant) = &self.merchant {
             self.collector
                 .add(ownership::merchant(&response.json, merchant), &span);
@@ -454,11 +451,8 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             );
             continue;
         }
-        c.add(runner.schemas.validate("products-response", &r.json), &span);
-        c.add(
-            runner.schemas.extra_fields("products-response", &r.json),
-            &span,
-        );
+        c.add(crate::runner::cpu_bound(|| runner.schemas.validate("products-response", &r.json)), &span);
+        c.add(crate::runner::cpu_bound(|| runner.schemas.extra_fields("products-response", &r.json)), &span);
         if s.order {
             c.add(products::order(&r.json), &span);
         }

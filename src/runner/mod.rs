@@ -139,6 +139,18 @@ impl Runner {
     }
 }
 
+/// Runs CPU-bound work (decoding, validating a large body) without starving the async workers
+/// that read other responses: on a multi-threaded runtime the worker hands its other tasks to
+/// another thread first.
+pub(crate) fn cpu_bound<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
 /// The text of a caught panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload

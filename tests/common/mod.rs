@@ -1,0 +1,99 @@
+//! Shared helpers of the integration tests: the real binary, and `mallcheck serve` on an
+//! ephemeral loopback port.
+
+#![allow(dead_code, reason = "each test binary uses a different subset of the helpers")]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+
+/// Path of the binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_mallcheck"))
+}
+
+/// The repository root (for `cases/`).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `mallcheck serve --port 0` process, killed on drop.
+pub struct Server {
+    child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base_url: String,
+}
+
+impl Server {
+    /// Starts the server and waits for its "listening on" line (no sleeping, no fixed port).
+    pub fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(bin())
+            .args(["serve", "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn mallcheck serve");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read the listening line");
+        // Keep draining so the server never writes into a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let base_url = line
+            .trim()
+            .rsplit(' ')
+            .next()
+            .filter(|u| u.starts_with("http://"))
+            .unwrap_or_else(|| panic!("unexpected first line from serve: {line:?}"))
+            .to_string();
+        Server { child, base_url }
+    }
+
+    /// Base URL serving one fault by path prefix.
+    pub fn fault_url(&self, fault: &str) -> String {
+        format!("{}/fault/{fault}", self.base_url)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `mallcheck run` command against `base_url` as the embedded server's main merchant, with
+/// reports in `dir`.
+pub fn run_against(base_url: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["run", "--base-url", base_url])
+        .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .arg("--cases")
+        .arg(repo().join("cases"))
+        .args(["--junit", "junit.xml", "--json", "report.json", "--color", "never"]);
+    cmd
+}
+
+/// Check ids of every finding in a JSON report.
+pub fn finding_ids(report: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(report).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let mut ids: Vec<String> = v["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["findings"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| f["check"].as_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}

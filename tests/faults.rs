@@ -1,0 +1,79 @@
+//! Self-verification: the shipped cases, run by the real binary, catch every contract fault of
+//! the reference server with the expected check id, and pass every tolerated variation.
+
+mod common;
+
+use std::sync::Mutex;
+use std::thread;
+
+use common::{Server, run_against};
+use mallcheck::server::faults::Fault;
+
+/// Runs at once; each run is a separate process.
+const PARALLEL: usize = 4;
+
+struct Verdict {
+    fault: &'static str,
+    expected: Option<&'static str>,
+    code: Option<i32>,
+    junit: String,
+    stdout: String,
+}
+
+fn verify(server: &Server, fault: Fault) -> Verdict {
+    let dir = tempfile::tempdir().unwrap();
+    // Faults that hang only need a short deadline to be caught; the rest get the default.
+    let timeout = if fault.expected_check() == Some("transport.timeout") { "1" } else { "10" };
+    let out = run_against(&server.fault_url(fault.name()), dir.path())
+        .args(["--timeout", timeout, "--jobs", "8", "--quiet"])
+        .output()
+        .unwrap();
+    Verdict {
+        fault: fault.name(),
+        expected: fault.expected_check(),
+        code: out.status.code(),
+        junit: std::fs::read_to_string(dir.path().join("junit.xml")).unwrap_or_default(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+    }
+}
+
+#[test]
+fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
+    let server = Server::start(&[]);
+    let queue: Mutex<Vec<Fault>> =
+        Mutex::new(Fault::all().iter().copied().filter(|f| !f.is_fuzz_trigger()).collect());
+    let verdicts: Mutex<Vec<Verdict>> = Mutex::new(Vec::new());
+    thread::scope(|s| {
+        for _ in 0..PARALLEL {
+            s.spawn(|| {
+                while let Some(fault) = queue.lock().unwrap().pop() {
+                    let v = verify(&server, fault);
+                    verdicts.lock().unwrap().push(v);
+                }
+            });
+        }
+    });
+    let verdicts = verdicts.into_inner().unwrap();
+    let contract = verdicts.iter().filter(|v| v.expected.is_some()).count();
+    let tolerated = verdicts.len() - contract;
+    assert!(contract >= 40, "only {contract} contract faults");
+    assert!(tolerated >= 10, "only {tolerated} tolerated variations");
+    let mut wrong = Vec::new();
+    for v in &verdicts {
+        let ok = match v.expected {
+            // The id appears in the failure/error type or text of the JUnit report.
+            Some(id) => v.code == Some(1) && v.junit.contains(id),
+            None => v.code == Some(0),
+        };
+        if !ok {
+            wrong.push(format!(
+                "{} (expected {}): exit {:?}\n{}",
+                v.fault,
+                v.expected.unwrap_or("a pass"),
+                v.code,
+                v.stdout.lines().take(12).collect::<Vec<_>>().join("\n")
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong verdicts:\n{}", wrong.len(), wrong.join("\n\n"));
+}

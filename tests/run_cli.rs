@@ -1,0 +1,99 @@
+//! `mallcheck run` end to end: the real binary against the real server over loopback.
+
+mod common;
+
+use std::process::Command;
+
+use common::{Server, bin, finding_ids, repo, run_against};
+
+fn output_text(out: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+#[test]
+fn run_with_no_base_url_passes_against_the_embedded_server_and_writes_junit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_remove("MALLCHECK_BASE_URL")
+        .args(["run", "--cases"])
+        .arg(repo().join("cases"))
+        .args(["--color", "never"])
+        .output()
+        .unwrap();
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let summary = text.lines().find(|l| l.starts_with("Summary")).expect("summary line");
+    let total: usize = summary.split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(total >= 30, "{summary}");
+    assert!(summary.contains(" 0 failed, 0 errored"), "{summary}");
+    let junit = std::fs::read_to_string(dir.path().join("reports/junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), total, "{junit}");
+    assert!(junit.matches("<testsuite ").count() >= 5);
+}
+
+#[test]
+fn a_malformed_case_file_exits_2_naming_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = repo().join("tests/fixtures/bad-cases/unknown-key.yaml");
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["run", "--color", "never", "--cases"])
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("unknown-key.yaml:7:"), "{text}");
+    assert!(text.contains("expect"), "did-you-mean missing: {text}");
+    assert!(!dir.path().join("reports/junit.xml").exists(), "nothing may run before the cases are valid");
+}
+
+#[test]
+fn bad_flags_exit_2_with_the_flag_named() {
+    for (args, needle) in [
+        (vec!["run", "--timeout", "0"], "--timeout"),
+        (vec!["run", "--base-url", "ftp://x"], "--base-url"),
+        (vec!["run", "--no-such-flag"], "--no-such-flag"),
+        (vec!["serve", "--fault", "no-such-fault"], "no-such-fault"),
+    ] {
+        let out = Command::new(bin()).args(&args).env("MALLCHECK_SIGN_KEY", "k").output().unwrap();
+        let text = output_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
+        assert!(text.contains(needle), "{args:?}: {text}");
+    }
+}
+
+#[test]
+fn an_unreachable_service_exits_1_and_still_writes_the_report() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path()).output().unwrap();
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(finding_ids(&dir.path().join("report.json")).contains(&"transport.connect".to_string()));
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(junit.contains("<error"), "{junit}");
+}
+
+#[test]
+fn a_base_url_with_a_path_prefix_is_honoured() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.fault_url("extra-fields"), dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert!(finding_ids(&dir.path().join("report.json")).contains(&"info.extra-fields".to_string()));
+}
+
+#[test]
+fn checks_lists_every_catalogue_entry() {
+    let out = Command::new(bin()).arg("checks").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    for c in mallcheck::spec::catalog::CATALOG {
+        assert!(text.contains(c.id) && text.contains(c.section), "{} missing", c.id);
+    }
+}
