@@ -23,7 +23,11 @@ struct Verdict {
 fn verify(server: &Server, fault: Fault) -> Verdict {
     let dir = tempfile::tempdir().unwrap();
     // Faults that hang only need a short deadline to be caught; the rest get the default.
-    let timeout = if fault.expected_check() == Some("transport.timeout") { "1" } else { "10" };
+    let timeout = if fault.expected_check() == Some("transport.timeout") {
+        "1"
+    } else {
+        "10"
+    };
     let out = run_against(&server.fault_url(fault.name()), dir.path())
         .args(["--timeout", timeout, "--jobs", "8", "--quiet"])
         .output()
@@ -40,8 +44,13 @@ fn verify(server: &Server, fault: Fault) -> Verdict {
 #[test]
 fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
     let server = Server::start(&[]);
-    let queue: Mutex<Vec<Fault>> =
-        Mutex::new(Fault::all().iter().copied().filter(|f| !f.is_fuzz_trigger()).collect());
+    let queue: Mutex<Vec<Fault>> = Mutex::new(
+        Fault::all()
+            .iter()
+            .copied()
+            .filter(|f| !f.is_fuzz_trigger())
+            .collect(),
+    );
     let verdicts: Mutex<Vec<Verdict>> = Mutex::new(Vec::new());
     thread::scope(|s| {
         for _ in 0..PARALLEL {
@@ -75,5 +84,10 @@ fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
             ));
         }
     }
-    assert!(wrong.is_empty(), "{} wrong verdicts:\n{}", wrong.len(), wrong.join("\n\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong verdicts:\n{}",
+        wrong.len(),
+        wrong.join("\n\n")
+    );
 }

@@ -13,7 +13,12 @@ fn fault_table() -> String {
             (false, Some(id)) => format!("exit 1, `{id}`"),
             (_, None) => "tolerated: exit 0".to_string(),
         };
-        out.push_str(&format!("| `{}` | {} | {} |\n", f.name(), f.description().replace('|', "\\|"), verdict));
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            f.name(),
+            f.description().replace('|', "\\|"),
+            verdict
+        ));
     }
     out
 }
@@ -31,13 +36,16 @@ fn readme_fault_table_matches_the_fault_modes() {
             std::fs::write(path, updated).unwrap();
             return;
         }
-        panic!("README fault table is stale; rerun with MALLCHECK_BLESS=1 and commit. Expected:\n{expected}");
+        panic!(
+            "README fault table is stale; rerun with MALLCHECK_BLESS=1 and commit. Expected:\n{expected}"
+        );
     }
 }
 
 #[test]
 fn ci_runs_the_readme_test_command() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let ci = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
     let command = "cargo test --locked";
     assert!(readme.contains(command) && ci.contains(command));

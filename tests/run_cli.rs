@@ -7,7 +7,11 @@ use std::process::Command;
 use common::{Server, bin, finding_ids, repo, run_against};
 
 fn output_text(out: &std::process::Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
 }
 
 #[test]
@@ -23,7 +27,10 @@ fn run_with_no_base_url_passes_against_the_embedded_server_and_writes_junit() {
         .unwrap();
     let text = output_text(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    let summary = text.lines().find(|l| l.starts_with("Summary")).expect("summary line");
+    let summary = text
+        .lines()
+        .find(|l| l.starts_with("Summary"))
+        .expect("summary line");
     let total: usize = summary.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert!(total >= 30, "{summary}");
     assert!(summary.contains(" 0 failed, 0 errored"), "{summary}");
@@ -46,7 +53,10 @@ fn a_malformed_case_file_exits_2_naming_file_and_line() {
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("unknown-key.yaml:7:"), "{text}");
     assert!(text.contains("expect"), "did-you-mean missing: {text}");
-    assert!(!dir.path().join("reports/junit.xml").exists(), "nothing may run before the cases are valid");
+    assert!(
+        !dir.path().join("reports/junit.xml").exists(),
+        "nothing may run before the cases are valid"
+    );
 }
 
 #[test]
@@ -57,7 +67,11 @@ fn bad_flags_exit_2_with_the_flag_named() {
         (vec!["run", "--no-such-flag"], "--no-such-flag"),
         (vec!["serve", "--fault", "no-such-fault"], "no-such-fault"),
     ] {
-        let out = Command::new(bin()).args(&args).env("MALLCHECK_SIGN_KEY", "k").output().unwrap();
+        let out = Command::new(bin())
+            .args(&args)
+            .env("MALLCHECK_SIGN_KEY", "k")
+            .output()
+            .unwrap();
         let text = output_text(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {text}");
         assert!(text.contains(needle), "{args:?}: {text}");
@@ -71,10 +85,14 @@ fn an_unreachable_service_exits_1_and_still_writes_the_report() {
         l.local_addr().unwrap().port()
     };
     let dir = tempfile::tempdir().unwrap();
-    let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path()).output().unwrap();
+    let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path())
+        .output()
+        .unwrap();
     let text = output_text(&out);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(finding_ids(&dir.path().join("report.json")).contains(&"transport.connect".to_string()));
+    assert!(
+        finding_ids(&dir.path().join("report.json")).contains(&"transport.connect".to_string())
+    );
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(junit.contains("<error"), "{junit}");
 }
@@ -83,9 +101,13 @@ fn an_unreachable_service_exits_1_and_still_writes_the_report() {
 fn a_base_url_with_a_path_prefix_is_honoured() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let out = run_against(&server.fault_url("extra-fields"), dir.path()).output().unwrap();
+    let out = run_against(&server.fault_url("extra-fields"), dir.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
-    assert!(finding_ids(&dir.path().join("report.json")).contains(&"info.extra-fields".to_string()));
+    assert!(
+        finding_ids(&dir.path().join("report.json")).contains(&"info.extra-fields".to_string())
+    );
 }
 
 #[test]
@@ -94,6 +116,10 @@ fn checks_lists_every_catalogue_entry() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0));
     for c in mallcheck::spec::catalog::CATALOG {
-        assert!(text.contains(c.id) && text.contains(c.section), "{} missing", c.id);
+        assert!(
+            text.contains(c.id) && text.contains(c.section),
+            "{} missing",
+            c.id
+        );
     }
 }

@@ -83,9 +83,8 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     // Before any thread exists: it configures insta through environment variables.
     let snapshots = super::snapshots::snapshotter(&args)?;
     let target = settings::resolve(&args.target)?;
-    let snapshots = snapshots.map(|s| {
-        s.with_secrets(target.signer.secrets().into_iter().cloned().collect())
-    });
+    let snapshots =
+        snapshots.map(|s| s.with_secrets(target.signer.secrets().into_iter().cloned().collect()));
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
     let mut planned: Vec<PlannedCase> = Vec::new();

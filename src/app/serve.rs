@@ -17,7 +17,13 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
                 Some(id) => format!("caught by {id}"),
                 None => "tolerated: must pass".to_string(),
             };
-            let _ = writeln!(std::io::stdout(), "{:<34} {:<40} {}", f.name(), verdict, f.description());
+            let _ = writeln!(
+                std::io::stdout(),
+                "{:<34} {:<40} {}",
+                f.name(),
+                verdict,
+                f.description()
+            );
         }
         return Ok(exit::PASS);
     }

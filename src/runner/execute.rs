@@ -219,8 +219,14 @@ async fn exchange_case(
             Some(s) => (s.value.as_str(), s.span.clone()),
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
-        c.add(crate::runner::cpu_bound(|| runner.schemas.validate(name, &response.json)), &span);
-        c.add(crate::runner::cpu_bound(|| runner.schemas.extra_fields(name, &response.json)), &span);
+        c.add(
+            crate::runner::cpu_bound(|| runner.schemas.validate(name, &response.json)),
+            &span,
+        );
+        c.add(
+            crate::runner::cpu_bound(|| runner.schemas.extra_fields(name, &response.json)),
+            &span,
+        );
     }
     for check in &expect.checks {
         let findings = match check.check.id {
@@ -286,7 +292,8 @@ impl PageSource for ClientPages<'_, '_, '_> {
         }
         let span = self.span.clone();
         let schemas = &self.runner.schemas;
-        let findings = crate::runner::cpu_bound(|| schemas.validate("mall-list-response", &response.json));
+        let findings =
+            crate::runner::cpu_bound(|| schemas.validate("mall-list-response", &response.json));
         self.collector.add(findings, &span);
         if let Some(merchant) = &self.merchant {
             self.collector
@@ -451,8 +458,14 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             );
             continue;
         }
-        c.add(crate::runner::cpu_bound(|| runner.schemas.validate("products-response", &r.json)), &span);
-        c.add(crate::runner::cpu_bound(|| runner.schemas.extra_fields("products-response", &r.json)), &span);
+        c.add(
+            crate::runner::cpu_bound(|| runner.schemas.validate("products-response", &r.json)),
+            &span,
+        );
+        c.add(
+            crate::runner::cpu_bound(|| runner.schemas.extra_fields("products-response", &r.json)),
+            &span,
+        );
         if s.order {
             c.add(products::order(&r.json), &span);
         }

@@ -1,7 +1,10 @@
 //! Shared helpers of the integration tests: the real binary, and `mallcheck serve` on an
 //! ephemeral loopback port.
 
-#![allow(dead_code, reason = "each test binary uses a different subset of the helpers")]
+#![allow(
+    dead_code,
+    reason = "each test binary uses a different subset of the helpers"
+)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -39,7 +42,9 @@ impl Server {
         let stdout = child.stdout.take().expect("piped stdout");
         let mut reader = BufReader::new(stdout);
         let mut line = String::new();
-        reader.read_line(&mut line).expect("read the listening line");
+        reader
+            .read_line(&mut line)
+            .expect("read the listening line");
         // Keep draining so the server never writes into a closed pipe.
         std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let base_url = line
@@ -78,7 +83,14 @@ pub fn run_against(base_url: &str, dir: &Path) -> Command {
         .args(["--merchant-user-id", MAIN.merchant_user_id])
         .arg("--cases")
         .arg(repo().join("cases"))
-        .args(["--junit", "junit.xml", "--json", "report.json", "--color", "never"]);
+        .args([
+            "--junit",
+            "junit.xml",
+            "--json",
+            "report.json",
+            "--color",
+            "never",
+        ]);
     cmd
 }
 
