@@ -1,9 +1,264 @@
-//! `mallcheck fuzz`: wiring of the fuzzer.
+//! `mallcheck fuzz`: validate the flags, start the embedded server when no base URL is given,
+//! learn real malls, run the fuzzer on a blocking thread, print its reproducers and summary,
+//! write the JUnit report and pick the exit code.
 
-use crate::cli::FuzzArgs;
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::app::settings::{self, Target};
+use crate::case::model::Endpoint;
+use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
+use crate::exit;
+use crate::report::atomic;
+use crate::runner::client::Client;
+use crate::runner::discover::{
+    MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
+};
+use crate::runner::fuzz::render::{self, Style};
+use crate::runner::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
+use crate::server::{self, ServerOptions, data};
+use crate::spec::schemas::SchemaSet;
+
+/// Candidates tried while shrinking one failure.
+const MAX_SHRINK_TRIES: u32 = 1000;
+
+/// A seed from the clock, for runs without `--seed` (it is printed, so the run can be repeated).
+fn clock_seed() -> u64 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    u64::try_from(nanos % u128::from(u64::MAX)).unwrap_or(0) ^ u64::from(std::process::id())
+}
+
+fn var(target: &Target, name: &str) -> String {
+    target.vars.get(name).cloned().unwrap_or_default()
+}
+
+/// The configured identity first, then the others the target knows.
+fn identities(target: &Target) -> Vec<Identity> {
+    let me = Identity {
+        merchant_id: var(target, "MALLCHECK_MERCHANT_ID"),
+        merchant_user_id: var(target, "MALLCHECK_MERCHANT_USER_ID"),
+        role: var(target, "MALLCHECK_ROLE"),
+    };
+    let mut out = vec![me.clone()];
+    let others: Vec<Identity> = if target.base_url.is_none() {
+        [data::OTHER, data::SINGLE, data::EMPTY, data::MAIN]
+            .iter()
+            .map(|i| Identity {
+                merchant_id: i.merchant_id.to_string(),
+                merchant_user_id: i.merchant_user_id.to_string(),
+                role: i.role.to_string(),
+            })
+            .collect()
+    } else {
+        vec![Identity {
+            merchant_id: var(target, "MALLCHECK_OTHER_MERCHANT_ID"),
+            merchant_user_id: var(target, "MALLCHECK_OTHER_MERCHANT_USER_ID"),
+            role: me.role.clone(),
+        }]
+    };
+    for other in others {
+        if !out.iter().any(|i| i.merchant_id == other.merchant_id) {
+            out.push(other);
+        }
+    }
+    out
+}
+
+/// The mall the user named with `MALLCHECK_MALL_SN` and `MALLCHECK_MALL_SIGNATURE`, if both.
+fn given_mall(target: &Target) -> Option<(String, String)> {
+    let sn = var(target, MALL_SN_VAR);
+    let sig = var(target, MALL_SIGNATURE_VAR);
+    (sn != MALL_SN_SENTINEL && sig != MALL_SIGNATURE_SENTINEL && !sn.is_empty())
+        .then_some((sn, sig))
+}
+
+fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
+    if args.cases == 0 {
+        return Err(UsageError::setting("--cases", "must be at least 1", None));
+    }
+    if !(args.rate.is_finite() && args.rate >= 0.0) {
+        return Err(UsageError::setting(
+            "--rate",
+            format!(
+                "{} is not a number of requests per second (0 = unlimited)",
+                args.rate
+            ),
+            None,
+        ));
+    }
+    if args.max_time == 0 {
+        return Err(UsageError::setting(
+            "--max-time",
+            "must be at least 1 second",
+            None,
+        ));
+    }
+    let endpoints = match args.endpoint {
+        FuzzEndpoint::MallList => vec![Endpoint::MallList],
+        FuzzEndpoint::MallProducts => vec![Endpoint::MallProducts],
+        FuzzEndpoint::All => vec![Endpoint::MallList, Endpoint::MallProducts],
+    };
+    Ok(FuzzOptions {
+        endpoints,
+        cases: args.cases,
+        seed,
+        max_time: Duration::from_secs(args.max_time),
+        rate: args.rate,
+        max_shrink_tries: MAX_SHRINK_TRIES,
+        save_dir: Some(args.regressions.clone()),
+    })
+}
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
 
 /// Runs the fuzzer.
-pub fn fuzz(_args: FuzzArgs) -> Result<i32, UsageError> {
-    Err(UsageError::setting("fuzz", "not available in this build yet", None))
+pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    let options = options(&args, seed)?;
+    let target = settings::resolve(&args.target)?;
+    let schemas = Arc::new(SchemaSet::embedded()?);
+    let saved = regressions::load(&args.regressions).map_err(|e| {
+        UsageError::setting(
+            "--regressions",
+            e.to_string(),
+            Some("fix or delete the file; each holds {endpoint, property, body}"),
+        )
+    })?;
+    let style = Style {
+        color: settings::use_color(args.color),
+    };
+    let rt = super::runtime()?;
+    let code = rt.block_on(async {
+        let server = match &target.base_url {
+            Some(_) => None,
+            None => {
+                let opts = ServerOptions {
+                    signer: target.signer.clone(),
+                    appid: target.appid.clone(),
+                    ..ServerOptions::default()
+                };
+                match server::start(opts).await {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        eprintln!("error: cannot start the embedded reference server: {e}");
+                        return exit::FAILURE;
+                    }
+                }
+            }
+        };
+        let base_url = target
+            .base_url
+            .clone()
+            .or_else(|| server.as_ref().map(|s| s.base_url()))
+            .unwrap_or_default();
+        let code = fuzz_target(&target, &base_url, options, schemas, saved, &args, style).await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        code
+    });
+    Ok(code)
+}
+
+async fn fuzz_target(
+    target: &Target,
+    base_url: &str,
+    options: FuzzOptions,
+    schemas: Arc<SchemaSet>,
+    saved: Vec<regressions::Regression>,
+    args: &FuzzArgs,
+    style: Style,
+) -> i32 {
+    let client = match Client::new(base_url, target.signer.clone(), target.client.clone()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    let embedded = if target.base_url.is_none() {
+        " (embedded reference server)"
+    } else {
+        ""
+    };
+    let rate = if options.rate > 0.0 {
+        format!("{} requests/s", options.rate)
+    } else {
+        "unlimited rate".to_string()
+    };
+    print(&format!(
+        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}\n",
+        options.cases,
+        options.max_time.as_secs(),
+        seed = options.seed,
+    ));
+    let unknown = vec![var(target, "MALLCHECK_UNKNOWN_MERCHANT_ID")];
+    let known: Known = match discover(
+        &client,
+        &target.appid,
+        identities(target),
+        unknown,
+        given_mall(target),
+    )
+    .await
+    {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::FAILURE;
+        }
+    };
+    for note in &known.notes {
+        print(&format!("note: {note}\n"));
+    }
+    if !saved.is_empty() {
+        print(&format!(
+            "replaying {} saved from {}\n",
+            saved.len(),
+            args.regressions.display()
+        ));
+    }
+    let signer = target.signer.clone();
+    let fuzzer = Fuzzer {
+        client,
+        schemas,
+        known,
+        options,
+        regressions: saved,
+    };
+    let handle = tokio::runtime::Handle::current();
+    let seed = fuzzer.options.seed;
+    let event_signer = signer.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        fuzzer.run(handle, &mut |event| {
+            print(&render::event(event, seed, &event_signer, style))
+        })
+    })
+    .await;
+    let report = match joined {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: the fuzzer crashed (a bug: please report it): {e}");
+            return exit::FAILURE;
+        }
+    };
+    print(&render::summary(&report, style));
+    match render::junit(&report, &signer).and_then(|xml| atomic::write(&args.junit, xml.as_bytes()))
+    {
+        Ok(()) => print(&format!("JUnit report: {}\n", args.junit.display())),
+        Err(e) => eprintln!("error: cannot write {}: {e}", args.junit.display()),
+    }
+    if report.failed() {
+        exit::FAILURE
+    } else {
+        exit::PASS
+    }
 }

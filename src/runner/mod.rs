@@ -8,6 +8,7 @@ pub mod client;
 pub mod discover;
 pub mod exchange;
 mod execute;
+pub mod fuzz;
 pub mod paging;
 pub mod release_diff;
 pub mod snapshot;

@@ -1,0 +1,237 @@
+//! A generated request body: JSON built by editing a valid baseline body, or raw bytes that are
+//! not (or not quite) JSON; how it is serialised, signed, displayed and compared.
+
+use std::fmt;
+
+use md5::{Digest, Md5};
+use serde_json::{Map, Value};
+
+/// One change to a baseline body, addressed by a JSON Pointer into it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Sets (or adds) the member at the pointer.
+    Set(&'static str, Value),
+    /// Removes the member at the pointer.
+    Remove(&'static str),
+    /// Adds a member `key` to the object at the pointer.
+    Insert(&'static str, String, Value),
+}
+
+/// A request body as the fuzzer sends it.
+#[derive(Clone, PartialEq)]
+pub enum FuzzBody {
+    /// A JSON document, serialised compactly.
+    Json(Value),
+    /// Bytes sent as they are, with a few words on what they are.
+    Raw {
+        /// What the bytes are (e.g. "truncated JSON").
+        label: String,
+        /// The bytes.
+        bytes: Vec<u8>,
+    },
+}
+
+impl fmt::Debug for FuzzBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FuzzBody::Json(v) => write!(f, "{v}"),
+            FuzzBody::Raw { label, bytes } => {
+                write!(f, "raw {label}: {:?}", String::from_utf8_lossy(bytes))
+            }
+        }
+    }
+}
+
+impl FuzzBody {
+    /// The bytes put on the wire.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            FuzzBody::Json(v) => {
+                serde_json::to_vec(v).expect("a serde_json::Value always serializes")
+            }
+            FuzzBody::Raw { bytes, .. } => bytes.clone(),
+        }
+    }
+
+    /// The appid for the Authorization header: the body's own appid when it is a string that
+    /// fits in a header (spec §5.1: the first part equals the body's appid), else `fallback`.
+    pub fn header_appid<'a>(&'a self, fallback: &'a str) -> &'a str {
+        match self {
+            FuzzBody::Json(v) => v
+                .get("appid")
+                .and_then(Value::as_str)
+                .filter(|a| fits_header(a))
+                .unwrap_or(fallback),
+            FuzzBody::Raw { .. } => fallback,
+        }
+    }
+
+    /// The JSON document, when the body is one.
+    pub fn json(&self) -> Option<&Value> {
+        match self {
+            FuzzBody::Json(v) => Some(v),
+            FuzzBody::Raw { .. } => None,
+        }
+    }
+
+    /// A stable fingerprint of the bytes sent (duplicates are not sent twice).
+    pub fn fingerprint(&self) -> [u8; 16] {
+        Md5::digest(self.to_bytes()).into()
+    }
+
+    /// Multi-line text for a human: pretty JSON, or the raw bytes escaped.
+    pub fn display(&self) -> String {
+        match self {
+            FuzzBody::Json(v) => {
+                serde_json::to_string_pretty(v).expect("a serde_json::Value always serializes")
+            }
+            FuzzBody::Raw { label, bytes } => format!(
+                "({label}, {} bytes) {}",
+                bytes.len(),
+                escape_bytes(bytes, 2000)
+            ),
+        }
+    }
+}
+
+/// Whether `s` can be the appid part of an Authorization header value.
+fn fits_header(s: &str) -> bool {
+    !s.is_empty() && !s.contains(' ') && s.bytes().all(|b| b > b' ' && b != 0x7f)
+}
+
+/// `bytes` as text with non-printable bytes and invalid UTF-8 escaped, cut after `max` chars.
+pub fn escape_bytes(bytes: &[u8], max: usize) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    crate::report::event::truncate(&out, max)
+}
+
+/// Applies edits to a copy of `base`, in order; an edit whose parent is not an object is
+/// skipped (an earlier edit replaced or removed it).
+pub fn apply(base: &Value, edits: &[Edit]) -> Value {
+    let mut body = base.clone();
+    for edit in edits {
+        match edit {
+            Edit::Set(pointer, value) => {
+                if let Some((map, key)) = parent_of(&mut body, pointer) {
+                    map.insert(key.to_string(), value.clone());
+                }
+            }
+            Edit::Remove(pointer) => {
+                if let Some((map, key)) = parent_of(&mut body, pointer) {
+                    map.shift_remove(key);
+                }
+            }
+            Edit::Insert(parent, key, value) => {
+                if let Some(Value::Object(map)) = body.pointer_mut(parent) {
+                    map.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+    body
+}
+
+fn parent_of<'v, 'p>(
+    body: &'v mut Value,
+    pointer: &'p str,
+) -> Option<(&'v mut Map<String, Value>, &'p str)> {
+    let (parent, key) = pointer.rsplit_once('/')?;
+    match body.pointer_mut(parent) {
+        Some(Value::Object(map)) => Some((map, key)),
+        _ => None,
+    }
+}
+
+/// The compact serialisation of `base` with the value at `pointer` replaced by `token`, a piece
+/// of raw text that need not be valid JSON (e.g. `1e999` or a lone surrogate escape).
+pub fn splice(base: &Value, pointer: &'static str, token: &str) -> Option<Vec<u8>> {
+    const MARK: &str = "\u{1}mallcheck-splice\u{1}";
+    let marked = apply(base, &[Edit::Set(pointer, Value::String(MARK.into()))]);
+    let text = serde_json::to_string(&marked).ok()?;
+    let quoted = serde_json::to_string(MARK).ok()?;
+    text.contains(&quoted)
+        .then(|| text.replacen(&quoted, token, 1).into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn base() -> Value {
+        json!({"appid": "a", "filter": {"seller": {"role": "r"}}, "cursor": {"count": 10}})
+    }
+
+    #[test]
+    fn edits_set_remove_and_insert_in_place() {
+        let body = apply(
+            &base(),
+            &[
+                Edit::Set("/cursor/count", json!(81)),
+                Edit::Remove("/filter/seller/role"),
+                Edit::Insert("", "extra".into(), json!(true)),
+            ],
+        );
+        assert_eq!(
+            body,
+            json!({"appid": "a", "filter": {"seller": {}}, "cursor": {"count": 81}, "extra": true})
+        );
+    }
+
+    #[test]
+    fn an_edit_under_a_replaced_parent_is_skipped() {
+        let body = apply(
+            &base(),
+            &[
+                Edit::Set("/filter", json!(null)),
+                Edit::Set("/filter/seller/role", json!("")),
+            ],
+        );
+        assert_eq!(body["filter"], json!(null));
+    }
+
+    #[test]
+    fn splice_puts_raw_text_where_the_value_was() {
+        let raw = splice(&base(), "/cursor/count", "1e999").unwrap();
+        assert_eq!(
+            String::from_utf8(raw).unwrap(),
+            r#"{"appid":"a","filter":{"seller":{"role":"r"}},"cursor":{"count":1e999}}"#
+        );
+        assert!(splice(&base(), "/missing/count", "1").is_none());
+    }
+
+    #[test]
+    fn header_appid_falls_back_when_the_body_appid_cannot_be_a_header() {
+        let ok = FuzzBody::Json(json!({"appid": "app"}));
+        assert_eq!(ok.header_appid("cfg"), "app");
+        for bad in [
+            json!({"appid": 7}),
+            json!({"appid": "a b"}),
+            json!({"appid": "a\u{1}"}),
+            json!([]),
+        ] {
+            assert_eq!(FuzzBody::Json(bad).header_appid("cfg"), "cfg");
+        }
+    }
+
+    #[test]
+    fn raw_display_escapes_invalid_utf8_and_controls() {
+        let raw = FuzzBody::Raw {
+            label: "bytes".into(),
+            bytes: vec![b'{', 0xff, 0, b'}'],
+        };
+        assert_eq!(raw.display(), "(bytes, 4 bytes) {\\xff\\u{0}}");
+    }
+}
