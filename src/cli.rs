@@ -27,6 +27,8 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Serve the reference implementation of the interface (optionally with a fault).
     Serve(ServeArgs),
+    /// Print the cases that `run` would run with the same selection flags.
+    List(Box<RunArgs>),
     /// List every check: id, severity, spec section and what it enforces.
     Checks(ChecksArgs),
     /// Generate requests, check every response and shrink failures to a minimal reproducer.
@@ -119,44 +121,58 @@ pub struct TargetArgs {
         help_heading = "Target"
     )]
     pub merchant_user_id: Option<String>,
-    /// Role of the seller identity.
+    /// Role of the seller identity [default: super_admin].
     #[arg(
         long,
         value_name = "ROLE",
         env = "MALLCHECK_ROLE",
-        default_value = "super_admin",
         help_heading = "Target"
     )]
-    pub role: String,
-    /// Signing scheme (the spec does not show it). The key comes from MALLCHECK_SIGN_KEY or
-    /// --sign-key-file, never from a flag.
+    pub role: Option<String>,
+    /// Signing scheme (the spec does not show it) [default: md5]. The key comes from
+    /// MALLCHECK_SIGN_KEY or --sign-key-file, never from a flag.
     #[arg(
         long,
         value_enum,
         value_name = "SCHEME",
         env = "MALLCHECK_SIGNER",
-        default_value = "md5",
         help_heading = "Target"
     )]
-    pub signer: SignerArg,
+    pub signer: Option<SignerArg>,
     /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
     #[arg(long, value_name = "PATH", help_heading = "Target")]
     pub sign_key_file: Option<PathBuf>,
-    /// Per-request deadline in seconds: connect, first byte and the whole body.
+    /// Per-request deadline in seconds: connect, first byte and the whole body [default: 10].
     #[arg(
         long,
         value_name = "SECS",
         env = "MALLCHECK_TIMEOUT",
-        default_value_t = 10.0,
         help_heading = "Limits"
     )]
-    pub timeout: f64,
+    pub timeout: Option<f64>,
     /// Largest response body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, help_heading = "Limits")]
     pub max_body: usize,
     /// Follow same-host redirects (Authorization is never sent to another host).
     #[arg(long, help_heading = "Limits")]
     pub follow_redirects: bool,
+    /// Named environment of the config file (`[profile.NAME]`); flags and MALLCHECK_*
+    /// variables override its settings.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "MALLCHECK_PROFILE",
+        help_heading = "Target"
+    )]
+    pub profile: Option<String>,
+    /// Config file holding the profiles.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "mallcheck.toml",
+        help_heading = "Target"
+    )]
+    pub config: PathBuf,
 }
 
 /// Output settings shared by run and fuzz.
@@ -232,15 +248,29 @@ pub struct RunArgs {
     /// Observed-severity findings (e.g. product order) fail the run.
     #[arg(long, help_heading = "Verdict")]
     pub strict: bool,
-    /// Cases run at once.
+    /// Cases run at once [default: 4].
     #[arg(
         long,
         value_name = "N",
         env = "MALLCHECK_JOBS",
-        default_value_t = 4,
         help_heading = "Limits"
     )]
-    pub jobs: usize,
+    pub jobs: Option<usize>,
+    /// Requests per second, at most [default: unlimited on loopback, 10 for other hosts].
+    #[arg(
+        long,
+        value_name = "R",
+        env = "MALLCHECK_RATE",
+        help_heading = "Limits"
+    )]
+    pub rate: Option<f64>,
+    /// Retries of a request that failed in transport (connect, reset); a case that passes only
+    /// on a retry is reported as flaky.
+    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Limits")]
+    pub retries: u32,
+    /// Run only shard K of N (1-based), e.g. `--shard 2/3`: N jobs cover every case once.
+    #[arg(long, value_name = "K/N", help_heading = "Cases")]
+    pub shard: Option<String>,
     /// Page limit of a cursor walk (default: enough for 10,000 records at page size 1).
     #[arg(
         long,

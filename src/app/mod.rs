@@ -5,6 +5,7 @@ pub mod diff;
 pub mod fuzz;
 pub mod merge;
 pub mod openapi;
+pub mod profile;
 pub mod run;
 pub mod serve;
 pub mod settings;
@@ -18,6 +19,7 @@ use crate::error::UsageError;
 pub fn main(cli: Cli) -> Result<i32, UsageError> {
     match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::List(args) => run::list(*args),
         Command::Serve(args) => serve::serve(args),
         Command::Checks(args) => checks::checks(&args),
         Command::Fuzz(args) => fuzz::fuzz(*args),

@@ -22,6 +22,9 @@ use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::{self, ServerOptions};
 use crate::spec::schemas::SchemaSet;
 
+/// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
+pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
+
 /// Loads schemas (built-in or `--schemas DIR`).
 pub fn load_schemas(dir: Option<&PathBuf>) -> Result<SchemaSet, UsageError> {
     Ok(match dir {
@@ -68,9 +71,36 @@ fn selected(filters: &[String], file: &CaseFile, case: &crate::case::model::Case
     })
 }
 
-/// Runs the suite.
-pub fn run(args: RunArgs) -> Result<i32, UsageError> {
-    if args.jobs == 0 {
+/// Parses `--shard K/N` into a 0-based index and a count.
+fn parse_shard(text: &str) -> Result<(usize, usize), UsageError> {
+    let bad = || {
+        UsageError::setting(
+            "--shard",
+            format!("`{text}` is not K/N with 1 <= K <= N"),
+            Some("e.g. --shard 2/3"),
+        )
+    };
+    let (k, n) = text.split_once('/').ok_or_else(bad)?;
+    let (k, n): (usize, usize) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k - 1, n))
+}
+
+/// Everything `run` and `list` decide before sending anything.
+struct Plan {
+    target: Target,
+    schemas: Arc<SchemaSet>,
+    planned: Vec<PlannedCase>,
+}
+
+/// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
+fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
+    if args.jobs == Some(0) {
         return Err(UsageError::setting("--jobs", "must be at least 1", None));
     }
     if args.max_pages == 0 {
@@ -80,41 +110,107 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             None,
         ));
     }
-    // Before any thread exists: it configures insta through environment variables.
-    let snapshots = super::snapshots::snapshotter(&args)?;
+    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err(UsageError::setting(
+            "--rate",
+            "must be a positive number of requests per second",
+            None,
+        ));
+    }
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let target = settings::resolve(&args.target)?;
-    let snapshots =
-        snapshots.map(|s| s.with_secrets(target.signer.secrets().into_iter().cloned().collect()));
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
-    let mut planned: Vec<PlannedCase> = Vec::new();
+    let mut selected_cases: Vec<PlannedCase> = Vec::new();
     for file in files {
-        let source = Arc::clone(&file.source);
-        let CaseFile { cases, .. } = file;
+        let CaseFile { source, cases } = file;
+        let probe = CaseFile {
+            source: Arc::clone(&source),
+            cases: vec![],
+        };
         for case in cases {
-            let keep = selected(
-                &args.filter,
-                &CaseFile {
-                    source: Arc::clone(&source),
-                    cases: vec![],
-                },
-                &case,
-            );
-            if keep {
-                planned.push(PlannedCase {
+            if selected(&args.filter, &probe, &case) {
+                selected_cases.push(PlannedCase {
                     source: Arc::clone(&source),
                     case,
                 });
             }
         }
     }
+    // Round-robin over the selection in file order: every shard gets a fair share and the N
+    // shards together cover every case exactly once.
+    let planned: Vec<PlannedCase> = match shard {
+        None => selected_cases,
+        Some((k, n)) => selected_cases
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| i % n == k)
+            .map(|(_, c)| c)
+            .collect(),
+    };
     if planned.is_empty() {
         return Err(UsageError::setting(
             "--filter",
             "no case selected",
-            Some("check --cases and --filter"),
+            Some("check --cases, --filter and --shard"),
         ));
     }
+    Ok(Plan {
+        target,
+        schemas,
+        planned,
+    })
+}
+
+/// `mallcheck list`: prints the cases `run` would run.
+pub fn list(args: RunArgs) -> Result<i32, UsageError> {
+    let plan = plan(&args)?;
+    let mut out = String::new();
+    for p in &plan.planned {
+        let tags = if p.case.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", p.case.tags.join(", "))
+        };
+        out.push_str(&format!(
+            "{} › {} ({}){tags}\n",
+            p.source.path.display(),
+            p.case.name.value,
+            p.case.endpoint().name()
+        ));
+    }
+    out.push_str(&format!(
+        "{}\n",
+        crate::report::text::plural(plan.planned.len(), "case")
+    ));
+    let _ = std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes());
+    Ok(exit::PASS)
+}
+
+/// Runs the suite.
+pub fn run(args: RunArgs) -> Result<i32, UsageError> {
+    // Before any thread exists: it configures insta through environment variables.
+    let snapshots = super::snapshots::snapshotter(&args)?;
+    let Plan {
+        mut target,
+        schemas,
+        planned,
+    } = plan(&args)?;
+    let snapshots =
+        snapshots.map(|s| s.with_secrets(target.signer.secrets().into_iter().cloned().collect()));
+    let jobs = args
+        .jobs
+        .or(target.profile.jobs)
+        .unwrap_or(RunOptions::default().jobs);
+    target.client.retries = args.retries;
+    target.client.rate = args.rate.or(target.profile.rate).or_else(|| {
+        // Conservative toward shared servers; our own loopback server needs no protection.
+        let remote = target
+            .base_url
+            .as_deref()
+            .is_some_and(|u| !settings::is_loopback(u));
+        remote.then_some(DEFAULT_REMOTE_RATE)
+    });
     let color = settings::use_color(args.output.color);
     let verbosity = if args.output.quiet {
         Verbosity::Quiet
@@ -124,7 +220,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         Verbosity::Normal
     };
     let options = RunOptions {
-        jobs: args.jobs,
+        jobs,
         strict: args.strict,
         max_pages: args.max_pages,
         sample: args.sample,

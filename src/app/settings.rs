@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use crate::app::profile::{self, Profile};
 use crate::cli::{ColorChoice, SignerArg, TargetArgs};
 use crate::error::UsageError;
 use crate::runner::client::ClientOptions;
@@ -34,6 +35,8 @@ pub struct Target {
     pub client: ClientOptions,
     /// Case-file variables.
     pub vars: BTreeMap<String, String>,
+    /// The profile the settings came from (empty without `--profile`).
+    pub profile: Profile,
 }
 
 impl Target {
@@ -67,12 +70,18 @@ fn required(value: Option<String>, flag: &str, var: &str) -> Result<String, Usag
     })
 }
 
-/// Validates the target flags; `None` base URL means the embedded server with its identities.
+/// Validates the target flags, falling back on the profile (flags and `MALLCHECK_*` variables
+/// win over it); `None` base URL means the embedded server with its identities.
 pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
-    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
+    let profile = profile::load(&args.config, args.profile.as_deref())?;
+    let pick = |flag: &Option<String>, from_profile: &Option<String>| {
+        flag.clone().or_else(|| from_profile.clone())
+    };
+    let timeout = args.timeout.or(profile.timeout).unwrap_or(10.0);
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
         return Err(UsageError::setting(
             "--timeout",
-            format!("{} is not a number of seconds in (0, 3600]", args.timeout),
+            format!("{timeout} is not a number of seconds in (0, 3600]"),
             None,
         ));
     }
@@ -84,11 +93,16 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
         ));
     }
     let client = ClientOptions {
-        timeout: Duration::from_secs_f64(args.timeout),
+        timeout: Duration::from_secs_f64(timeout),
         max_body: args.max_body,
         follow_redirects: args.follow_redirects,
+        ..ClientOptions::default()
     };
-    let key_from_file = match &args.sign_key_file {
+    let key_file = args
+        .sign_key_file
+        .clone()
+        .or_else(|| profile.sign_key_file.clone());
+    let key_from_file = match &key_file {
         Some(path) => Some(
             std::fs::read_to_string(path)
                 .map_err(|source| UsageError::Io {
@@ -101,38 +115,19 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
         None => None,
     };
     let key = key_from_file.or_else(|| env(SIGN_KEY_VAR));
-    let kind = match args.signer {
-        SignerArg::Md5 => SignerKind::Md5,
-        SignerArg::HmacSha256 => SignerKind::HmacSha256,
-        SignerArg::Static => SignerKind::Static,
-        SignerArg::Command => SignerKind::Command,
+    let kind = match (args.signer, &profile.signer) {
+        (Some(SignerArg::Md5), _) => SignerKind::Md5,
+        (Some(SignerArg::HmacSha256), _) => SignerKind::HmacSha256,
+        (Some(SignerArg::Static), _) => SignerKind::Static,
+        (Some(SignerArg::Command), _) => SignerKind::Command,
+        (None, Some(name)) => name
+            .parse()
+            .map_err(|e: String| UsageError::setting("signer (profile)", e, None))?,
+        (None, None) => SignerKind::Md5,
     };
-    let base_url = match &args.base_url {
+    let base_url = match pick(&args.base_url, &profile.base_url) {
         None => None,
-        Some(raw) => {
-            let parsed = url::Url::parse(raw).map_err(|e| {
-                UsageError::setting(
-                    "--base-url",
-                    format!("`{raw}` is not a URL ({e})"),
-                    Some("e.g. --base-url https://staging.example.com"),
-                )
-            })?;
-            if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-                return Err(UsageError::setting(
-                    "--base-url",
-                    format!("`{raw}` is not an http(s) URL with a host"),
-                    None,
-                ));
-            }
-            if !parsed.username().is_empty() || parsed.password().is_some() {
-                return Err(UsageError::setting(
-                    "--base-url",
-                    "must not carry credentials",
-                    Some("authentication goes through the signer"),
-                ));
-            }
-            Some(raw.trim_end_matches('/').to_string())
-        }
+        Some(raw) => Some(validate_base_url(&raw)?),
     };
     let embedded = base_url.is_none();
     let secret = if kind == SignerKind::Command {
@@ -155,28 +150,21 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
         ));
     };
     let signer = Signer::new(kind, secret);
+    let appid = pick(&args.appid, &profile.appid);
+    let merchant_id = pick(&args.merchant_id, &profile.merchant_id);
+    let merchant_user_id = pick(&args.merchant_user_id, &profile.merchant_user_id);
     let (appid, merchant_id, merchant_user_id) = if embedded {
         (
-            args.appid
-                .clone()
-                .unwrap_or_else(|| data::DEMO_APPID.to_string()),
-            args.merchant_id
-                .clone()
-                .unwrap_or_else(|| data::MAIN.merchant_id.to_string()),
-            args.merchant_user_id
-                .clone()
-                .unwrap_or_else(|| data::MAIN.merchant_user_id.to_string()),
+            appid.unwrap_or_else(|| data::DEMO_APPID.to_string()),
+            merchant_id.unwrap_or_else(|| data::MAIN.merchant_id.to_string()),
+            merchant_user_id.unwrap_or_else(|| data::MAIN.merchant_user_id.to_string()),
         )
     } else {
         (
-            required(args.appid.clone(), "--appid", "MALLCHECK_APPID")?,
+            required(appid, "--appid", "MALLCHECK_APPID")?,
+            required(merchant_id, "--merchant-id", "MALLCHECK_MERCHANT_ID")?,
             required(
-                args.merchant_id.clone(),
-                "--merchant-id",
-                "MALLCHECK_MERCHANT_ID",
-            )?,
-            required(
-                args.merchant_user_id.clone(),
+                merchant_user_id,
                 "--merchant-user-id",
                 "MALLCHECK_MERCHANT_USER_ID",
             )?,
@@ -188,7 +176,8 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     vars.insert("MALLCHECK_APPID".into(), appid.clone());
     vars.insert("MALLCHECK_MERCHANT_ID".into(), merchant_id);
     vars.insert("MALLCHECK_MERCHANT_USER_ID".into(), merchant_user_id);
-    vars.insert("MALLCHECK_ROLE".into(), args.role.clone());
+    let role = pick(&args.role, &profile.role).unwrap_or_else(|| "super_admin".to_string());
+    vars.insert("MALLCHECK_ROLE".into(), role);
     let (other_id, other_user) = if embedded {
         (
             data::OTHER.merchant_id.to_string(),
@@ -200,6 +189,8 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
             "00000000-0000-4000-8000-0000000000ef".to_string(),
         )
     };
+    let other_id = profile.other_merchant_id.clone().unwrap_or(other_id);
+    let other_user = profile.other_merchant_user_id.clone().unwrap_or(other_user);
     vars.entry("MALLCHECK_OTHER_MERCHANT_ID".into())
         .or_insert(other_id);
     vars.entry("MALLCHECK_OTHER_MERCHANT_USER_ID".into())
@@ -216,6 +207,42 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
         signer,
         client,
         vars,
+        profile,
+    })
+}
+
+fn validate_base_url(raw: &str) -> Result<String, UsageError> {
+    let parsed = url::Url::parse(raw).map_err(|e| {
+        UsageError::setting(
+            "--base-url",
+            format!("`{raw}` is not a URL ({e})"),
+            Some("e.g. --base-url https://staging.example.com"),
+        )
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(UsageError::setting(
+            "--base-url",
+            format!("`{raw}` is not an http(s) URL with a host"),
+            None,
+        ));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(UsageError::setting(
+            "--base-url",
+            "must not carry credentials",
+            Some("authentication goes through the signer"),
+        ));
+    }
+    Ok(raw.trim_end_matches('/').to_string())
+}
+
+/// Whether a base URL points at this machine (no politeness limit is needed there).
+pub fn is_loopback(base_url: &str) -> bool {
+    url::Url::parse(base_url).is_ok_and(|u| match u.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
     })
 }
 

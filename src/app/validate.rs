@@ -75,6 +75,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
             findings,
             exchanges: vec![],
             skip_reason: None,
+            flaky: false,
             duration: one.elapsed(),
         };
         console

@@ -113,7 +113,11 @@ impl<W: Write> Sink for Console<W> {
                     self.out,
                     "{}{:<5}{} {} › {} {}({:.3}s){}",
                     s.outcome(result.outcome),
-                    result.outcome.label(),
+                    if result.flaky {
+                        format!("{} (flaky)", result.outcome.label())
+                    } else {
+                        result.outcome.label().to_string()
+                    },
                     s.reset,
                     result.id.file.display(),
                     result.id.name,

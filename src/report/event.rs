@@ -171,6 +171,8 @@ pub struct CaseResult {
     pub exchanges: Vec<Exchange>,
     /// Why the case was skipped, when it was.
     pub skip_reason: Option<String>,
+    /// The case passed only after a transport retry (`--retries`).
+    pub flaky: bool,
     /// Wall time of the case.
     #[serde(serialize_with = "serialize_secs")]
     pub duration: Duration,

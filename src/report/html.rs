@@ -569,6 +569,7 @@ mod tests {
             findings,
             exchanges: vec![exchange(body)],
             skip_reason: None,
+            flaky: false,
             duration: Duration::from_millis(7),
         }
     }

@@ -83,6 +83,13 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
         .filter(|f| matches!(f.outcome(strict), Outcome::Warn | Outcome::Pass))
         .map(text::finding)
         .collect();
+    let mut notes = notes;
+    if result.flaky {
+        notes.insert(
+            0,
+            "flaky: passed only after a transport retry (--retries)".to_string(),
+        );
+    }
     if !notes.is_empty() {
         builder.set_system_out(&xml_safe(&notes.join("\n")));
     }

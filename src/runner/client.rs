@@ -2,6 +2,7 @@
 //! redirect silently. It turns whatever the server does into an [`Exchange`] record plus either a
 //! decoded JSON body or a transport finding.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -13,6 +14,7 @@ use crate::case::model::{AuthMode, Endpoint};
 use crate::redact::{self, Secret};
 use crate::report::event::{Finding, truncate};
 use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
+use crate::runner::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
 use crate::sign::Signer;
 use crate::spec::catalog;
 
@@ -28,6 +30,10 @@ pub struct ClientOptions {
     pub max_body: usize,
     /// Follow same-host redirects (at most 5); a redirect to another host is never followed.
     pub follow_redirects: bool,
+    /// Requests per second across the run; `None` = unlimited.
+    pub rate: Option<f64>,
+    /// Retries of a request that failed to connect or was reset.
+    pub retries: u32,
 }
 
 impl Default for ClientOptions {
@@ -36,6 +42,8 @@ impl Default for ClientOptions {
             timeout: Duration::from_secs(10),
             max_body: 16 * 1024 * 1024,
             follow_redirects: false,
+            rate: None,
+            retries: 0,
         }
     }
 }
@@ -70,6 +78,7 @@ pub struct Client {
     base_url: String,
     signer: Signer,
     options: ClientOptions,
+    limiter: Option<Arc<RateLimiter>>,
 }
 
 /// Why the client could not be built.
@@ -107,11 +116,16 @@ impl Client {
             .pool_max_idle_per_host(64)
             .build()
             .map_err(|e| ClientBuildError(e.to_string()))?;
+        let limiter = options
+            .rate
+            .filter(|r| *r > 0.0)
+            .map(|r| Arc::new(RateLimiter::new(r)));
         Ok(Client {
             http,
             base_url: base_url.trim_end_matches('/').to_string(),
             signer,
             options,
+            limiter,
         })
     }
 
@@ -220,7 +234,39 @@ impl Client {
 
         // The reqwest timeout already covers the body; the outer one is a second fence.
         let deadline = self.options.timeout + Duration::from_millis(500);
-        let outcome = tokio::time::timeout(deadline, self.receive(builder)).await;
+        let mut retries = 0u32;
+        let mut throttled = 0u32;
+        let outcome = loop {
+            if let Some(limiter) = &self.limiter {
+                limiter.wait().await;
+            }
+            let Some(attempt) = builder.try_clone() else {
+                break tokio::time::timeout(deadline, self.receive(builder)).await;
+            };
+            let outcome = tokio::time::timeout(deadline, self.receive(attempt)).await;
+            match &outcome {
+                // Only a failed connection or a reset is retried: a timeout or a bad body is
+                // the service's answer, and retrying would hide it.
+                Ok(Err((None, f)))
+                    if f.check.id == catalog::TRANSPORT_CONNECT.id
+                        && retries < self.options.retries =>
+                {
+                    retries += 1;
+                    politeness::note_retry();
+                    tokio::time::sleep(Duration::from_millis(200 << retries.min(5))).await;
+                }
+                Ok(Ok((_, raw))) if throttled < MAX_THROTTLED_RETRIES => {
+                    match politeness::retry_after(raw.status, &raw.headers) {
+                        Some(wait) => {
+                            throttled += 1;
+                            tokio::time::sleep(wait).await;
+                        }
+                        None => break outcome,
+                    }
+                }
+                _ => break outcome,
+            }
+        };
         let duration = started.elapsed();
         match outcome {
             Err(_) => {

@@ -11,6 +11,7 @@ use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
 use crate::runner::exchange::Exchange;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
+use crate::runner::politeness;
 use crate::runner::{PlannedCase, Runner};
 use crate::spec::catalog;
 
@@ -76,7 +77,13 @@ impl<'a> Collector<'a> {
         }
     }
 
-    fn finish(self, runner: &Runner, started: Instant, skip: Option<String>) -> CaseResult {
+    fn finish(
+        self,
+        runner: &Runner,
+        started: Instant,
+        skip: Option<String>,
+        retries: u32,
+    ) -> CaseResult {
         let id = self.id;
         let findings = cap_per_check(self.findings, runner.options.max_findings_per_check);
         let outcome = if skip.is_some() {
@@ -90,6 +97,7 @@ impl<'a> Collector<'a> {
             findings,
             exchanges: self.exchanges,
             skip_reason: skip,
+            flaky: retries > 0 && matches!(outcome, Outcome::Pass | Outcome::Warn),
             duration: started.elapsed(),
         }
     }
@@ -135,6 +143,7 @@ pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
         )],
         exchanges: vec![],
         skip_reason: None,
+        flaky: false,
         duration: std::time::Duration::ZERO,
     }
 }
@@ -143,12 +152,15 @@ pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
 pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> CaseResult {
     let started = Instant::now();
     let mut c = Collector::new(planned, id);
-    let skip = match &planned.case.kind {
-        CaseKind::Exchange(x) => exchange_case(runner, x, &mut c).await,
-        CaseKind::Walk(w) => walk_case(runner, w, &mut c).await,
-        CaseKind::ProductsSweep(s) => sweep_case(runner, s, &mut c).await,
-    };
-    c.finish(runner, started, skip.err())
+    let (skip, retries) = politeness::counting_retries(async {
+        match &planned.case.kind {
+            CaseKind::Exchange(x) => exchange_case(runner, x, &mut c).await,
+            CaseKind::Walk(w) => walk_case(runner, w, &mut c).await,
+            CaseKind::ProductsSweep(s) => sweep_case(runner, s, &mut c).await,
+        }
+    })
+    .await;
+    c.finish(runner, started, skip.err(), retries)
 }
 
 /// Sends the request of an exchange case and runs its checks. Err is a skip reason.

@@ -10,6 +10,7 @@ pub mod exchange;
 mod execute;
 pub mod fuzz;
 pub mod paging;
+pub mod politeness;
 pub mod release_diff;
 pub mod snapshot;
 
