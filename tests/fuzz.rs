@@ -276,3 +276,26 @@ fn bad_flags_and_bad_regression_files_are_usage_errors() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("broken.json"));
 }
+
+#[test]
+fn max_time_stops_generation_and_reports_how_many_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(fuzz(dir.path()).args([
+        "--cases",
+        "1000000",
+        "--max-time",
+        "1",
+        "--endpoint",
+        "mall-list",
+    ]));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("mall-list: stopped by --max-time after "));
+    assert!(
+        line.is_some_and(|l| l.contains(" of 1000000")),
+        "{}",
+        r.stdout
+    );
+}

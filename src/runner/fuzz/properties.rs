@@ -72,7 +72,7 @@ pub fn evaluate(
         );
     }
     let foreign = match endpoint {
-        Endpoint::MallList => foreign_malls(body, &response.json),
+        Endpoint::MallList => foreign_malls(body, &response.json, known),
         Endpoint::MallProducts => foreign_products(body, response, known),
     };
     add(&catalog::FUZZ_OWNERSHIP, foreign);
@@ -140,12 +140,19 @@ fn contract(
     findings
 }
 
-/// Malls of a merchant other than the one in `filter.seller.merchantId` (§4.1).
-fn foreign_malls(body: &FuzzBody, json: &Value) -> Vec<Finding> {
+/// Malls of a merchant other than the one in `filter.seller.merchantId`, or any mall for a
+/// merchant id known not to exist (§4.1).
+fn foreign_malls(body: &FuzzBody, json: &Value, known: &Known) -> Vec<Finding> {
     let Some(merchant) = body.json().and_then(ownership::requested_merchant) else {
         return Vec::new();
     };
-    ownership::merchant(json, merchant)
+    let unknown = known.unknown_merchant_ids.iter().any(|u| u == merchant);
+    let findings = if unknown {
+        ownership::unknown_merchant(json)
+    } else {
+        ownership::merchant(json, merchant)
+    };
+    findings
         .into_iter()
         .map(|f| Finding {
             check: &catalog::FUZZ_OWNERSHIP,
@@ -225,7 +232,7 @@ mod tests {
                 merchant_user_id: "u1".into(),
                 role: "r".into(),
             }],
-            unknown_merchant_ids: vec![],
+            unknown_merchant_ids: vec!["m0".into()],
             malls: vec![KnownMall {
                 mall_sn: "7".into(),
                 signature: "s7".into(),
@@ -367,6 +374,16 @@ mod tests {
             ids(Endpoint::MallList, body, &sent),
             ["fuzz.error-no-data", "fuzz.ownership"]
         );
+    }
+
+    #[test]
+    fn malls_for_a_merchant_known_not_to_exist_break_ownership() {
+        let sent = ok(
+            200,
+            json!({"success": true, "code": "0000", "msg": "ok", "data": [{"seller": {"merchantId": "m0"}}]}),
+        );
+        let body = json!({"filter": {"seller": {"merchantId": "m0"}}});
+        assert!(ids(Endpoint::MallList, body, &sent).contains(&"fuzz.ownership"));
     }
 
     #[test]
