@@ -123,3 +123,36 @@ fn checks_lists_every_catalogue_entry() {
         );
     }
 }
+
+#[test]
+fn an_interrupted_run_leaves_valid_reports_of_what_ran() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = run_against(&server.fault_url("slow-first-byte"), dir.path())
+        .args(["--timeout", "1", "--jobs", "1", "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let junit = dir.path().join("junit.xml");
+    // Poll until at least one case is in the report, then interrupt.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&junit).is_ok_and(|t| t.contains("<testcase")) {
+        assert!(std::time::Instant::now() < deadline, "no case finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(1));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.trim_end().ends_with("</testsuites>"), "{xml}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["complete"], false);
+    let ran = report["cases"].as_array().unwrap().len();
+    assert!((1..36).contains(&ran), "{ran} cases in the report");
+}
