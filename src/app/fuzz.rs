@@ -201,12 +201,18 @@ async fn fuzz_target(
         seed = options.seed,
     ));
     let unknown = vec![var(target, "MALLCHECK_UNKNOWN_MERCHANT_ID")];
+    let pause = if options.rate > 0.0 {
+        Duration::from_secs_f64(1.0 / options.rate)
+    } else {
+        Duration::ZERO
+    };
     let known: Known = match discover(
         &client,
         &target.appid,
         identities(target),
         unknown,
         given_mall(target),
+        pause,
     )
     .await
     {
@@ -219,10 +225,18 @@ async fn fuzz_target(
     for note in &known.notes {
         print(&format!("note: {note}\n"));
     }
-    if !saved.is_empty() {
+    let replays = saved
+        .iter()
+        .filter(|r| options.endpoints.contains(&r.endpoint))
+        .count();
+    if replays > 0 {
         print(&format!(
-            "replaying {} saved from {}\n",
-            saved.len(),
+            "replaying {} from {}\n",
+            if replays == 1 {
+                "1 saved failure".to_string()
+            } else {
+                format!("{replays} saved failures")
+            },
             args.regressions.display()
         ));
     }

@@ -3,6 +3,8 @@
 //! generated bodies can carry real cursors and mall ids and responses can be checked for
 //! ownership.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use crate::case::model::{AuthMode, Endpoint};
@@ -86,14 +88,16 @@ impl Known {
 /// Page size of the discovery requests.
 const DISCOVERY_COUNT: u64 = 50;
 
-/// Reads the first mall-list page of every identity. Err only when the service cannot be
-/// reached at all (the configured identity's request gets no HTTP answer).
+/// Reads the first mall-list page of every identity, at most one request per `pause`. Err only
+/// when the service cannot be reached at all (the configured identity's request gets no HTTP
+/// answer).
 pub async fn discover(
     client: &Client,
     appid: &str,
     identities: Vec<Identity>,
     unknown_merchant_ids: Vec<String>,
     given_mall: Option<(String, String)>,
+    pause: Duration,
 ) -> Result<Known, String> {
     let mut known = Known {
         appid: appid.to_string(),
@@ -104,6 +108,9 @@ pub async fn discover(
         notes: Vec::new(),
     };
     for (i, identity) in known.identities.clone().iter().enumerate() {
+        if i > 0 && !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
         let body = known.list_body(identity, DISCOVERY_COUNT);
         let sent = client
             .send_json(Endpoint::MallList, &body, &AuthMode::Signed, &[])
