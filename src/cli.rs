@@ -48,6 +48,9 @@ pub enum Command {
     /// Validate captured JSON responses offline against a schema.
     #[command(after_help = EXIT_CODES)]
     Validate(ValidateArgs),
+    /// Measure mallcheck against the loopback limit on the embedded server and print every
+    /// figure as a ratio with its target (build with --release).
+    Bench(BenchArgs),
 }
 
 /// When to colour output.
@@ -460,6 +463,37 @@ pub struct ValidateArgs {
     /// Colour.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
+}
+
+/// `mallcheck bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Case files or directories of the suite measured (default: ./cases).
+    #[arg(long = "cases", value_name = "PATH", num_args = 1..)]
+    pub cases: Vec<PathBuf>,
+    /// Timed rounds of each side-by-side pair; medians are compared.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub rounds: usize,
+    /// Cases run at once by the suite and its bare replay [default: as `run`].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Data scale factors of the scaling line (MAIN's malls and their products).
+    #[arg(
+        long,
+        value_name = "N,N,...",
+        value_delimiter = ',',
+        default_values_t = [1, 10, 100]
+    )]
+    pub scales: Vec<u32>,
+    /// Generated requests per endpoint of the fuzz-rate line (0 skips the line).
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub fuzz_cases: u32,
+    /// Seconds of the bare concurrent loop that measures the loopback limit.
+    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    pub load_secs: f64,
+    /// Internal: the child process of the memory line, probing this server.
+    #[arg(long, value_name = "URL", hide = true)]
+    pub memory_probe: Option<String>,
 }
 
 #[cfg(test)]

@@ -137,11 +137,22 @@ pub struct Dataset {
 impl Dataset {
     /// Builds the seed data; the same shape always gives the same data.
     pub fn new(shape: Shape) -> Dataset {
-        let main_malls = match shape {
+        Dataset::scaled(shape, 1)
+    }
+
+    /// Builds the seed data with MAIN's mall count and the product count of each of MAIN's
+    /// malls multiplied by `scale` (0 counts as 1), for benchmarks of how cost grows with the
+    /// data. The other merchants are unchanged; `scaled(shape, 1)` is `new(shape)`. Past a
+    /// factor of about 300 the spuIds of different malls may coincide (they stay unique and
+    /// ordered within a mall).
+    pub fn scaled(shape: Shape, scale: u32) -> Dataset {
+        let factor = scale.max(1);
+        let base_malls = match shape {
             Shape::Standard | Shape::BigMall => MAIN_MALLS,
             Shape::ManyMalls => 2_000,
             Shape::NoMalls => 0,
         };
+        let main_malls = base_malls.saturating_mul(factor as usize);
         let mut remaining = [main_malls, 1, 0, 4];
         let mut owners = Vec::new();
         while remaining.iter().any(|&n| n > 0) {
@@ -178,13 +189,19 @@ impl Dataset {
         }
         for indexes in by_merchant.values() {
             for (pos, &i) in indexes.iter().enumerate() {
-                malls[i].product_count = match pos {
-                    0 if malls[i].merchant.identity == MAIN => match shape {
+                let is_main = malls[i].merchant.identity == MAIN;
+                let count = match pos {
+                    0 if is_main => match shape {
                         Shape::BigMall => 5_000,
                         _ => FIRST_MALL_PRODUCTS,
                     },
                     0 => 4,
                     _ => PRODUCT_PATTERN[pos % PRODUCT_PATTERN.len()],
+                };
+                malls[i].product_count = if is_main {
+                    count.saturating_mul(factor)
+                } else {
+                    count
                 };
             }
         }
@@ -589,6 +606,30 @@ mod tests {
         let big = Dataset::new(Shape::BigMall);
         let body = Value::Array(products(big.malls_of(MAIN.merchant_id)[0])).to_string();
         assert!(body.len() < 16 * 1024 * 1024, "{} bytes", body.len());
+    }
+
+    #[test]
+    fn scale_multiplies_main_malls_and_their_products_only() {
+        let one = Dataset::new(Shape::Standard);
+        let ten = Dataset::scaled(Shape::Standard, 10);
+        assert_eq!(ten.malls_of(MAIN.merchant_id).len(), MAIN_MALLS * 10);
+        assert_eq!(
+            ten.malls_of(MAIN.merchant_id)[0].product_count,
+            FIRST_MALL_PRODUCTS * 10
+        );
+        let products_of = |d: &Dataset, id: &str| -> Vec<u32> {
+            d.malls_of(id).iter().map(|m| m.product_count).collect()
+        };
+        assert_eq!(
+            products_of(&ten, OTHER.merchant_id),
+            products_of(&one, OTHER.merchant_id)
+        );
+        assert_eq!(ten.malls_of(SINGLE.merchant_id).len(), 1);
+        let ids: HashSet<u64> = ten.malls().iter().map(|m| m.id).collect();
+        assert_eq!(ids.len(), ten.malls().len());
+        let render = |d: &Dataset| -> Vec<Value> { d.malls().iter().map(mall_record).collect() };
+        assert_eq!(render(&Dataset::scaled(Shape::Standard, 1)), render(&one));
+        assert_eq!(render(&Dataset::scaled(Shape::Standard, 0)), render(&one));
     }
 
     #[test]

@@ -77,6 +77,15 @@ impl AppState {
         }
     }
 
+    /// Replaces the standard data (served without a data-shape fault) with MAIN's malls and
+    /// their products multiplied by `scale` (see [`Dataset::scaled`]).
+    pub(crate) fn with_scale(mut self, scale: u32) -> AppState {
+        if scale > 1 {
+            self.standard = Dataset::scaled(Shape::Standard, scale);
+        }
+        self
+    }
+
     fn data(&self, fault: Option<Fault>) -> &Dataset {
         match fault {
             Some(Fault::ManyMalls) => &self.many_malls,

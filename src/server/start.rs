@@ -27,16 +27,21 @@ pub struct ServerOptions {
     pub signer: Signer,
     /// The only appid accepted.
     pub appid: String,
+    /// Multiplies MAIN's malls and their products in the standard data (1 = the shipped
+    /// data); for benchmarks of how cost grows with the data.
+    pub scale: u32,
 }
 
 impl Default for ServerOptions {
-    /// `127.0.0.1:0`, no fault, the md5 signer with [`DEMO_SIGN_KEY`], appid [`DEMO_APPID`].
+    /// `127.0.0.1:0`, no fault, the md5 signer with [`DEMO_SIGN_KEY`], appid [`DEMO_APPID`],
+    /// scale 1.
     fn default() -> Self {
         ServerOptions {
             bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             fault: None,
             signer: Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string()),
             appid: DEMO_APPID.to_string(),
+            scale: 1,
         }
     }
 }
@@ -79,12 +84,9 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
     let listener = TcpListener::bind(opts.bind).await?;
     let addr = listener.local_addr()?;
     let (stop, shutdown) = watch::channel(false);
-    let state = Arc::new(AppState::new(
-        opts.fault,
-        opts.signer,
-        opts.appid,
-        shutdown.clone(),
-    ));
+    let state = Arc::new(
+        AppState::new(opts.fault, opts.signer, opts.appid, shutdown.clone()).with_scale(opts.scale),
+    );
     let app = routes::router(state);
     let mut signal = shutdown;
     let task = tokio::spawn(async move {
