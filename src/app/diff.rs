@@ -571,7 +571,7 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
         let mut suite = TestSuiteBuilder::new(&xml_safe(&format!("diff {file}")));
         for r in cases {
             let name = xml_safe(&r.case);
-            let time = JDuration::seconds_f64(r.duration.as_secs_f64());
+            let time = crate::report::junit::junit_time(r.duration);
             let mut builder = match &r.outcome {
                 Err(e) => TestCaseBuilder::error(&name, time, "release-diff.error", &xml_safe(e)),
                 Ok(changes) => {

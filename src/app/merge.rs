@@ -434,7 +434,9 @@ fn seconds(value: Option<&str>) -> JDuration {
     value
         .and_then(|v| v.trim().parse::<f64>().ok())
         .filter(|v| v.is_finite() && (0.0..1e12).contains(v))
-        .map_or(JDuration::ZERO, JDuration::seconds_f64)
+        .map_or(JDuration::ZERO, |s| {
+            JDuration::milliseconds((s * 1000.0).round() as i64)
+        })
 }
 
 fn non_empty(text: &str) -> Option<String> {

@@ -35,6 +35,12 @@ impl Junit {
     }
 }
 
+/// A duration in whole milliseconds: the common JUnit XSD (Jenkins' junit-10.xsd) accepts at
+/// most three decimals in `time`.
+pub fn junit_time(d: std::time::Duration) -> JDuration {
+    JDuration::milliseconds(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Removes what XML 1.0 cannot carry (control characters) and what would end a CDATA section.
 pub fn xml_safe(s: &str) -> String {
     s.chars()
@@ -47,7 +53,7 @@ pub fn xml_safe(s: &str) -> String {
 
 fn testcase(result: &CaseResult, strict: bool) -> TestCase {
     let name = xml_safe(&result.id.name);
-    let time = JDuration::seconds_f64(result.duration.as_secs_f64());
+    let time = junit_time(result.duration);
     let blocking = text::blocking(result, strict);
     let mut builder = match result.outcome {
         Outcome::Fail | Outcome::Error => {
