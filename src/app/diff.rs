@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use junit_report::{Duration as JDuration, Report, TestCaseBuilder, TestSuiteBuilder};
+use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
 use serde_json::{Value, json};
 
 use crate::app::settings::{self, Target};
