@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::case::model::{AuthMode, CaseKind, Endpoint, ExchangeCase, Span, SweepCase, WalkCase};
+use crate::case::model::{
+    AuthMode, CaseKind, CursorRule, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
+};
 use crate::report::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
 use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
@@ -353,7 +355,10 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
         let options = WalkOptions {
             count: size,
             max_pages,
-            cursor: w.cursor.clone(),
+            cursor: match &runner.options.cursor {
+                Some(rule) if w.cursor == CursorRule::default() => rule.clone(),
+                _ => w.cursor.clone(),
+            },
         };
         let rounds = if w.repeat { 2 } else { 1 };
         for round in 0..rounds {
@@ -426,7 +431,9 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         return Ok(());
     };
     c.add(http::server_error(list.status), &span);
-    let malls: Vec<(String, String)> = list
+    // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its
+    // products, so only live malls must (a deleted one must still not leak another's data).
+    let listed: Vec<(String, String, bool)> = list
         .json
         .get("data")
         .and_then(Value::as_array)
@@ -436,11 +443,17 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 .filter_map(|m| {
                     let sn = m.get("mallSn").and_then(Value::as_str)?;
                     let sig = m.get("signature").and_then(Value::as_str)?;
-                    Some((sn.to_string(), sig.to_string()))
+                    let deleted = m.get("isDelete").and_then(Value::as_i64) == Some(1);
+                    Some((sn.to_string(), sig.to_string(), deleted))
                 })
                 .collect()
         })
         .unwrap_or_default();
+    let malls: Vec<(String, String)> = listed
+        .iter()
+        .map(|(sn, sig, _)| (sn.clone(), sig.clone()))
+        .collect();
+    let deleted = |sn: &str| listed.iter().any(|(m, _, d)| m == sn && *d);
     if malls.is_empty() {
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
     }
@@ -459,6 +472,9 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         };
         c.add(http::server_error(r.status), &span);
         if !(200..300).contains(&r.status) || !r.json.is_array() {
+            if deleted(sn) {
+                continue;
+            }
             c.add(
                 vec![Finding::new(
                     &catalog::PRODUCTS_LISTED_MALL,

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub strict: bool,
     /// Page limit of a paging walk, unless the case sets one.
     pub max_pages: u64,
+    /// Cursor convention of walks whose case keeps the default one.
+    pub cursor: Option<crate::case::model::CursorRule>,
     /// Products sweeps call at most this many malls, unless the case sets `sample`.
     pub sample: Option<usize>,
     /// Most findings kept per check in one case (the rest are counted).
@@ -50,6 +52,7 @@ impl Default for RunOptions {
             strict: false,
             // Enough for 10,000 records at page size 1, plus the closing short page.
             max_pages: 10_001,
+            cursor: None,
             sample: None,
             max_findings_per_check: 50,
         }
