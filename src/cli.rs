@@ -282,6 +282,16 @@ pub struct RunArgs {
         help_heading = "Limits"
     )]
     pub max_pages: u64,
+    /// Cursor convention of walks that do not set one: `last-record:/POINTER` (into the last
+    /// record of the previous page; default `last-record:/mallSn`) or `response:/POINTER`
+    /// (into the previous response body).
+    #[arg(
+        long,
+        value_name = "RULE",
+        env = "MALLCHECK_CURSOR",
+        help_heading = "Cases"
+    )]
+    pub cursor: Option<String>,
     /// Products sweeps call at most N malls.
     #[arg(long, value_name = "N", help_heading = "Limits")]
     pub sample: Option<usize>,
@@ -352,7 +362,7 @@ pub struct FuzzArgs {
     /// Operation(s) to fuzz.
     #[arg(long, value_enum, value_name = "ENDPOINT", default_value = "all")]
     pub endpoint: FuzzEndpoint,
-    /// Generated requests per property run.
+    /// Generated request bodies per endpoint (each checked against every property).
     #[arg(long, value_name = "N", default_value_t = 500)]
     pub cases: u32,
     /// Seed (default: derived from the clock and printed).

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::app::settings::{self, Target};
-use crate::case::model::CaseFile;
+use crate::case::model::{CaseFile, CursorRule};
 use crate::case::parse::{ParseContext, load_paths};
 use crate::cli::RunArgs;
 use crate::error::UsageError;
@@ -91,6 +91,26 @@ fn parse_shard(text: &str) -> Result<(usize, usize), UsageError> {
     Ok((k - 1, n))
 }
 
+/// Parses `--cursor last-record:/POINTER` or `response:/POINTER`.
+pub fn parse_cursor(text: &str) -> Result<CursorRule, UsageError> {
+    let bad = || {
+        UsageError::setting(
+            "--cursor",
+            format!("`{text}` is not last-record:/POINTER or response:/POINTER"),
+            Some("e.g. --cursor response:/nextCursor"),
+        )
+    };
+    let (kind, pointer) = text.split_once(':').ok_or_else(bad)?;
+    if !(pointer.is_empty() || pointer.starts_with('/')) {
+        return Err(bad());
+    }
+    match kind {
+        "last-record" => Ok(CursorRule::LastRecord(pointer.to_string())),
+        "response" => Ok(CursorRule::Response(pointer.to_string())),
+        _ => Err(bad()),
+    }
+}
+
 /// Everything `run` and `list` decide before sending anything.
 struct Plan {
     target: Target,
@@ -118,6 +138,7 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
         ));
     }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    let _ = args.cursor.as_deref().map(parse_cursor).transpose()?;
     let target = settings::resolve(&args.target)?;
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
@@ -224,6 +245,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         strict: args.strict,
         max_pages: args.max_pages,
         sample: args.sample,
+        cursor: args.cursor.as_deref().map(parse_cursor).transpose()?,
         ..RunOptions::default()
     };
     let mut sinks = FanOut::default();
@@ -309,4 +331,38 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         eprintln!("{note}");
     }
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursor_rules_parse_and_bad_ones_name_the_flag() {
+        assert_eq!(
+            parse_cursor("response:/nextCursor").unwrap(),
+            CursorRule::Response("/nextCursor".into())
+        );
+        assert_eq!(
+            parse_cursor("last-record:/id").unwrap(),
+            CursorRule::LastRecord("/id".into())
+        );
+        for bad in ["nextCursor", "response:nextCursor", "first:/x"] {
+            assert!(
+                parse_cursor(bad)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("--cursor"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn shards_are_one_based_and_bounded() {
+        assert_eq!(parse_shard("2/3").unwrap(), (1, 3));
+        for bad in ["0/3", "4/3", "1/0", "x", "1-3"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
 }
