@@ -25,7 +25,6 @@ use crate::runner::discover::Discovery;
 use crate::runner::release_diff::{self, Change, Class, Contract, Group};
 use crate::runner::snapshot::engine::{self, Assertion, UpdateMode, Verdict};
 use crate::runner::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
-use crate::server::{self, ServerOptions};
 
 /// Schemas of response documents whose properties give the closed sets, types and nullability
 /// used to classify changes.
@@ -195,26 +194,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
     }
     let rt = super::runtime()?;
     let outcome = rt.block_on(async {
-        let server = match &target.base_url {
-            Some(_) => None,
-            None => {
-                let opts = ServerOptions {
-                    signer: target.signer.clone(),
-                    appid: target.appid.clone(),
-                    ..ServerOptions::default()
-                };
-                Some(
-                    server::start(opts)
-                        .await
-                        .map_err(|e| format!("cannot start the embedded reference server: {e}"))?,
-                )
-            }
-        };
-        let base_url = target
-            .base_url
-            .clone()
-            .or_else(|| server.as_ref().map(|s| s.base_url()))
-            .unwrap_or_default();
+        let (base_url, server) = target.connect().await?;
         let client = Client::new(&base_url, target.signer.clone(), target.client.clone())
             .map_err(|e| e.to_string())?;
         let results = compare_all(

@@ -18,7 +18,7 @@ use crate::runner::discover::{
 };
 use crate::runner::fuzz::render::{self, Style};
 use crate::runner::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
-use crate::server::{self, ServerOptions, data};
+use crate::server::data;
 use crate::spec::schemas::SchemaSet;
 
 /// Candidates tried while shrinking one failure.
@@ -137,28 +137,13 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
     };
     let rt = super::runtime()?;
     let code = rt.block_on(async {
-        let server = match &target.base_url {
-            Some(_) => None,
-            None => {
-                let opts = ServerOptions {
-                    signer: target.signer.clone(),
-                    appid: target.appid.clone(),
-                    ..ServerOptions::default()
-                };
-                match server::start(opts).await {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        eprintln!("error: cannot start the embedded reference server: {e}");
-                        return exit::FAILURE;
-                    }
-                }
+        let (base_url, server) = match target.connect().await {
+            Ok(connected) => connected,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::FAILURE;
             }
         };
-        let base_url = target
-            .base_url
-            .clone()
-            .or_else(|| server.as_ref().map(|s| s.base_url()))
-            .unwrap_or_default();
         let code = fuzz_target(&target, &base_url, options, schemas, saved, &args, style).await;
         if let Some(server) = server {
             server.shutdown().await;

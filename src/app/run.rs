@@ -12,14 +12,12 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
-use crate::report::html::HtmlReport;
-use crate::report::json::JsonReport;
+use crate::report::file::{FileReport, Render};
 use crate::report::junit::Junit;
-use crate::report::markdown::MarkdownReport;
+use crate::report::{html, json, markdown};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
-use crate::server::{self, ServerOptions};
 use crate::spec::schemas::SchemaSet;
 
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
@@ -256,43 +254,22 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         args.strict,
     )));
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
-    sinks.push(Box::new(JsonReport::new(
-        args.output.json.clone(),
-        args.strict,
-    )));
-    sinks.push(Box::new(MarkdownReport::new(
-        args.output.markdown.clone(),
-        args.strict,
-    )));
-    sinks.push(Box::new(HtmlReport::new(
-        args.output.html.clone(),
-        args.strict,
-    )));
+    let report = |path: &std::path::PathBuf, render: Render| {
+        Box::new(FileReport::new(path.clone(), args.strict, render))
+    };
+    sinks.push(report(&args.output.json, json::render));
+    sinks.push(report(&args.output.markdown, |r| Ok(markdown::render(r))));
+    sinks.push(report(&args.output.html, |r| Ok(html::render(r))));
 
     let rt = super::runtime()?;
     let code = rt.block_on(async {
-        let server = match &target.base_url {
-            Some(_) => None,
-            None => {
-                let opts = ServerOptions {
-                    signer: target.signer.clone(),
-                    appid: target.appid.clone(),
-                    ..ServerOptions::default()
-                };
-                match server::start(opts).await {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        eprintln!("error: cannot start the embedded reference server: {e}");
-                        return exit::FAILURE;
-                    }
-                }
+        let (base_url, server) = match target.connect().await {
+            Ok(connected) => connected,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return exit::FAILURE;
             }
         };
-        let base_url = target
-            .base_url
-            .clone()
-            .or_else(|| server.as_ref().map(|s| s.base_url()))
-            .unwrap_or_default();
         let client = match Client::new(&base_url, target.signer.clone(), target.client.clone()) {
             Ok(c) => c,
             Err(e) => {

@@ -12,7 +12,7 @@ use crate::runner::client::ClientOptions;
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
-use crate::server::data;
+use crate::server::{self, RunningServer, ServerOptions, data};
 use crate::sign::{Signer, SignerKind};
 
 /// Variable holding the signing key; read from the environment only.
@@ -40,6 +40,23 @@ pub struct Target {
 }
 
 impl Target {
+    /// The base URL to test: the given one, or that of the embedded reference server, started
+    /// here with the same appid and signer (the caller shuts it down).
+    pub async fn connect(&self) -> Result<(String, Option<RunningServer>), String> {
+        if let Some(url) = &self.base_url {
+            return Ok((url.clone(), None));
+        }
+        let options = ServerOptions {
+            signer: self.signer.clone(),
+            appid: self.appid.clone(),
+            ..ServerOptions::default()
+        };
+        let server = server::start(options)
+            .await
+            .map_err(|e| format!("cannot start the embedded reference server: {e}"))?;
+        Ok((server.base_url(), Some(server)))
+    }
+
     /// A first-page mall list request for the configured merchant (spec §4.1).
     pub fn first_page_body(&self, count: u64) -> serde_json::Value {
         let v = |k: &str| self.vars.get(k).cloned().unwrap_or_default();

@@ -7,11 +7,10 @@
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-use std::io;
-use std::path::PathBuf;
 
-use crate::report::event::{CaseResult, Event, Finding, Outcome, RunSummary, truncate};
-use crate::report::{Sink, atomic, text};
+use crate::report::event::{CaseResult, Finding, Outcome, truncate};
+use crate::report::file::Run;
+use crate::report::text;
 use crate::runner::exchange::Exchange;
 use crate::spec::catalog::{CATALOG, Severity};
 
@@ -43,82 +42,6 @@ article.o-warn{border-left-color:var(--warn)}article.o-error{border-left-color:#
 .detail{color:var(--muted);margin:.2rem 0}
 summary{cursor:pointer;color:var(--muted)}
 ";
-
-/// Writes the HTML report to a path.
-pub struct HtmlReport {
-    path: PathBuf,
-    strict: bool,
-    base_url: String,
-    summary: RunSummary,
-    complete: bool,
-    results: Vec<CaseResult>,
-}
-
-impl HtmlReport {
-    /// A sink writing `path`.
-    pub fn new(path: PathBuf, strict: bool) -> Self {
-        HtmlReport {
-            path,
-            strict,
-            base_url: String::new(),
-            summary: RunSummary::default(),
-            complete: false,
-            results: vec![],
-        }
-    }
-
-    fn write(&mut self) -> io::Result<()> {
-        self.results.sort_by_key(|r| r.id.index);
-        let page = render(&Run {
-            base_url: &self.base_url,
-            strict: self.strict,
-            complete: self.complete,
-            summary: &self.summary,
-            results: &self.results,
-        });
-        atomic::write(&self.path, page.as_bytes())
-    }
-}
-
-impl Sink for HtmlReport {
-    fn on_event(&mut self, event: &Event) -> io::Result<()> {
-        match event {
-            Event::RunStarted { base_url, .. } => {
-                self.base_url = base_url.clone();
-                self.write()
-            }
-            Event::CaseStarted(_) => Ok(()),
-            Event::CaseFinished(result) => {
-                self.summary.add(result.outcome);
-                self.results.push((**result).clone());
-                self.write()
-            }
-            Event::RunFinished(summary) => {
-                self.summary = summary.clone();
-                self.complete = true;
-                self.write()
-            }
-        }
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.write()
-    }
-}
-
-/// What the page is rendered from.
-pub struct Run<'a> {
-    /// Base URL under test.
-    pub base_url: &'a str,
-    /// Whether observed findings fail.
-    pub strict: bool,
-    /// Whether the run has finished.
-    pub complete: bool,
-    /// Counts.
-    pub summary: &'a RunSummary,
-    /// Case results in run order.
-    pub results: &'a [CaseResult],
-}
 
 /// Escapes text for HTML element content and quoted attributes; drops control characters.
 pub fn escape(s: &str) -> String {
@@ -534,7 +457,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::report::Sink;
     use crate::report::event::CaseId;
+    use crate::report::event::{Event, RunSummary};
+    use crate::report::file::FileReport;
     use crate::runner::exchange::{RequestRecord, ResponseRecord};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
 
@@ -721,7 +647,7 @@ mod tests {
     fn sink_marks_partial_runs_until_run_finished() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("report.html");
-        let mut sink = HtmlReport::new(path.clone(), false);
+        let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
             cases: 1,

@@ -7,11 +7,10 @@
 //! body can neither inject HTML nor mention anyone.
 
 use std::fmt::Write as _;
-use std::io;
-use std::path::PathBuf;
 
-use crate::report::event::{CaseResult, Event, Finding, Outcome, RunSummary, truncate};
-use crate::report::{Sink, atomic, text};
+use crate::report::event::{CaseResult, Finding, Outcome, truncate};
+use crate::report::file::Run;
+use crate::report::text;
 
 /// Most rows of the failure table; later rows are counted, not shown.
 pub const MAX_TABLE_ROWS: usize = 60;
@@ -23,82 +22,6 @@ pub const MAX_FINDINGS_PER_CASE: usize = 10;
 pub const MAX_WARNINGS: usize = 60;
 /// Characters of an expected or actual value shown in a table cell.
 const CELL_CHARS: usize = 80;
-
-/// Writes the Markdown summary to a path.
-pub struct MarkdownReport {
-    path: PathBuf,
-    strict: bool,
-    base_url: String,
-    summary: RunSummary,
-    complete: bool,
-    results: Vec<CaseResult>,
-}
-
-impl MarkdownReport {
-    /// A sink writing `path`.
-    pub fn new(path: PathBuf, strict: bool) -> Self {
-        MarkdownReport {
-            path,
-            strict,
-            base_url: String::new(),
-            summary: RunSummary::default(),
-            complete: false,
-            results: vec![],
-        }
-    }
-
-    fn write(&mut self) -> io::Result<()> {
-        self.results.sort_by_key(|r| r.id.index);
-        let text = render(&Run {
-            base_url: &self.base_url,
-            strict: self.strict,
-            complete: self.complete,
-            summary: &self.summary,
-            results: &self.results,
-        });
-        atomic::write(&self.path, text.as_bytes())
-    }
-}
-
-impl Sink for MarkdownReport {
-    fn on_event(&mut self, event: &Event) -> io::Result<()> {
-        match event {
-            Event::RunStarted { base_url, .. } => {
-                self.base_url = base_url.clone();
-                self.write()
-            }
-            Event::CaseStarted(_) => Ok(()),
-            Event::CaseFinished(result) => {
-                self.summary.add(result.outcome);
-                self.results.push((**result).clone());
-                self.write()
-            }
-            Event::RunFinished(summary) => {
-                self.summary = summary.clone();
-                self.complete = true;
-                self.write()
-            }
-        }
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.write()
-    }
-}
-
-/// What the summary is rendered from.
-pub struct Run<'a> {
-    /// Base URL under test.
-    pub base_url: &'a str,
-    /// Whether observed findings fail.
-    pub strict: bool,
-    /// Whether the run has finished.
-    pub complete: bool,
-    /// Counts.
-    pub summary: &'a RunSummary,
-    /// Case results in run order.
-    pub results: &'a [CaseResult],
-}
 
 /// Renders the whole Markdown summary.
 pub fn render(run: &Run<'_>) -> String {
@@ -374,7 +297,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::report::Sink;
     use crate::report::event::CaseId;
+    use crate::report::event::{Event, RunSummary};
+    use crate::report::file::FileReport;
     use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
 
@@ -499,7 +425,7 @@ mod tests {
     fn sink_rewrites_the_file_after_every_case() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("out/summary.md");
-        let mut sink = MarkdownReport::new(path.clone(), false);
+        let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
             cases: 1,

@@ -3,6 +3,7 @@
 pub mod atomic;
 pub mod console;
 pub mod event;
+pub mod file;
 pub mod html;
 pub mod json;
 pub mod junit;
