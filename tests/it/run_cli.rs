@@ -1,10 +1,8 @@
 //! `mallcheck run` end to end: the real binary against the real server over loopback.
 
-mod common;
-
 use std::process::Command;
 
-use common::{Server, bin, finding_ids, repo, run_against};
+use crate::common::{Server, bin, finding_ids, repo, run_against};
 
 fn output_text(out: &std::process::Output) -> String {
     format!(

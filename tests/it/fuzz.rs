@@ -3,12 +3,10 @@
 //! found within the default budget and reported with a shrunk, runnable reproducer; a seed
 //! repeats a run; minimal bodies are saved and replayed.
 
-mod common;
-
 use std::path::Path;
 
 use assert_cmd::Command;
-use common::{Server, bin};
+use crate::common::{Server, bin};
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
 use serde_json::Value;
 

@@ -4,12 +4,10 @@
 //! `.ci/install-junit-xsd.sh` fetches the XSD and xmllint. Locally, a missing tool skips the
 //! test with a note; with `MALLCHECK_REQUIRE_TOOLS=1` (CI) it fails instead.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Server, bin, repo, run_against};
+use crate::common::{Server, bin, repo, run_against};
 
 fn xsd() -> Option<PathBuf> {
     let path = std::env::var_os("MALLCHECK_JUNIT_XSD")

@@ -1,12 +1,10 @@
 //! Self-verification: the shipped cases, run by the real binary, catch every contract fault of
 //! the reference server with the expected check id, and pass every tolerated variation.
 
-mod common;
-
 use std::sync::Mutex;
 use std::thread;
 
-use common::{Server, run_against};
+use crate::common::{Server, run_against};
 use mallcheck::server::faults::Fault;
 
 /// Runs at once; each run is a separate process.

@@ -1,12 +1,10 @@
 //! No secret leaves the process: with a known signing key, nothing mallcheck writes (stdout,
 //! stderr, every report, snapshots, fuzz regressions) holds the key or an Authorization value.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{Server, bin, repo};
+use crate::common::{Server, bin, repo};
 use mallcheck::server::data::{DEMO_APPID, MAIN};
 use mallcheck::sign::{Signer, SignerKind};
 

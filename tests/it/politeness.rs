@@ -1,15 +1,13 @@
 //! Politeness and CI splitting, measured from the server side: `--rate` caps arrivals, and
 //! `--shard K/N` runs cover every case exactly once.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{bin, repo};
+use crate::common::{bin, repo};
 
 /// A minimal keep-alive HTTP server that records when each request arrives and answers an
 /// empty mall list (or an empty products array).

@@ -1,0 +1,16 @@
+//! Integration tests: the real binary against the real server over loopback. One test binary
+//! (with one module per area) so that the suite links once.
+
+mod case_schema;
+mod common;
+mod faults;
+mod fuzz;
+mod junit_xsd;
+mod openapi;
+mod politeness;
+mod readme;
+mod reports;
+mod run_cli;
+mod schemas_meta;
+mod secrets;
+mod snapshots;
