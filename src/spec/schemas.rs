@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator};
@@ -154,6 +155,27 @@ struct Source {
 pub struct SchemaSet {
     schemas: BTreeMap<String, Schema>,
     names_by_uri: HashMap<String, String>,
+    /// Field shapes for [`SchemaSet::extra_fields`], derived from the documents on first use.
+    shapes: OnceLock<Shapes>,
+}
+
+/// Which fields a schema position lists, and where its fields and items lead: the schema
+/// documents (through `$ref`, `allOf`, …) reduced once to what the extra-fields walk needs.
+#[derive(Debug, Default)]
+struct Shape {
+    /// Some applicable schema node lists `properties` (so an unlisted field is extra).
+    declares: bool,
+    /// Listed fields and their shapes.
+    properties: HashMap<String, usize>,
+    /// Shape of array items, when a node has `items`.
+    items: Option<usize>,
+}
+
+/// Every shape, and the root shape of each schema by name.
+#[derive(Debug, Default)]
+struct Shapes {
+    shapes: Vec<Shape>,
+    roots: HashMap<String, usize>,
 }
 
 impl fmt::Debug for SchemaSet {
@@ -238,20 +260,20 @@ impl SchemaSet {
     /// Inside an object or a value whose schema declares no properties (open types such as
     /// the always-null fields), nothing is reported.
     pub fn extra_fields(&self, name: &str, instance: &Value) -> Vec<Finding> {
-        let Some(schema) = self.schemas.get(name) else {
+        let shapes = self.shapes.get_or_init(|| self.build_shapes());
+        let Some(&root) = shapes.roots.get(name) else {
             return Vec::new();
         };
         let mut out = Vec::new();
-        let start = vec![(schema.uri.clone(), &schema.document)];
-        self.walk_extra(&start, instance, "", &mut out);
-        if let Some(intro) = self.schemas.get(INTRODUCTION_SCHEMA) {
+        let mut pointer = String::new();
+        shapes.walk(root, instance, &mut pointer, &mut out);
+        if let Some(&intro) = shapes.roots.get(INTRODUCTION_SCHEMA) {
             for (pointer, text) in introductions(name, instance) {
                 let Ok(inner) = serde_json::from_str::<Value>(text) else {
                     continue;
                 };
                 let mut found = Vec::new();
-                let start = vec![(intro.uri.clone(), &intro.document)];
-                self.walk_extra(&start, &inner, "", &mut found);
+                shapes.walk(intro, &inner, &mut String::new(), &mut found);
                 out.extend(found.into_iter().map(|f| {
                     Finding::new(f.check, &pointer, f.expected, f.actual).with_detail(format!(
                         "inner JSON pointer {} inside the productIntroduction text",
@@ -261,6 +283,69 @@ impl SchemaSet {
             }
         }
         out
+    }
+
+    /// Reduces every schema to its field shapes (memoised by the set of schema nodes, so
+    /// shared definitions and reference cycles are built once).
+    fn build_shapes(&self) -> Shapes {
+        let mut shapes = Shapes::default();
+        let mut memo: HashMap<Vec<usize>, usize> = HashMap::new();
+        for (name, schema) in &self.schemas {
+            let root = self.shape_of(
+                vec![(schema.uri.clone(), &schema.document)],
+                &mut shapes,
+                &mut memo,
+            );
+            shapes.roots.insert(name.clone(), root);
+        }
+        shapes
+    }
+
+    fn shape_of(
+        &self,
+        nodes: Vec<(Url, &Value)>,
+        shapes: &mut Shapes,
+        memo: &mut HashMap<Vec<usize>, usize>,
+    ) -> usize {
+        let facets = self.facets(&nodes);
+        let mut key: Vec<usize> = facets
+            .iter()
+            .map(|(_, n)| *n as *const Value as usize)
+            .collect();
+        key.sort_unstable();
+        if let Some(&id) = memo.get(&key) {
+            return id;
+        }
+        let id = shapes.shapes.len();
+        shapes.shapes.push(Shape::default());
+        memo.insert(key, id);
+        let declares = facets.iter().any(|(_, f)| f.get("properties").is_some());
+        let mut children: BTreeMap<&str, Vec<(Url, &Value)>> = BTreeMap::new();
+        for (uri, facet) in &facets {
+            if let Some(props) = facet.get("properties").and_then(Value::as_object) {
+                for (k, child) in props {
+                    children
+                        .entry(k.as_str())
+                        .or_default()
+                        .push((uri.clone(), child));
+                }
+            }
+        }
+        let item_nodes: Vec<(Url, &Value)> = facets
+            .iter()
+            .filter_map(|(u, f)| f.get("items").map(|c| (u.clone(), c)))
+            .collect();
+        let properties = children
+            .into_iter()
+            .map(|(k, nodes)| (k.to_string(), self.shape_of(nodes, shapes, memo)))
+            .collect();
+        let items = (!item_nodes.is_empty()).then(|| self.shape_of(item_nodes, shapes, memo));
+        shapes.shapes[id] = Shape {
+            declares,
+            properties,
+            items,
+        };
+        id
     }
 
     fn finding(&self, schema: &Schema, error: &ValidationError<'_>) -> Finding {
@@ -371,51 +456,6 @@ impl SchemaSet {
         }
     }
 
-    fn walk_extra(
-        &self,
-        nodes: &[(Url, &Value)],
-        instance: &Value,
-        pointer: &str,
-        out: &mut Vec<Finding>,
-    ) {
-        let facets = self.facets(nodes);
-        match instance {
-            Value::Object(map) => {
-                let declares = facets.iter().any(|(_, f)| f.get("properties").is_some());
-                for (key, value) in map {
-                    let field_pointer = format!("{pointer}/{}", escape_pointer(key));
-                    let children: Vec<(Url, &Value)> = facets
-                        .iter()
-                        .filter_map(|(u, f)| f.get("properties")?.get(key).map(|c| (u.clone(), c)))
-                        .collect();
-                    if !children.is_empty() {
-                        self.walk_extra(&children, value, &field_pointer, out);
-                    } else if declares {
-                        out.push(Finding::new(
-                            &EXTRA_FIELDS,
-                            field_pointer,
-                            "only fields the spec lists",
-                            format!("extra field `{key}`"),
-                        ));
-                    }
-                }
-            }
-            Value::Array(items) => {
-                let children: Vec<(Url, &Value)> = facets
-                    .iter()
-                    .filter_map(|(u, f)| f.get("items").map(|c| (u.clone(), c)))
-                    .collect();
-                if children.is_empty() {
-                    return;
-                }
-                for (i, item) in items.iter().enumerate() {
-                    self.walk_extra(&children, item, &format!("{pointer}/{i}"), out);
-                }
-            }
-            _ => {}
-        }
-    }
-
     /// Every schema node that applies alongside `nodes`: through `$ref`, `allOf`, `anyOf`,
     /// `oneOf`, `then` and `else` (each node once, so reference cycles end).
     fn facets<'a>(&'a self, nodes: &[(Url, &'a Value)]) -> Vec<(Url, &'a Value)> {
@@ -446,6 +486,47 @@ impl SchemaSet {
             facets.push((uri, node));
         }
         facets
+    }
+}
+
+impl Shapes {
+    /// Reports every field of `instance` that its shape does not list. `pointer` is a reused
+    /// buffer: a pointer string is only built for a finding.
+    fn walk(&self, id: usize, instance: &Value, pointer: &mut String, out: &mut Vec<Finding>) {
+        let shape = &self.shapes[id];
+        let len = pointer.len();
+        match instance {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match shape.properties.get(key) {
+                        Some(&child) => {
+                            pointer.push('/');
+                            pointer.push_str(&escape_pointer(key));
+                            self.walk(child, value, pointer, out);
+                            pointer.truncate(len);
+                        }
+                        None if shape.declares => out.push(Finding::new(
+                            &EXTRA_FIELDS,
+                            format!("{pointer}/{}", escape_pointer(key)),
+                            "only fields the spec lists",
+                            format!("extra field `{key}`"),
+                        )),
+                        None => {}
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(child) = shape.items {
+                    for (i, item) in items.iter().enumerate() {
+                        pointer.push('/');
+                        pointer.push_str(&i.to_string());
+                        self.walk(child, item, pointer, out);
+                        pointer.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -618,6 +699,7 @@ fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> 
         })
         .collect();
     Ok(SchemaSet {
+        shapes: OnceLock::new(),
         schemas,
         names_by_uri,
     })

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use crate::common::{Server, bin};
+use assert_cmd::Command;
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
 use serde_json::Value;
 
