@@ -245,7 +245,8 @@ pub struct RunArgs {
     /// Directory of JSON Schemas replacing the built-in ones.
     #[arg(long, value_name = "DIR", help_heading = "Cases")]
     pub schemas: Option<PathBuf>,
-    /// Run only cases whose name, file, endpoint or tag contains this text (repeatable).
+    /// Run only matching cases (repeatable): `tag:NAME`, `check:ID`, or text in the case name,
+    /// file, endpoint, a tag, or a check id the case exercises.
     #[arg(long, value_name = "TEXT", help_heading = "Cases")]
     pub filter: Vec<String>,
     /// Observed-severity findings (e.g. product order) fail the run.

@@ -1,11 +1,12 @@
 //! `mallcheck run`: load schemas and cases, start the embedded server when no base URL is
 //! given, run, report, pick the exit code.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::app::settings::{self, Target};
-use crate::case::model::{CaseFile, CursorRule};
+use crate::case::model::{Case, CaseFile, CaseKind, CursorRule, Endpoint};
 use crate::case::parse::{ParseContext, load_paths};
 use crate::cli::RunArgs;
 use crate::error::UsageError;
@@ -18,6 +19,7 @@ use crate::report::{html, json, markdown};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
+use crate::spec::catalog::{self, Family};
 use crate::spec::schemas::SchemaSet;
 
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
@@ -50,23 +52,75 @@ pub fn load_cases(
     load_paths(&paths, &cx).map_err(UsageError::Cases)
 }
 
-fn selected(filters: &[String], file: &CaseFile, case: &crate::case::model::Case) -> bool {
+/// Whether a case selects under `--filter`: `tag:NAME`, `check:ID`, or text found in the case
+/// name, file path, endpoint, a tag, or a check id the case exercises.
+fn selected(filters: &[String], file: &CaseFile, case: &Case) -> bool {
     if filters.is_empty() {
         return true;
     }
     let path = file.source.path.display().to_string();
     filters.iter().any(|f| {
         let f = f.as_str();
-        match f.strip_prefix("tag:") {
-            Some(tag) => case.tags.iter().any(|t| t == tag),
-            None => {
-                case.name.value.contains(f)
-                    || path.contains(f)
-                    || case.endpoint().name() == f
-                    || case.tags.iter().any(|t| t == f)
-            }
+        if let Some(tag) = f.strip_prefix("tag:") {
+            return case.tags.iter().any(|t| t == tag);
         }
+        if let Some(id) = f.strip_prefix("check:") {
+            return exercises(case, id);
+        }
+        case.name.value.contains(f)
+            || path.contains(f)
+            || case.endpoint().name() == f
+            || case.tags.iter().any(|t| t == f)
+            || (catalog::find(f).is_some() && exercises(case, f))
     })
+}
+
+/// Whether running `case` can produce a finding of check `id`.
+fn exercises(case: &Case, id: &str) -> bool {
+    let Some(check) = catalog::find(id) else {
+        return false;
+    };
+    if id.starts_with("fuzz.") {
+        return false;
+    }
+    if id == catalog::PAGING_PAGE_FAILED.id {
+        return matches!(case.kind, CaseKind::Walk(_));
+    }
+    // Transport and decoding problems can come from any request.
+    if check.family == Family::Transport
+        || id == catalog::HTTP_SERVER_ERROR.id
+        || id == catalog::RESPONSE_CONTENT_TYPE.id
+    {
+        return true;
+    }
+    let list_schema = |id: &str| id.starts_with("mall") || id == "info.extra-fields";
+    let products_schema = |id: &str| {
+        id.starts_with("product.")
+            || id.starts_with("sku.")
+            || id == "products.shape"
+            || id == "info.extra-fields"
+    };
+    match &case.kind {
+        CaseKind::Exchange(x) => {
+            let e = &x.expect;
+            e.checks.iter().any(|c| c.check.id == id)
+                || e.no_data.as_ref().is_some_and(|c| c.check.id == id)
+                || (id == "case.assert" && !e.asserts.is_empty())
+                || (id == "http.status" && e.status.is_some())
+                || (id == "snapshot.match" && x.snapshot.is_some())
+                || (e.schema_enabled
+                    && match x.endpoint {
+                        Endpoint::MallList => list_schema(id),
+                        Endpoint::MallProducts => products_schema(id),
+                    })
+        }
+        CaseKind::Walk(w) => {
+            id.starts_with("paging.")
+                || list_schema(id)
+                || (w.ownership && id == "ownership.merchant")
+        }
+        CaseKind::ProductsSweep(_) => id.starts_with("products.") || products_schema(id),
+    }
 }
 
 /// Parses `--shard K/N` into a 0-based index and a count.
@@ -247,12 +301,17 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         ..RunOptions::default()
     };
     let mut sinks = FanOut::default();
-    sinks.push(Box::new(Console::new(
-        std::io::stdout(),
-        color,
-        verbosity,
-        args.strict,
-    )));
+    let console = Console::new(std::io::stdout(), color, verbosity, args.strict);
+    // A bar only on a terminal: CI logs and pipes get plain lines.
+    let console = if !args.output.quiet
+        && std::io::stderr().is_terminal()
+        && std::env::var_os("CI").is_none()
+    {
+        console.with_progress()
+    } else {
+        console
+    };
+    sinks.push(Box::new(console));
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
     let report = |path: &std::path::PathBuf, render: Render| {
         Box::new(FileReport::new(path.clone(), args.strict, render))
@@ -333,6 +392,51 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn check_filters_select_the_cases_that_exercise_the_check() {
+        let target = settings::resolve(&crate::cli::TargetArgs {
+            base_url: None,
+            appid: None,
+            merchant_id: None,
+            merchant_user_id: None,
+            role: None,
+            signer: None,
+            sign_key_file: None,
+            timeout: None,
+            max_body: 1 << 20,
+            follow_redirects: false,
+            profile: None,
+            config: "mallcheck.toml".into(),
+        })
+        .unwrap();
+        let schemas = SchemaSet::embedded().unwrap();
+        let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/cases");
+        let files = load_cases(&[cases.into()], &schemas, &target).unwrap();
+        let pick = |filter: &str| -> Vec<String> {
+            let mut names = vec![];
+            for f in &files {
+                for c in &f.cases {
+                    if selected(&[filter.to_string()], f, c) {
+                        names.push(c.name.value.clone());
+                    }
+                }
+            }
+            names
+        };
+        let paging = pick("check:paging.duplicate");
+        assert!(
+            !paging.is_empty() && paging.iter().all(|n| n.contains("walk")),
+            "{paging:?}"
+        );
+        let auth = pick("auth.signature");
+        assert_eq!(auth.len(), 2, "{auth:?}");
+        assert!(pick("check:fuzz.timely").is_empty());
+        assert_eq!(
+            pick("check:transport.timeout").len(),
+            files.iter().map(|f| f.cases.len()).sum::<usize>()
+        );
     }
 
     #[test]

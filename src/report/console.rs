@@ -2,6 +2,8 @@
 
 use std::io::{self, Write};
 
+use indicatif::{ProgressBar, ProgressStyle};
+
 use crate::report::Sink;
 use crate::report::event::{Event, Outcome};
 use crate::report::text;
@@ -63,6 +65,7 @@ pub struct Console<W: Write> {
     styles: Styles,
     verbosity: Verbosity,
     strict: bool,
+    progress: Option<ProgressBar>,
 }
 
 impl<W: Write> Console<W> {
@@ -73,7 +76,16 @@ impl<W: Write> Console<W> {
             styles: Styles::new(color),
             verbosity,
             strict,
+            progress: None,
         }
+    }
+
+    /// Adds a progress bar on stderr (for a terminal); lines print above it.
+    pub fn with_progress(mut self) -> Self {
+        let style = ProgressStyle::with_template("{bar:30} {pos}/{len} cases {elapsed}")
+            .expect("a valid progress template");
+        self.progress = Some(ProgressBar::new(0).with_style(style));
+        self
     }
 
     /// The writer back (tests read the captured text).
@@ -89,8 +101,8 @@ impl<W: Write> Console<W> {
     }
 }
 
-impl<W: Write> Sink for Console<W> {
-    fn on_event(&mut self, event: &Event) -> io::Result<()> {
+impl<W: Write> Console<W> {
+    fn render_event(&mut self, event: &Event) -> io::Result<()> {
         let s = self.styles;
         match event {
             Event::RunStarted { base_url, cases } => {
@@ -172,6 +184,24 @@ impl<W: Write> Sink for Console<W> {
             }
         }
         Ok(())
+    }
+}
+
+impl<W: Write> Sink for Console<W> {
+    fn on_event(&mut self, event: &Event) -> io::Result<()> {
+        let Some(bar) = self.progress.clone() else {
+            return self.render_event(event);
+        };
+        if let Event::RunStarted { cases, .. } = event {
+            bar.set_length(*cases as u64);
+        }
+        let written = bar.suspend(|| self.render_event(event));
+        match event {
+            Event::CaseFinished(_) => bar.inc(1),
+            Event::RunFinished(_) => bar.finish_and_clear(),
+            Event::RunStarted { .. } | Event::CaseStarted(_) => {}
+        }
+        written
     }
 
     fn finish(&mut self) -> io::Result<()> {
