@@ -241,6 +241,15 @@ impl SchemaSet {
     /// and checked against `product-introduction` (§2.7). An unknown name yields no finding:
     /// callers check [`SchemaSet::has`] first (case files are validated at load time).
     pub fn validate(&self, name: &str, instance: &Value) -> Vec<Finding> {
+        self.validate_with(name, instance, &parse_introductions(name, instance))
+    }
+
+    fn validate_with(
+        &self,
+        name: &str,
+        instance: &Value,
+        intros: &[Introduction<'_>],
+    ) -> Vec<Finding> {
         let Some(schema) = self.schemas.get(name) else {
             return Vec::new();
         };
@@ -250,8 +259,17 @@ impl SchemaSet {
                 out.push_with(|| self.finding(schema, &error));
             }
         }
-        self.introduction_findings(name, instance, &mut out);
+        self.introduction_findings(intros, &mut out);
         out.finish(self.root_check(schema))
+    }
+
+    /// [`SchemaSet::validate`] then [`SchemaSet::extra_fields`], parsing the JSON held in each
+    /// `productIntroduction` once for both.
+    pub fn check(&self, name: &str, instance: &Value) -> Vec<Finding> {
+        let intros = parse_introductions(name, instance);
+        let mut out = self.validate_with(name, instance, &intros);
+        out.extend(self.extra_fields_with(name, instance, &intros));
+        out
     }
 
     /// Every property of `instance` that schema `name` does not list, as an `info.extra-fields`
@@ -260,6 +278,15 @@ impl SchemaSet {
     /// Inside an object or a value whose schema declares no properties (open types such as
     /// the always-null fields), nothing is reported.
     pub fn extra_fields(&self, name: &str, instance: &Value) -> Vec<Finding> {
+        self.extra_fields_with(name, instance, &parse_introductions(name, instance))
+    }
+
+    fn extra_fields_with(
+        &self,
+        name: &str,
+        instance: &Value,
+        intros: &[Introduction<'_>],
+    ) -> Vec<Finding> {
         let shapes = self.shapes.get_or_init(|| self.build_shapes());
         let Some(&root) = shapes.roots.get(name) else {
             return Vec::new();
@@ -268,17 +295,22 @@ impl SchemaSet {
         let mut pointer = String::new();
         shapes.walk(root, instance, &mut pointer, &mut out);
         if let Some(&intro) = shapes.roots.get(INTRODUCTION_SCHEMA) {
-            for (pointer, text) in introductions(name, instance) {
-                let Ok(inner) = serde_json::from_str::<Value>(text) else {
+            for Introduction {
+                pointer, parsed, ..
+            } in intros
+            {
+                let Ok(inner) = parsed else {
                     continue;
                 };
                 let mut found = Vec::new();
-                shapes.walk(intro, &inner, &mut String::new(), &mut found);
+                shapes.walk(intro, inner, &mut String::new(), &mut found);
                 out.extend(found.into_iter().map(|f| {
-                    Finding::new(f.check, &pointer, f.expected, f.actual).with_detail(format!(
-                        "inner JSON pointer {} inside the productIntroduction text",
-                        f.pointer
-                    ))
+                    Finding::new(f.check, pointer.as_str(), f.expected, f.actual).with_detail(
+                        format!(
+                            "inner JSON pointer {} inside the productIntroduction text",
+                            f.pointer
+                        ),
+                    )
                 }));
             }
         }
@@ -410,18 +442,25 @@ impl SchemaSet {
         Some((target, node))
     }
 
-    fn introduction_findings(&self, name: &str, instance: &Value, out: &mut Capped) {
+    fn introduction_findings(&self, intros: &[Introduction<'_>], out: &mut Capped) {
         let Some(intro) = self.schemas.get(INTRODUCTION_SCHEMA) else {
             return;
         };
-        for (pointer, text) in introductions(name, instance) {
-            let inner = match serde_json::from_str::<Value>(text) {
+        for Introduction {
+            pointer,
+            text,
+            parsed,
+        } in intros
+        {
+            let pointer = pointer.as_str();
+            let text = *text;
+            let inner = match parsed {
                 Ok(inner) => inner,
                 Err(e) => {
                     out.push_with(|| {
                         Finding::new(
                             &PRODUCT_INTRODUCTION,
-                            &pointer,
+                            pointer,
                             "a JSON array of content blocks",
                             compact(&Value::String(text.to_string())),
                         )
@@ -430,10 +469,10 @@ impl SchemaSet {
                     continue;
                 }
             };
-            if intro.validator.is_valid(&inner) {
+            if intro.validator.is_valid(inner) {
                 continue;
             }
-            for error in intro.validator.iter_errors(&inner) {
+            for error in intro.validator.iter_errors(inner) {
                 out.push_with(|| {
                     let (expected, actual) = describe(&error);
                     let inner_pointer = error.instance_path().as_str();
@@ -444,7 +483,7 @@ impl SchemaSet {
                     };
                     Finding::new(
                         self.attribute(intro, &error),
-                        &pointer,
+                        pointer,
                         format!("{expected} at inner {at}"),
                         actual,
                     )
@@ -821,6 +860,24 @@ fn child<'a>(node: &'a Value, segment: &str) -> Option<&'a Value> {
 }
 
 /// The `(pointer, text)` of each string `productIntroduction` of a product or products list.
+/// One `productIntroduction` text of a response, parsed once.
+struct Introduction<'a> {
+    pointer: String,
+    text: &'a str,
+    parsed: Result<Value, serde_json::Error>,
+}
+
+fn parse_introductions<'a>(name: &str, instance: &'a Value) -> Vec<Introduction<'a>> {
+    introductions(name, instance)
+        .into_iter()
+        .map(|(pointer, text)| Introduction {
+            pointer,
+            text,
+            parsed: serde_json::from_str(text),
+        })
+        .collect()
+}
+
 fn introductions<'a>(name: &str, instance: &'a Value) -> Vec<(String, &'a str)> {
     let intro = |product: &'a Value| product.get("productIntroduction").and_then(Value::as_str);
     match name {
