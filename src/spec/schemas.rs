@@ -241,15 +241,17 @@ impl SchemaSet {
     /// and checked against `product-introduction` (§2.7). An unknown name yields no finding:
     /// callers check [`SchemaSet::has`] first (case files are validated at load time).
     pub fn validate(&self, name: &str, instance: &Value) -> Vec<Finding> {
-        self.validate_with(name, instance, &parse_introductions(name, instance))
+        let mut out = self.validate_root(name, instance);
+        let mut inner = Capped::default();
+        for intro in introductions(name, instance) {
+            self.introduction_findings(&[Introduction::parse(intro)], &mut inner);
+        }
+        out.extend(inner.finish(&PRODUCT_INTRODUCTION));
+        out
     }
 
-    fn validate_with(
-        &self,
-        name: &str,
-        instance: &Value,
-        intros: &[Introduction<'_>],
-    ) -> Vec<Finding> {
+    /// Schema findings of the response itself (not of the JSON inside its texts).
+    fn validate_root(&self, name: &str, instance: &Value) -> Vec<Finding> {
         let Some(schema) = self.schemas.get(name) else {
             return Vec::new();
         };
@@ -259,16 +261,22 @@ impl SchemaSet {
                 out.push_with(|| self.finding(schema, &error));
             }
         }
-        self.introduction_findings(intros, &mut out);
         out.finish(self.root_check(schema))
     }
 
     /// [`SchemaSet::validate`] then [`SchemaSet::extra_fields`], parsing the JSON held in each
     /// `productIntroduction` once for both.
     pub fn check(&self, name: &str, instance: &Value) -> Vec<Finding> {
-        let intros = parse_introductions(name, instance);
-        let mut out = self.validate_with(name, instance, &intros);
-        out.extend(self.extra_fields_with(name, instance, &intros));
+        let mut out = self.validate_root(name, instance);
+        out.extend(self.extra_fields_root(name, instance));
+        // One introduction at a time: each parsed tree is dropped before the next is built.
+        let mut inner = Capped::default();
+        for (pointer, text) in introductions(name, instance) {
+            let intro = [Introduction::parse((pointer, text))];
+            self.introduction_findings(&intro, &mut inner);
+            out.extend(self.extra_intro_findings(&intro));
+        }
+        out.extend(inner.finish(&PRODUCT_INTRODUCTION));
         out
     }
 
@@ -278,15 +286,15 @@ impl SchemaSet {
     /// Inside an object or a value whose schema declares no properties (open types such as
     /// the always-null fields), nothing is reported.
     pub fn extra_fields(&self, name: &str, instance: &Value) -> Vec<Finding> {
-        self.extra_fields_with(name, instance, &parse_introductions(name, instance))
+        let mut out = self.extra_fields_root(name, instance);
+        for intro in introductions(name, instance) {
+            out.extend(self.extra_intro_findings(&[Introduction::parse(intro)]));
+        }
+        out
     }
 
-    fn extra_fields_with(
-        &self,
-        name: &str,
-        instance: &Value,
-        intros: &[Introduction<'_>],
-    ) -> Vec<Finding> {
+    /// Extra fields of the response itself (not of the JSON inside its texts).
+    fn extra_fields_root(&self, name: &str, instance: &Value) -> Vec<Finding> {
         let shapes = self.shapes.get_or_init(|| self.build_shapes());
         let Some(&root) = shapes.roots.get(name) else {
             return Vec::new();
@@ -294,6 +302,13 @@ impl SchemaSet {
         let mut out = Vec::new();
         let mut pointer = String::new();
         shapes.walk(root, instance, &mut pointer, &mut out);
+        out
+    }
+
+    /// Extra fields inside the JSON held by each `productIntroduction` text.
+    fn extra_intro_findings(&self, intros: &[Introduction<'_>]) -> Vec<Finding> {
+        let shapes = self.shapes.get_or_init(|| self.build_shapes());
+        let mut out = Vec::new();
         if let Some(&intro) = shapes.roots.get(INTRODUCTION_SCHEMA) {
             for Introduction {
                 pointer, parsed, ..
@@ -867,15 +882,14 @@ struct Introduction<'a> {
     parsed: Result<Value, serde_json::Error>,
 }
 
-fn parse_introductions<'a>(name: &str, instance: &'a Value) -> Vec<Introduction<'a>> {
-    introductions(name, instance)
-        .into_iter()
-        .map(|(pointer, text)| Introduction {
+impl<'a> Introduction<'a> {
+    fn parse((pointer, text): (String, &'a str)) -> Self {
+        Introduction {
             pointer,
             text,
             parsed: serde_json::from_str(text),
-        })
-        .collect()
+        }
+    }
 }
 
 fn introductions<'a>(name: &str, instance: &'a Value) -> Vec<(String, &'a str)> {
