@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::app::settings::{self, Target};
 use crate::case::model::{CaseKind, ExchangeCase, SnapshotSpec};
@@ -23,6 +23,7 @@ use crate::report::{atomic, text};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::release_diff::{self, Change, Class, Contract, Group};
+use crate::runner::request;
 use crate::runner::snapshot::engine::{self, Assertion, UpdateMode, Verdict};
 use crate::runner::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
 
@@ -267,34 +268,7 @@ async fn compare_all(
 
 /// Sends the case's request to the candidate; Ok is the JSON body.
 async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Result<Value, String> {
-    let sent = if let Some(raw) = &x.request.raw {
-        let mut text = Value::String(raw.value.clone());
-        discovery.resolve(client, &mut text).await?;
-        let text = text.as_str().unwrap_or_default().to_string();
-        let appid = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
-        client
-            .send_raw(
-                x.endpoint,
-                text.into_bytes(),
-                &appid,
-                &x.request.auth,
-                &x.request.headers,
-            )
-            .await
-    } else {
-        let mut body = x
-            .request
-            .body
-            .as_ref()
-            .map_or(json!({}), |b| b.value.clone());
-        discovery.resolve(client, &mut body).await?;
-        client
-            .send_json(x.endpoint, &body, &x.request.auth, &x.request.headers)
-            .await
-    };
+    let sent = request::send(client, discovery, x).await?;
     sent.result.map(|r| r.json).map_err(|f| f.headline())
 }
 
@@ -607,7 +581,7 @@ mod tests {
             record: None,
             kind,
             class,
-            before: Some(json!("a|b")),
+            before: Some(serde_json::json!("a|b")),
             after: None,
             note: String::new(),
         }

@@ -13,8 +13,8 @@ use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
 use crate::runner::exchange::Exchange;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
-use crate::runner::politeness;
 use crate::runner::{PlannedCase, Runner};
+use crate::runner::{politeness, request};
 use crate::spec::catalog;
 
 /// Most exchanges kept in a case result (the first ones, then the last).
@@ -172,36 +172,7 @@ async fn exchange_case(
     c: &mut Collector<'_>,
 ) -> Result<(), String> {
     let case_span = c.planned.case.name.span.clone();
-    let sent = if let Some(raw) = &x.request.raw {
-        let mut text = Value::String(raw.value.clone());
-        runner.discovery.resolve(&runner.client, &mut text).await?;
-        let text = text.as_str().unwrap_or_default().to_string();
-        let appid = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
-        runner
-            .client
-            .send_raw(
-                x.endpoint,
-                text.into_bytes(),
-                &appid,
-                &x.request.auth,
-                &x.request.headers,
-            )
-            .await
-    } else {
-        let mut body = x
-            .request
-            .body
-            .as_ref()
-            .map_or(json!({}), |b| b.value.clone());
-        runner.discovery.resolve(&runner.client, &mut body).await?;
-        runner
-            .client
-            .send_json(x.endpoint, &body, &x.request.auth, &x.request.headers)
-            .await
-    };
+    let sent = request::send(&runner.client, &runner.discovery, x).await?;
     let request_body: Value =
         serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
     let Some(response) = c.take(sent, &case_span) else {
@@ -499,32 +470,28 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .and_then(|(sn, _)| malls.iter().find(|(m, _)| m == sn))
         .or(malls.first());
     if let Some((sn, sig)) = target {
+        let mut probes: Vec<(Value, &'static catalog::Check)> = Vec::new();
         if s.tamper_signature {
-            let body = products_body(&s.seller, sn, &tamper(sig));
-            let sent = runner
-                .client
-                .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
-                .await;
-            if let Some(r) = c.take(sent, &span) {
-                c.add(http::server_error(r.status), &span);
-                c.add(
-                    payload::no_data(&catalog::PRODUCTS_SIGNATURE_BOUND, &r.json),
-                    &span,
-                );
-            }
+            probes.push((
+                products_body(&s.seller, sn, &tamper(sig)),
+                &catalog::PRODUCTS_SIGNATURE_BOUND,
+            ));
         }
         if let Some(other) = &s.other_seller {
-            let body = products_body(other, sn, sig);
+            probes.push((
+                products_body(other, sn, sig),
+                &catalog::PRODUCTS_SELLER_BOUND,
+            ));
+        }
+        // Each probe must be refused: any answer without product data passes.
+        for (body, check) in probes {
             let sent = runner
                 .client
                 .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
                 .await;
             if let Some(r) = c.take(sent, &span) {
                 c.add(http::server_error(r.status), &span);
-                c.add(
-                    payload::no_data(&catalog::PRODUCTS_SELLER_BOUND, &r.json),
-                    &span,
-                );
+                c.add(payload::no_data(check, &r.json), &span);
             }
         }
     }

@@ -12,6 +12,7 @@ pub mod fuzz;
 pub mod paging;
 pub mod politeness;
 pub mod release_diff;
+pub mod request;
 pub mod snapshot;
 
 use std::sync::Arc;

@@ -1,0 +1,42 @@
+//! Sends the request an exchange case describes: its raw text or JSON body, with run-time
+//! discovered values filled in, signed as the case says.
+
+use serde_json::{Value, json};
+
+use crate::case::model::ExchangeCase;
+use crate::runner::client::{Client, Sent};
+use crate::runner::discover::Discovery;
+
+/// Sends the case's request; Err is the reason the case cannot run (a value that could not be
+/// discovered).
+pub async fn send(
+    client: &Client,
+    discovery: &Discovery,
+    x: &ExchangeCase,
+) -> Result<Sent, String> {
+    let request = &x.request;
+    if let Some(raw) = &request.raw {
+        let mut text = Value::String(raw.value.clone());
+        discovery.resolve(client, &mut text).await?;
+        let text = text.as_str().unwrap_or_default().to_string();
+        // A raw body is signed with its own appid when it has one.
+        let appid = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default();
+        return Ok(client
+            .send_raw(
+                x.endpoint,
+                text.into_bytes(),
+                &appid,
+                &request.auth,
+                &request.headers,
+            )
+            .await);
+    }
+    let mut body = request.body.as_ref().map_or(json!({}), |b| b.value.clone());
+    discovery.resolve(client, &mut body).await?;
+    Ok(client
+        .send_json(x.endpoint, &body, &request.auth, &request.headers)
+        .await)
+}
