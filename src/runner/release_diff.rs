@@ -12,6 +12,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::runner::checks::json_type;
+
 use crate::report::event::truncate;
 
 /// Fields that identify a record in an array, tried in this order.
@@ -151,8 +153,8 @@ impl Change {
             }
             ChangeKind::TypeChanged => format!(
                 "type changed from {} to {} ({} → {})",
-                self.before.as_ref().map_or("-", type_name),
-                self.after.as_ref().map_or("-", type_name),
+                self.before.as_ref().map_or("-", json_type),
+                self.after.as_ref().map_or("-", json_type),
                 show(&self.before),
                 show(&self.after)
             ),
@@ -193,19 +195,6 @@ impl fmt::Display for Change {
 /// A value shortened for a report.
 fn short(v: &Value) -> String {
     truncate(&v.to_string(), VALUE_MAX_CHARS)
-}
-
-/// The JSON type of a value, with integers told apart from other numbers.
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// What the schemas say about fields, by field name: closed value sets, allowed types and
@@ -273,7 +262,7 @@ impl Contract {
         let Some(types) = field.and_then(|f| self.types.get(f)) else {
             return false;
         };
-        match type_name(value) {
+        match json_type(value) {
             "integer" => types.contains("integer") || types.contains("number"),
             t => types.contains(t),
         }
@@ -531,7 +520,7 @@ impl Walker<'_> {
                 }
             }
             // An integer field now carrying a fraction is a type change too.
-            _ if type_name(b) != type_name(c) => {
+            _ if json_type(b) != json_type(c) => {
                 if self.contract.is_open(field) || self.contract.allows_type(field, c) {
                     let note = "the new type is one the field allows".to_string();
                     self.push(
@@ -618,10 +607,10 @@ impl Walker<'_> {
 
     /// A list of plain values (e.g. `tags`): compared as a multiset, with a type check.
     fn scalar_list(&mut self, ba: &[Value], ca: &[Value], at: &Place<'_>) {
-        let b_types: BTreeSet<&str> = ba.iter().map(type_name).collect();
+        let b_types: BTreeSet<&str> = ba.iter().map(json_type).collect();
         let new_types: BTreeSet<&str> = ca
             .iter()
-            .map(type_name)
+            .map(json_type)
             .filter(|t| !b_types.contains(t))
             .collect();
         if !ba.is_empty() && !new_types.is_empty() {

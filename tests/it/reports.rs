@@ -5,11 +5,12 @@
 //! Debian's). Without a Chromium it prints a note and checks the file only, unless
 //! `MALLCHECK_REQUIRE_TOOLS` is set (as CI does), where a missing browser fails the test.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::Server;
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 use serde_json::Value;
 
@@ -23,42 +24,6 @@ fn bin() -> PathBuf {
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `mallcheck serve --port 0`, killed and reaped on drop.
-struct Server {
-    child: Child,
-    base_url: String,
-}
-
-impl Server {
-    fn start() -> Server {
-        let mut child = Command::new(bin())
-            .args(["serve", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn mallcheck serve");
-        let mut reader = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut line = String::new();
-        reader
-            .read_line(&mut line)
-            .expect("read the listening line");
-        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-        let base_url = line
-            .trim()
-            .strip_prefix("mallcheck reference server listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line from serve: {line:?}"))
-            .to_string();
-        Server { child, base_url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Paths of the four reports of one run.
@@ -197,7 +162,7 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
 
 #[test]
 fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let reports = Reports::in_dir(dir.path(), "reports");
     let out = run(
@@ -262,7 +227,7 @@ fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
 
 #[test]
 fn fault_run_markdown_summary_lists_failures_with_details() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let reports = Reports::in_dir(dir.path(), "reports");
     let out = run(
@@ -363,7 +328,7 @@ fn merge(dir: &Path, args: &[&Path]) -> Output {
 
 #[test]
 fn merging_two_partial_runs_equals_the_run_of_both() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let url = format!("{}/fault/{FAULT}", server.base_url);
     let dir = tempfile::tempdir().expect("temp dir");
     let (a, b, both) = (
@@ -427,7 +392,7 @@ fn merging_two_partial_runs_equals_the_run_of_both() {
 
 #[test]
 fn merge_of_passing_reports_exits_zero_and_unreadable_input_exits_two() {
-    let server = Server::start();
+    let server = Server::start(&[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let reports = Reports::in_dir(dir.path(), "ok");
     assert_eq!(

@@ -2,24 +2,14 @@
 
 use serde_json::Value;
 
+use crate::runner::checks::json_type;
+
 use crate::case::model::{AssertOp, Assertion};
 use crate::report::event::Finding;
 use crate::spec::catalog;
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 fn has_type(v: &Value, wanted: &str) -> bool {
-    let actual = type_name(v);
+    let actual = json_type(v);
     actual == wanted || (wanted == "number" && actual == "integer")
 }
 
@@ -108,7 +98,7 @@ pub fn evaluate(assertion: &Assertion, body: &Value) -> Vec<Finding> {
                     return fail(
                         pointer_of(i),
                         format!("type {t}"),
-                        format!("{} {}", type_name(n.node()), n.node()),
+                        format!("{} {}", json_type(n.node()), n.node()),
                     );
                 }
             }
