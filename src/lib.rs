@@ -15,3 +15,4 @@ pub mod runner;
 pub mod server;
 pub mod sign;
 pub mod spec;
+pub mod tls;

@@ -446,7 +446,7 @@ struct Proxy {
 
 impl Proxy {
     async fn start(upstream: &str) -> Result<Proxy, String> {
-        let http = reqwest::Client::builder()
+        let http = crate::tls::client_builder()
             .no_proxy()
             .no_gzip()
             .redirect(reqwest::redirect::Policy::none())
@@ -620,7 +620,7 @@ async fn record_cases(env: &SuiteEnv, base_url: &str) -> Result<Vec<Vec<Recorded
 
 /// A bare client configured as the suite's (pool, timeouts, no redirects), without checks.
 fn bare_client(env: &SuiteEnv) -> Result<reqwest::Client, String> {
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(env.target.client.timeout)
         .connect_timeout(env.target.client.timeout)

@@ -108,7 +108,7 @@ impl Client {
         } else {
             redirect::Policy::none()
         };
-        let http = reqwest::Client::builder()
+        let http = crate::tls::client_builder()
             .redirect(policy)
             .timeout(options.timeout)
             .connect_timeout(options.timeout)

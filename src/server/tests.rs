@@ -13,7 +13,7 @@ use super::{RunningServer, ServerOptions, start};
 use crate::sign::{Signer, SignerKind};
 
 fn client() -> reqwest::Client {
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(20))
@@ -391,7 +391,7 @@ async fn fuzz_triggers_stay_quiet_for_normal_requests() {
         "{}/fault/fuzz-empty-cursor-hang{MALL_LIST_PATH}",
         s.base_url()
     );
-    let quick = reqwest::Client::builder()
+    let quick = crate::tls::client_builder()
         .no_proxy()
         .timeout(Duration::from_millis(300))
         .build()
@@ -421,7 +421,7 @@ async fn gzip_variation_compresses_when_accepted() {
     let s = server().await;
     let url = format!("{}/fault/gzip{MALL_LIST_PATH}", s.base_url());
     let body = list_body(MAIN, None, 3);
-    let raw_client = reqwest::Client::builder()
+    let raw_client = crate::tls::client_builder()
         .no_proxy()
         .no_gzip()
         .build()
@@ -449,7 +449,7 @@ async fn gzip_variation_compresses_when_accepted() {
 #[tokio::test]
 async fn every_fault_answers_without_crashing_the_server() {
     let s = server().await;
-    let quick = reqwest::Client::builder()
+    let quick = crate::tls::client_builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(1))
