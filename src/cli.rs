@@ -156,7 +156,8 @@ pub struct TargetArgs {
     /// Largest response body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, help_heading = "Limits")]
     pub max_body: usize,
-    /// Follow same-host redirects (Authorization is never sent to another host).
+    /// Follow redirects within the base URL's origin (scheme, host and port); a redirect to
+    /// another origin is never followed and is always a `transport.redirect` finding.
     #[arg(long, help_heading = "Limits")]
     pub follow_redirects: bool,
     /// Named environment of the config file (`[profile.NAME]`); flags and MALLCHECK_*

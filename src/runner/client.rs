@@ -28,7 +28,8 @@ pub struct ClientOptions {
     pub timeout: Duration,
     /// Largest body accepted, in bytes (after decompression).
     pub max_body: usize,
-    /// Follow same-host redirects (at most 5); a redirect to another host is never followed.
+    /// Follow same-origin redirects (at most 5); a redirect to another origin is never
+    /// followed.
     pub follow_redirects: bool,
     /// Requests per second across the run; `None` = unlimited.
     pub rate: Option<f64>,
@@ -95,14 +96,10 @@ impl Client {
     ) -> Result<Client, ClientBuildError> {
         let policy = if options.follow_redirects {
             redirect::Policy::custom(|attempt| {
-                let same_host = attempt
-                    .previous()
-                    .first()
-                    .is_some_and(|first| first.host_str() == attempt.url().host_str());
-                if attempt.previous().len() > 5 || !same_host {
-                    attempt.stop()
-                } else {
+                if may_follow(attempt.previous(), attempt.url()) {
                     attempt.follow()
+                } else {
+                    attempt.stop()
                 }
             })
         } else {
@@ -421,6 +418,19 @@ struct RawResponse {
     body: Bytes,
 }
 
+/// Redirects followed at most under `--follow-redirects`.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether a redirect to `next` may be followed: only within the origin (scheme, host and port)
+/// of the first URL, so that a signed request never goes to another service, and only a few
+/// times. A stopped redirect comes back as the 3xx answer, which [`decode`] reports.
+fn may_follow(previous: &[url::Url], next: &url::Url) -> bool {
+    previous.len() <= MAX_REDIRECTS
+        && previous
+            .first()
+            .is_some_and(|first| first.origin() == next.origin())
+}
+
 fn timeout_finding(timeout: Duration) -> Finding {
     Finding::new(
         &catalog::TRANSPORT_TIMEOUT,
@@ -462,9 +472,9 @@ fn decode(
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .unwrap_or_else(|| "no Location header".to_string());
         let expected = if following {
-            "no redirect to another host"
+            "no redirect to another origin (scheme, host and port), at most 5 within it"
         } else {
-            "a direct answer (redirects are not followed; --follow-redirects allows same-host ones)"
+            "a direct answer (redirects are not followed; --follow-redirects allows same-origin ones)"
         };
         return Err(Box::new(Finding::new(
             &catalog::TRANSPORT_REDIRECT,
@@ -560,6 +570,23 @@ mod tests {
         let (r, rec) = raw(302, b"");
         let f = decode(r, &rec, false).unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
+    }
+
+    #[test]
+    fn only_same_origin_redirects_may_be_followed() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        let first = [u("http://127.0.0.1:8080/a")];
+        for (next, ok, why) in [
+            ("http://127.0.0.1:8080/b", true, "same origin, other path"),
+            ("http://127.0.0.1:8081/a", false, "another port"),
+            ("https://127.0.0.1:8080/a", false, "another scheme"),
+            ("http://localhost:8080/a", false, "another host name"),
+            ("http://example.invalid/a", false, "another host"),
+        ] {
+            assert_eq!(may_follow(&first, &u(next)), ok, "{why}");
+        }
+        let many: Vec<url::Url> = (0..=MAX_REDIRECTS).map(|_| first[0].clone()).collect();
+        assert!(!may_follow(&many, &first[0]), "a redirect chain ends");
     }
 
     #[test]

@@ -67,7 +67,7 @@ checks! {
     // Transport and body decoding: a broken service, never a flaky pass.
     TRANSPORT_CONNECT = ("transport.connect", "§4", Contract, Transport, "the service accepts a connection and answers (refused, reset and DNS errors fail)");
     TRANSPORT_TIMEOUT = ("transport.timeout", "§4", Contract, Transport, "a response arrives completely within --timeout (connect, first byte and whole body)");
-    TRANSPORT_REDIRECT = ("transport.redirect", "§4", Contract, Transport, "a JSON operation answers directly; redirects are not followed unless allowed, and never carry Authorization to another host");
+    TRANSPORT_REDIRECT = ("transport.redirect", "§4", Contract, Transport, "a JSON operation answers directly; a redirect is followed only with --follow-redirects and within the origin (scheme, host, port), and one to another origin is always a finding");
     TRANSPORT_BODY_SIZE = ("transport.body-size", "§8", Contract, Transport, "the response body fits in --max-body");
     RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
     RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");

@@ -9,32 +9,66 @@ use std::time::{Duration, Instant};
 
 use crate::common::{bin, repo};
 
-/// A minimal keep-alive HTTP server that records when each request arrives and answers an
-/// empty mall list (or an empty products array).
-fn counting_server() -> (String, Arc<Mutex<Vec<Instant>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let arrivals = Arc::new(Mutex::new(Vec::new()));
-    let log = Arc::clone(&arrivals);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let log = Arc::clone(&log);
-            std::thread::spawn(move || serve_connection(stream, &log));
-        }
-    });
-    (url, arrivals)
+/// One request as a raw test server saw it.
+#[derive(Debug, Clone)]
+pub struct RawRequest {
+    /// When it arrived (its request line was read).
+    pub at: Instant,
+    /// `POST /path HTTP/1.1`.
+    pub line: String,
+    /// Header names (lower case) and values.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
 }
 
-fn serve_connection(stream: TcpStream, log: &Mutex<Vec<Instant>>) {
+impl RawRequest {
+    /// The request path.
+    pub fn path(&self) -> &str {
+        self.line.split(' ').nth(1).unwrap_or("")
+    }
+
+    /// The value of a header (name in lower case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Answer = dyn Fn(&RawRequest, usize) -> String + Send + Sync;
+
+/// A minimal keep-alive HTTP server on an ephemeral loopback port: `answer` turns each request
+/// (and its 0-based arrival number) into the full response text; every request is logged.
+pub fn raw_server(
+    answer: impl Fn(&RawRequest, usize) -> String + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<RawRequest>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let server_log = Arc::clone(&log);
+    let answer: Arc<Answer> = Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let log = Arc::clone(&server_log);
+            let answer = Arc::clone(&answer);
+            std::thread::spawn(move || serve_connection(stream, &log, &*answer));
+        }
+    });
+    (url, log)
+}
+
+fn serve_connection(stream: TcpStream, log: &Mutex<Vec<RawRequest>>, answer: &Answer) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
     loop {
-        let mut request_line = String::new();
-        if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
             return;
         }
-        log.lock().unwrap().push(Instant::now());
-        let mut length = 0usize;
+        let at = Instant::now();
+        let mut headers = Vec::new();
         loop {
             let mut header = String::new();
             if reader.read_line(&mut header).unwrap_or(0) == 0 {
@@ -43,27 +77,57 @@ fn serve_connection(stream: TcpStream, log: &Mutex<Vec<Instant>>) {
             if header == "\r\n" {
                 break;
             }
-            if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
+            if let Some((k, v)) = header.split_once(':') {
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
             }
         }
+        let length = headers
+            .iter()
+            .find(|(k, _)| k == "content-length")
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(0usize);
         let mut body = vec![0; length];
         if reader.read_exact(&mut body).is_err() {
             return;
         }
-        let answer = if request_line.contains("queryMallProducts") {
-            "[]".to_string()
-        } else {
-            r#"{"success":true,"code":"0000","msg":"ok","data":[]}"#.to_string()
+        let request = RawRequest {
+            at,
+            line: line.trim_end().to_string(),
+            headers,
+            body,
         };
-        let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{answer}",
-            answer.len()
-        );
-        if writer.write_all(response.as_bytes()).is_err() {
+        let n = {
+            let mut log = log.lock().unwrap();
+            log.push(request.clone());
+            log.len() - 1
+        };
+        if writer.write_all(answer(&request, n).as_bytes()).is_err() {
             return;
         }
     }
+}
+
+/// A response with a status line, extra header lines (each ending in CRLF) and a JSON body.
+pub fn response(status: &str, headers: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{headers}\r\n{body}",
+        body.len()
+    )
+}
+
+/// An empty mall list (or an empty products array) for any request, signed or not.
+pub fn empty_answer(request: &RawRequest, _: usize) -> String {
+    let body = if request.path().contains("queryMallProducts") {
+        "[]"
+    } else {
+        r#"{"success":true,"code":"0000","msg":"ok","data":[]}"#
+    };
+    response("200 OK", "", body)
+}
+
+/// A server answering [`empty_answer`] that records when each request arrives.
+fn counting_server() -> (String, Arc<Mutex<Vec<RawRequest>>>) {
+    raw_server(empty_answer)
 }
 
 #[test]
@@ -96,7 +160,7 @@ fn rate_caps_server_side_arrivals() {
         .output()
         .unwrap();
     assert!(out.status.code().is_some(), "{:?}", out);
-    let times = arrivals.lock().unwrap().clone();
+    let times: Vec<Instant> = arrivals.lock().unwrap().iter().map(|r| r.at).collect();
     assert!(times.len() >= 20, "only {} requests arrived", times.len());
     let span = times[times.len() - 1] - times[0];
     let rate = (times.len() - 1) as f64 / span.as_secs_f64();
@@ -203,4 +267,115 @@ fn list_prints_the_selected_cases() {
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(text.contains("auth.yaml › "), "{text}");
     assert!(!text.contains("paging.yaml"), "{text}");
+}
+
+/// `mallcheck run` of the shipped cases against a raw test server, as merchant `m` of appid
+/// `a`, with reports in `dir` (`report.json`, `junit.xml`).
+fn run_raw(base_url: &str, dir: &std::path::Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", "k")
+        .args(["run", "--base-url", base_url, "--appid", "a"])
+        .args(["--merchant-id", "m", "--merchant-user-id", "u"])
+        .args(["--json", "report.json", "--junit", "junit.xml"])
+        .args(["--color", "never", "--quiet", "--cases"])
+        .arg(repo().join("cases"));
+    cmd
+}
+
+fn cases_of(dir: &std::path::Path) -> Vec<serde_json::Value> {
+    json(&dir.join("report.json"))["cases"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn finding_checks(cases: &[serde_json::Value]) -> Vec<String> {
+    let mut ids: Vec<String> = cases
+        .iter()
+        .flat_map(|c| c["findings"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| f["check"].as_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn a_redirect_to_another_origin_is_a_finding_and_is_never_followed() {
+    // Another service on another port answers anything, signed or not.
+    let (other, other_log) = counting_server();
+    let target = other.clone();
+    let (front, _) = raw_server(move |request, _| {
+        let location = format!("Location: {target}{}\r\n", request.path());
+        response("307 Temporary Redirect", &location, "{}")
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_raw(&front, dir.path())
+        .arg("--follow-redirects")
+        .output()
+        .unwrap();
+    let cases = cases_of(dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        finding_checks(&cases).contains(&"transport.redirect".to_string()),
+        "{:?}",
+        finding_checks(&cases)
+    );
+    assert!(
+        cases
+            .iter()
+            .all(|c| c["outcome"] == "error" || c["outcome"] == "skip"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        other_log.lock().unwrap().len(),
+        0,
+        "a request was followed to another origin"
+    );
+}
+
+#[test]
+fn a_same_origin_redirect_is_followed_with_the_flag_and_keeps_authorization() {
+    let (url, log) = raw_server(|request, n| {
+        if request.path().starts_with("/moved") {
+            empty_answer(request, n)
+        } else {
+            let location = format!("Location: /moved{}\r\n", request.path());
+            response("307 Temporary Redirect", &location, "{}")
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_raw(&url, dir.path())
+        .args([
+            "--follow-redirects",
+            "--filter",
+            "first page is a success envelope",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let log = log.lock().unwrap();
+    let moved: Vec<&RawRequest> = log
+        .iter()
+        .filter(|r| r.path().starts_with("/moved"))
+        .collect();
+    assert!(!moved.is_empty());
+    assert!(
+        moved.iter().all(|r| r
+            .header("authorization")
+            .is_some_and(|v| v.starts_with("a "))),
+        "{moved:?}"
+    );
 }
