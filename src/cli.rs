@@ -153,6 +153,16 @@ pub struct TargetArgs {
         help_heading = "Limits"
     )]
     pub timeout: Option<f64>,
+    /// Longest total wait of one request for `Retry-After` (a 429, or a 503 with it), in
+    /// seconds [default: 10]. A longer wait is not waited for: the request is reported as
+    /// `transport.rate-limited`, an error of the run (exit 1), not a contract failure.
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "MALLCHECK_MAX_RETRY_WAIT",
+        help_heading = "Limits"
+    )]
+    pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, help_heading = "Limits")]
     pub max_body: usize,

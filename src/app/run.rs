@@ -405,6 +405,7 @@ mod tests {
             signer: None,
             sign_key_file: None,
             timeout: None,
+            max_retry_wait: None,
             max_body: 1 << 20,
             follow_redirects: false,
             profile: None,

@@ -12,6 +12,7 @@ use crate::runner::client::ClientOptions;
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
+use crate::runner::politeness::DEFAULT_MAX_RETRY_WAIT;
 use crate::server::{self, RunningServer, ServerOptions, data};
 use crate::sign::{Signer, SignerKind};
 
@@ -102,6 +103,17 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
             None,
         ));
     }
+    let max_retry_wait = args
+        .max_retry_wait
+        .or(profile.max_retry_wait)
+        .unwrap_or(DEFAULT_MAX_RETRY_WAIT.as_secs_f64());
+    if !(max_retry_wait.is_finite() && (0.0..=3600.0).contains(&max_retry_wait)) {
+        return Err(UsageError::setting(
+            "--max-retry-wait",
+            format!("{max_retry_wait} is not a number of seconds in [0, 3600]"),
+            None,
+        ));
+    }
     if args.max_body < 1024 {
         return Err(UsageError::setting(
             "--max-body",
@@ -113,6 +125,7 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
         timeout: Duration::from_secs_f64(timeout),
         max_body: args.max_body,
         follow_redirects: args.follow_redirects,
+        max_retry_wait: Duration::from_secs_f64(max_retry_wait),
         ..ClientOptions::default()
     };
     let key_file = args

@@ -3,7 +3,7 @@
 //! decoded JSON body or a transport finding.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
@@ -14,7 +14,9 @@ use crate::case::model::{AuthMode, Endpoint};
 use crate::redact::{self, Secret};
 use crate::report::event::{Finding, truncate};
 use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
-use crate::runner::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
+use crate::runner::politeness::{
+    self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
+};
 use crate::sign::Signer;
 use crate::spec::catalog;
 
@@ -35,6 +37,9 @@ pub struct ClientOptions {
     pub rate: Option<f64>,
     /// Retries of a request that failed to connect or was reset.
     pub retries: u32,
+    /// Longest total wait for `Retry-After` (429, or 503 with it) of one request; a longer
+    /// one is not waited for and the request is reported as `transport.rate-limited`.
+    pub max_retry_wait: Duration,
 }
 
 impl Default for ClientOptions {
@@ -45,6 +50,7 @@ impl Default for ClientOptions {
             follow_redirects: false,
             rate: None,
             retries: 0,
+            max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
         }
     }
 }
@@ -80,6 +86,7 @@ pub struct Client {
     signer: Signer,
     options: ClientOptions,
     limiter: Option<Arc<RateLimiter>>,
+    backoff: Arc<Backoff>,
 }
 
 /// Why the client could not be built.
@@ -123,6 +130,7 @@ impl Client {
             signer,
             options,
             limiter,
+            backoff: Arc::default(),
         })
     }
 
@@ -233,12 +241,28 @@ impl Client {
         let deadline = self.options.timeout + Duration::from_millis(500);
         let mut retries = 0u32;
         let mut throttled = 0u32;
-        let outcome = loop {
+        let mut waited = Duration::ZERO;
+        let mut turned_away: Option<ResponseRecord> = None;
+        let attempt = loop {
+            // A pause the service asked for (of this request or another) is waited for only
+            // while the whole wait stays within --max-retry-wait.
+            let pending = self.backoff.pending(tokio::time::Instant::now());
+            match politeness::before_sending(pending, waited, self.options.max_retry_wait) {
+                Before::Send => {}
+                Before::Wait(wait) => {
+                    waited += wait;
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Before::GiveUp(throttle) => {
+                    break Attempt::RateLimited(throttle, turned_away.take());
+                }
+            }
             if let Some(limiter) = &self.limiter {
                 limiter.wait().await;
             }
             let Some(attempt) = builder.try_clone() else {
-                break tokio::time::timeout(deadline, self.receive(builder)).await;
+                break Attempt::Answer(tokio::time::timeout(deadline, self.receive(builder)).await);
             };
             let outcome = tokio::time::timeout(deadline, self.receive(attempt)).await;
             match &outcome {
@@ -251,17 +275,38 @@ impl Client {
                     retries += 1;
                     politeness::note_retry();
                     tokio::time::sleep(Duration::from_millis(200 << retries.min(5))).await;
+                    continue;
                 }
-                Ok(Ok((_, raw))) if throttled < MAX_THROTTLED_RETRIES => {
-                    match politeness::retry_after(raw.status, &raw.headers) {
-                        Some(wait) => {
-                            throttled += 1;
-                            tokio::time::sleep(wait).await;
+                Ok(Ok((record, raw))) => {
+                    if let Some(throttle) =
+                        politeness::throttle(raw.status, &raw.headers, SystemTime::now())
+                    {
+                        self.backoff.note(throttle, tokio::time::Instant::now());
+                        if throttled == MAX_THROTTLED_RETRIES {
+                            break Attempt::RateLimited(throttle, Some(record.clone()));
                         }
-                        None => break outcome,
+                        throttled += 1;
+                        turned_away = Some(record.clone());
+                        continue;
                     }
                 }
-                _ => break outcome,
+                _ => {}
+            }
+            break Attempt::Answer(outcome);
+        };
+        let outcome = match attempt {
+            Attempt::Answer(outcome) => outcome,
+            Attempt::RateLimited(throttle, response) => {
+                let f = self.rate_limited(throttle, response.is_some(), throttled);
+                return Sent {
+                    exchange: Exchange {
+                        request,
+                        response,
+                        transport_error: Some(f.actual.clone()),
+                        duration: started.elapsed(),
+                    },
+                    result: Err(Box::new(f)),
+                };
             }
         };
         let duration = started.elapsed();
@@ -381,6 +426,25 @@ impl Client {
         }
     }
 
+    /// The finding for a request the service kept turning away.
+    fn rate_limited(&self, throttle: Throttle, answered: bool, retries: u32) -> Finding {
+        let ceiling = self.options.max_retry_wait.as_secs_f64();
+        let why = if !answered {
+            "not sent: the service asked the run to pause longer than that".to_string()
+        } else if retries == MAX_THROTTLED_RETRIES {
+            format!("still turned away after {retries} retries")
+        } else {
+            "not waited for: the wait would pass --max-retry-wait".to_string()
+        };
+        Finding::new(
+            &catalog::TRANSPORT_RATE_LIMITED,
+            "",
+            format!("an answer within {ceiling} s of waiting for Retry-After (--max-retry-wait)"),
+            throttle.describe(),
+        )
+        .with_detail(why)
+    }
+
     fn scrub(&self, text: &str) -> String {
         redact::scrub(text, &self.secrets())
     }
@@ -417,6 +481,16 @@ struct RawResponse {
     headers: HeaderMap,
     body: Bytes,
 }
+
+/// How the retry loop of one request ended.
+enum Attempt {
+    /// The last answer (or transport failure, or the outer timeout).
+    Answer(Result<Received, tokio::time::error::Elapsed>),
+    /// Turned away (429/503 + Retry-After) past the ceiling; the last such answer, if any.
+    RateLimited(Throttle, Option<ResponseRecord>),
+}
+
+type Received = Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)>;
 
 /// Redirects followed at most under `--follow-redirects`.
 const MAX_REDIRECTS: usize = 5;

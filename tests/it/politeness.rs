@@ -379,3 +379,100 @@ fn a_same_origin_redirect_is_followed_with_the_flag_and_keeps_authorization() {
         "{moved:?}"
     );
 }
+
+/// A 429 answer with the given `Retry-After` value and a JSON error envelope.
+fn too_many_requests(retry_after: &str) -> String {
+    response(
+        "429 Too Many Requests",
+        &format!("Retry-After: {retry_after}\r\n"),
+        r#"{"success":false,"code":"4290","msg":"too many requests","data":null}"#,
+    )
+}
+
+#[test]
+fn rate_limiting_is_an_error_of_the_run_with_the_true_skip_reason() {
+    let (url, _) = raw_server(|_, _| too_many_requests("999999"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_raw(&url, dir.path()).output().unwrap();
+    let cases = cases_of(dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let checks = finding_checks(&cases);
+    assert_eq!(checks, vec!["transport.rate-limited"], "{}", text(&out));
+    let skipped: Vec<&serde_json::Value> =
+        cases.iter().filter(|c| c["outcome"] == "skip").collect();
+    assert!(!skipped.is_empty(), "the products cases need discovery");
+    for c in skipped {
+        let reason = c["skip_reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.starts_with("discovery failed: rate limited (429, Retry-After 999999 s)"),
+            "{reason}"
+        );
+    }
+    assert!(
+        cases
+            .iter()
+            .all(|c| c["outcome"] == "error" || c["outcome"] == "skip"),
+        "no contract verdict on a throttled service"
+    );
+}
+
+#[test]
+fn a_retry_after_past_the_ceiling_is_not_waited_for() {
+    let (url, log) = raw_server(|_, _| too_many_requests("30"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_raw(&url, dir.path())
+        .args(["--timeout", "5", "--max-retry-wait", "2"])
+        .args(["--filter", "first page is a success envelope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let cases = cases_of(dir.path());
+    assert_eq!(finding_checks(&cases), vec!["transport.rate-limited"]);
+    assert!(text(&out).contains("rate limited (429, Retry-After 30 s)"));
+    // A wait longer than the ceiling is not waited for, so the request is not sent again.
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn retry_after_in_the_http_date_form_is_honoured() {
+    // First answer: come back now (an HTTP-date); then answer normally.
+    let (url, log) = raw_server(|request, n| {
+        if n == 0 {
+            too_many_requests(&httpdate::fmt_http_date(std::time::SystemTime::now()))
+        } else {
+            empty_answer(request, n)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_raw(&url, dir.path())
+        .args(["--filter", "first page is a success envelope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(log.lock().unwrap().len(), 2);
+
+    // A date a day ahead is read as such, and is past the ceiling set in the environment.
+    let tomorrow = std::time::SystemTime::now() + Duration::from_secs(86_400);
+    let (url, log) = raw_server(move |_, _| too_many_requests(&httpdate::fmt_http_date(tomorrow)));
+    let out = run_raw(&url, dir.path())
+        .env("MALLCHECK_MAX_RETRY_WAIT", "3")
+        .args(["--filter", "first page is a success envelope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("rate limited (429, Retry-After 86"), "{all}");
+    assert!(all.contains("within 3 s of waiting"), "{all}");
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn a_bad_max_retry_wait_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_raw("http://127.0.0.1:9", dir.path())
+        .args(["--max-retry-wait", "4000"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("--max-retry-wait"), "{}", text(&out));
+}
