@@ -723,11 +723,12 @@ async fn suite_overhead(
 // (b) Fuzz rate: `mallcheck fuzz` against a bare concurrent loop on the same server.
 
 /// A signed first-page mall-list request (count 10) of the configured merchant.
-fn first_page_request(target: &Target) -> Result<Recorded, String> {
+async fn first_page_request(target: &Target) -> Result<Recorded, String> {
     let body = serde_json::to_vec(&target.first_page_body(10)).map_err(|e| e.to_string())?;
     let authorization = target
         .signer
         .authorization(&target.appid, &body)
+        .await
         .map_err(|e| e.to_string())?;
     let value = HeaderValue::from_str(authorization.expose()).map_err(|e| e.to_string())?;
     Ok(Recorded {
@@ -873,7 +874,7 @@ async fn fuzz_rate(
     }
     let exe = mallcheck_exe()?;
     let concurrency = (4 * std::thread::available_parallelism().map_or(1, |n| n.get())).max(8);
-    let request = first_page_request(&env.target)?;
+    let request = first_page_request(&env.target).await?;
     let (sent, took) =
         loopback_limit(env, base_url, request, concurrency, options.load_time).await?;
     let limit = sent as f64 / took.as_secs_f64().max(1e-9);
@@ -1540,7 +1541,7 @@ cases:
         let limit = loopback_limit(
             &env,
             &server.base_url(),
-            first_page_request(&env.target).unwrap(),
+            first_page_request(&env.target).await.unwrap(),
             2,
             Duration::from_millis(50),
         )

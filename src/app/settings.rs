@@ -179,7 +179,7 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
             Some("export the signing key in MALLCHECK_SIGN_KEY or pass --sign-key-file PATH"),
         ));
     };
-    let signer = Signer::new(kind, secret);
+    let signer = Signer::new(kind, secret).with_timeout(client.timeout);
     let appid = pick(&args.appid, &profile.appid);
     let merchant_id = pick(&args.merchant_id, &profile.merchant_id);
     let merchant_user_id = pick(&args.merchant_user_id, &profile.merchant_user_id);

@@ -173,13 +173,14 @@ impl Client {
         let mut secret_header: Option<Secret> = None;
         let authorization = match auth {
             AuthMode::Missing => Ok(None),
-            AuthMode::Signed => self.signer.authorization(appid, &body).map(Some),
+            AuthMode::Signed => self.signer.authorization(appid, &body).await.map(Some),
             AuthMode::WrongSignature => {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
             AuthMode::AppidMismatch => self
                 .signer
                 .authorization(&format!("{appid}-other"), &body)
+                .await
                 .map(Some),
         };
         let started = Instant::now();
@@ -190,7 +191,7 @@ impl Client {
             Err(e) => {
                 let request = self.record(&url, &headers, None, record_body);
                 let finding = Finding::new(
-                    &catalog::TRANSPORT_CONNECT,
+                    &catalog::HARNESS_SIGNER,
                     "",
                     "a signature from the configured signer",
                     e.to_string(),

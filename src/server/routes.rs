@@ -323,15 +323,12 @@ async fn authenticate(
     if fault == Some(Fault::AuthAnySignature) {
         return Ok(Some(appid.to_string()));
     }
-    let signer = state.signer.clone();
-    let body = bytes.clone();
-    let expected = tokio::task::spawn_blocking(move || signer.sign(&body)).await;
-    match expected {
-        Ok(Ok(expected)) if expected == signature => Ok(Some(appid.to_string())),
-        Ok(Ok(_)) => Err(Failure::unauthorized(
+    match state.signer.sign(bytes).await {
+        Ok(expected) if expected == signature => Ok(Some(appid.to_string())),
+        Ok(_) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),
-        Ok(Err(_)) | Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
+        Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
     }
 }
 

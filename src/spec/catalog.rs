@@ -73,6 +73,7 @@ checks! {
     RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
     RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");
     HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
+    HARNESS_SIGNER = ("harness.signer", "§5", Contract, Transport, "the configured signer gives a signature (the sign command exits 0 within --timeout and prints one): an error of the run, not of the contract");
     HARNESS_INTERNAL = ("harness.internal", "-", Contract, Transport, "mallcheck itself failed on this case (a bug: please report it with the case)");
     HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
 

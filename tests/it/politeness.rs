@@ -272,6 +272,11 @@ fn list_prints_the_selected_cases() {
 /// `mallcheck run` of the shipped cases against a raw test server, as merchant `m` of appid
 /// `a`, with reports in `dir` (`report.json`, `junit.xml`).
 fn run_raw(base_url: &str, dir: &std::path::Path) -> Command {
+    run_raw_cases(base_url, dir, &repo().join("cases"))
+}
+
+/// [`run_raw`] of the given case files.
+fn run_raw_cases(base_url: &str, dir: &std::path::Path, cases: &std::path::Path) -> Command {
     let mut cmd = Command::new(bin());
     cmd.current_dir(dir)
         .env_clear()
@@ -281,7 +286,7 @@ fn run_raw(base_url: &str, dir: &std::path::Path) -> Command {
         .args(["--merchant-id", "m", "--merchant-user-id", "u"])
         .args(["--json", "report.json", "--junit", "junit.xml"])
         .args(["--color", "never", "--quiet", "--cases"])
-        .arg(repo().join("cases"));
+        .arg(cases);
     cmd
 }
 
@@ -475,4 +480,225 @@ fn a_bad_max_retry_wait_is_a_usage_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("--max-retry-wait"), "{}", text(&out));
+}
+
+/// Waits for a child at most `limit`; a child still running then is killed and `None` returned
+/// (a hang guard, not a timing assertion).
+fn wait_bounded(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Process ids a sign command wrote to `file`, one a line.
+fn pids(file: &std::path::Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+/// Whether a process is still running (gone, or a zombie waiting for its reaper, is not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
+/// Polls until none of `pids` runs (at most 10 s); kills any survivor so a failing test leaves
+/// nothing behind, and returns the survivors.
+fn survivors(pids: &[u32]) -> Vec<u32> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) && pids.iter().any(|p| running(*p)) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left: Vec<u32> = pids.iter().copied().filter(|p| running(*p)).collect();
+    for p in &left {
+        let _ = Command::new("kill")
+            .args(["-KILL", &p.to_string()])
+            .status();
+    }
+    left
+}
+
+/// A sign command that starts a long `sleep` in the background, notes its pid, and waits.
+fn hanging_sign_command(pid_file: &std::path::Path) -> String {
+    format!("sleep 3600 & echo $! >> '{}'; wait", pid_file.display())
+}
+
+/// `run_raw` with the command signer, output to files in `dir`.
+fn spawn_with_command(
+    url: &str,
+    dir: &std::path::Path,
+    command: &str,
+    extra: &[&str],
+) -> std::process::Child {
+    run_raw(url, dir)
+        .env("MALLCHECK_SIGN_COMMAND", command)
+        .args(["--signer", "command"])
+        .args(extra)
+        .stdout(std::fs::File::create(dir.join("stdout.txt")).unwrap())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+/// Everything a run wrote: console and reports.
+fn written(dir: &std::path::Path) -> String {
+    ["stdout.txt", "stderr.txt", "report.json", "junit.xml"]
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_hanging_sign_command_is_stopped_at_the_timeout_with_its_children() {
+    let (url, log) = counting_server();
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let command = hanging_sign_command(&pid_file);
+    let mut child = spawn_with_command(
+        &url,
+        dir.path(),
+        &command,
+        &[
+            "--timeout",
+            "1",
+            "--filter",
+            "first page is a success envelope",
+        ],
+    );
+    let status = wait_bounded(&mut child, Duration::from_secs(120));
+    let left = survivors(&pids(&pid_file));
+    let status = status.expect("the run hung on the sign command");
+    let all = written(dir.path());
+    assert_eq!(status.code(), Some(1), "{all}");
+    assert!(all.contains("harness.signer"), "{all}");
+    assert!(all.contains("timed out after 1 s"), "{all}");
+    assert!(!all.contains("sleep 3600"), "the command is never written");
+    assert!(left.is_empty(), "still running: {left:?}");
+    assert!(!pids(&pid_file).is_empty());
+    assert!(log.lock().unwrap().is_empty(), "nothing is sent unsigned");
+}
+
+#[test]
+fn an_interrupted_run_kills_the_sign_command_and_its_children() {
+    let (url, _) = counting_server();
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pids");
+    let command = hanging_sign_command(&pid_file);
+    let mut child = spawn_with_command(
+        &url,
+        dir.path(),
+        &command,
+        &[
+            "--timeout",
+            "600",
+            "--filter",
+            "first page is a success envelope",
+        ],
+    );
+    let start = Instant::now();
+    while pids(&pid_file).is_empty() && start.elapsed() < Duration::from_secs(60) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{}",
+            written(dir.path())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !pids(&pid_file).is_empty(),
+        "the sign command never started"
+    );
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    let left = survivors(&pids(&pid_file));
+    let status = status.expect("Ctrl-C did not stop a run waiting for the sign command");
+    assert_eq!(status.code(), Some(1), "{}", written(dir.path()));
+    assert!(left.is_empty(), "still running: {left:?}");
+}
+
+#[test]
+fn a_big_body_with_a_chatty_sign_command_does_not_deadlock() {
+    let (url, log) = counting_server();
+    let dir = tempfile::tempdir().unwrap();
+    // A 100 KB body, and a command that writes 100 KB to stderr before it reads the body: both
+    // pipes are past their 64 KB buffers.
+    let filler = "x".repeat(100_000);
+    std::fs::write(
+        dir.path().join("big.yaml"),
+        format!(
+            "cases:\n  - name: a big body\n    endpoint: mall-list\n    request:\n      body:\n        appid: a\n        filler: {filler}\n    expect:\n      status: 200\n"
+        ),
+    )
+    .unwrap();
+    let command = "head -c 100000 /dev/zero | tr '\\0' e >&2; md5sum | cut -c1-32";
+    let mut child = run_raw_cases(&url, dir.path(), &dir.path().join("big.yaml"))
+        .env("MALLCHECK_SIGN_COMMAND", command)
+        .args(["--signer", "command"])
+        .stdout(std::fs::File::create(dir.path().join("stdout.txt")).unwrap())
+        .stderr(std::fs::File::create(dir.path().join("stderr.txt")).unwrap())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut child, Duration::from_secs(120));
+    let status = status.expect("the sign command deadlocked");
+    assert_eq!(status.code(), Some(0), "{}", written(dir.path()));
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 1);
+    let body = &log[0].body;
+    assert!(body.len() > 100_000);
+    let expected = {
+        use md5::{Digest, Md5};
+        format!("a {}", hex::encode(Md5::digest(body)))
+    };
+    assert_eq!(log[0].header("authorization"), Some(expected.as_str()));
+}
+
+#[test]
+fn a_failing_sign_command_is_a_clear_error_without_the_command() {
+    let (url, log) = counting_server();
+    let dir = tempfile::tempdir().unwrap();
+    let command = "echo \"cannot sign: key s3cr3t-k3y-0042 expired\" >&2; exit 3";
+    let mut child = spawn_with_command(
+        &url,
+        dir.path(),
+        command,
+        &["--filter", "first page is a success envelope"],
+    );
+    let status = wait_bounded(&mut child, Duration::from_secs(120)).expect("the run hung");
+    let all = written(dir.path());
+    assert_eq!(status.code(), Some(1), "{all}");
+    assert!(
+        all.contains(
+            "the sign command failed (exit status 3); stderr: cannot sign: key <redacted> expired"
+        ),
+        "{all}"
+    );
+    assert!(!all.contains("s3cr3t-k3y-0042"), "{all}");
+    assert!(
+        !all.contains("exit 3"),
+        "the command is never written: {all}"
+    );
+    assert!(log.lock().unwrap().is_empty());
 }
