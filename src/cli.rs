@@ -145,7 +145,8 @@ pub struct TargetArgs {
     /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
     #[arg(long, value_name = "PATH", help_heading = "Target")]
     pub sign_key_file: Option<PathBuf>,
-    /// Per-request deadline in seconds: connect, first byte and the whole body [default: 10].
+    /// Per-request deadline in seconds: connect, first byte and the whole body; also the time
+    /// limit of one run of the sign command [default: 10].
     #[arg(
         long,
         value_name = "SECS",
