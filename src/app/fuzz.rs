@@ -16,6 +16,7 @@ use crate::runner::client::Client;
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
+use crate::runner::fuzz::body::Limits;
 use crate::runner::fuzz::render::{self, Style};
 use crate::runner::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
 use crate::server::data;
@@ -110,6 +111,7 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
         rate: args.rate,
         max_shrink_tries: MAX_SHRINK_TRIES,
         save_dir: Some(args.regressions.clone()),
+        limits: Limits::new(args.oversize),
     })
 }
 
@@ -179,8 +181,13 @@ async fn fuzz_target(
     } else {
         "unlimited rate".to_string()
     };
+    let sizes = if options.limits == Limits::OVERSIZE {
+        "oversize probes (--oversize)"
+    } else {
+        "within common HTTP limits (--oversize for larger)"
+    };
     print(&format!(
-        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}\n",
+        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}; sizes {sizes}\n",
         options.cases,
         options.max_time.as_secs(),
         seed = options.seed,

@@ -16,7 +16,7 @@ use crate::case::model::{AuthMode, Endpoint};
 use crate::report::event::Finding;
 use crate::runner::client::Client;
 use crate::runner::exchange::Exchange;
-use crate::runner::fuzz::body::FuzzBody;
+use crate::runner::fuzz::body::{FuzzBody, Limits};
 use crate::runner::fuzz::known::Known;
 use crate::runner::fuzz::properties::{self, Violation};
 use crate::runner::fuzz::regressions::{self, Regression};
@@ -42,6 +42,8 @@ pub struct FuzzOptions {
     pub max_shrink_tries: u32,
     /// Where minimal failing bodies are saved; `None` saves nothing.
     pub save_dir: Option<PathBuf>,
+    /// Sizes of generated values (common limits unless `--oversize`).
+    pub limits: Limits,
 }
 
 /// Where a reported failure comes from.
@@ -99,6 +101,9 @@ pub struct EndpointStats {
     pub stopped_by_time: bool,
     /// Responses that broke each property (by check id), shrinking excluded.
     pub violations: BTreeMap<&'static str, u32>,
+    /// Requests beyond the common size limits that the HTTP layer refused, by status (not
+    /// contract findings), shrinking excluded.
+    pub rejected: BTreeMap<u16, u32>,
 }
 
 /// What the fuzzer reports as it goes.
@@ -177,6 +182,8 @@ pub struct Fuzzer {
 struct Probe {
     exchange: Exchange,
     violations: Vec<Violation>,
+    /// The status with which the HTTP layer refused a request beyond the common limits.
+    rejected: Option<u16>,
 }
 
 impl Probe {
@@ -239,7 +246,9 @@ impl Session<'_> {
     fn probe(&mut self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
         self.pace();
         let f = self.fuzzer;
-        let appid = body.header_appid(&f.known.appid).to_string();
+        let appid = body
+            .header_appid(&f.known.appid, &f.options.limits)
+            .to_string();
         let sent = self.handle.block_on(f.client.send_raw(
             endpoint,
             body.to_bytes(),
@@ -248,10 +257,16 @@ impl Session<'_> {
             &[],
         ));
         self.requests += 1;
-        let violations = properties::evaluate(endpoint, body, &sent, &f.schemas, &f.known);
+        let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
+        let violations = if rejected.is_some() {
+            Vec::new()
+        } else {
+            properties::evaluate(endpoint, body, &sent, &f.schemas, &f.known)
+        };
         Probe {
             exchange: sent.exchange,
             violations,
+            rejected,
         }
     }
 
@@ -423,7 +438,7 @@ impl EndpointRun {
     fn fuzz(&mut self, session: &mut Session<'_>, out: &mut Out<'_>) -> EndpointStats {
         let fuzzer = session.fuzzer;
         let config = config(&fuzzer.options, self.endpoint);
-        let random = strategies::body(self.endpoint, &fuzzer.known);
+        let random = strategies::body(self.endpoint, &fuzzer.known, fuzzer.options.limits);
         let sweep = strategies::sweep(self.endpoint, &fuzzer.known);
         let mut swept = 0;
         let mut runner = TestRunner::new(config.clone());
@@ -434,6 +449,7 @@ impl EndpointRun {
             duplicates: 0,
             stopped_by_time: false,
             violations: BTreeMap::new(),
+            rejected: BTreeMap::new(),
         };
         out.event(FuzzEvent::EndpointStarted {
             endpoint: self.endpoint,
@@ -465,6 +481,9 @@ impl EndpointRun {
             }
             stats.run += 1;
             let probe = session.probe(self.endpoint, &body);
+            if let Some(status) = probe.rejected {
+                *stats.rejected.entry(status).or_default() += 1;
+            }
             for v in &probe.violations {
                 *stats.violations.entry(v.property.id).or_default() += 1;
             }
