@@ -19,7 +19,7 @@ use crate::runner::exchange::Exchange;
 use crate::runner::fuzz::body::{FuzzBody, Limits};
 use crate::runner::fuzz::known::Known;
 use crate::runner::fuzz::properties::{self, Violation};
-use crate::runner::fuzz::regressions::{self, Regression};
+use crate::runner::fuzz::regressions::{Regression, Saver};
 use crate::runner::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
 use crate::runner::fuzz::strategies;
 use crate::spec::catalog::Check;
@@ -40,8 +40,8 @@ pub struct FuzzOptions {
     pub rate: f64,
     /// Candidates tried while shrinking one failure.
     pub max_shrink_tries: u32,
-    /// Where minimal failing bodies are saved; `None` saves nothing.
-    pub save_dir: Option<PathBuf>,
+    /// Where minimal failing bodies are saved as case files; `None` saves nothing.
+    pub save: Option<Saver>,
     /// Sizes of generated values (common limits unless `--oversize`).
     pub limits: Limits,
 }
@@ -307,10 +307,12 @@ impl Session<'_> {
             .breaks(property)
             .map(|v| v.findings.clone())
             .unwrap_or_default();
-        let saved = self.fuzzer.options.save_dir.as_ref().map(|dir| {
-            regressions::save(dir, endpoint, property, &shrunk.value)
-                .map_err(|e| format!("cannot save to {}: {e}", dir.display()))
-        });
+        let saved = self
+            .fuzzer
+            .options
+            .save
+            .as_ref()
+            .map(|saver| saver.save(endpoint, property, &shrunk.value, &self.fuzzer.known));
         FuzzFailure {
             endpoint,
             property,
@@ -380,13 +382,18 @@ impl Fuzzer {
             sent.entry(regression.endpoint.name())
                 .or_default()
                 .insert(regression.body.fingerprint());
+            let violations: Vec<&Violation> = probe
+                .violations
+                .iter()
+                .filter(|v| regression.properties.iter().any(|p| p.id == v.property.id))
+                .collect();
             out.event(FuzzEvent::Replayed {
                 path: regression.path.clone(),
                 endpoint: regression.endpoint,
-                failing: probe.violations.iter().map(|v| v.property).collect(),
+                failing: violations.iter().map(|v| v.property).collect(),
             });
             let seen = found.entry(regression.endpoint.name()).or_default();
-            for v in &probe.violations {
+            for v in violations {
                 if seen.insert(v.property.id) {
                     out.failure(FuzzFailure {
                         endpoint: regression.endpoint,

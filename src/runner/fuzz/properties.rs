@@ -60,21 +60,30 @@ pub fn evaluate(
     schemas: &crate::spec::schemas::SchemaSet,
     known: &Known,
 ) -> Vec<Violation> {
+    match &sent.result {
+        Ok(response) => evaluate_response(endpoint, body, response, schemas, known),
+        Err(finding) => {
+            let status = sent.exchange.response.as_ref().map(|r| r.status);
+            vec![Violation {
+                property: transport_property(finding, status),
+                findings: vec![(**finding).clone()],
+            }]
+        }
+    }
+}
+
+/// Checks every property on a decoded JSON response.
+pub fn evaluate_response(
+    endpoint: Endpoint,
+    body: &FuzzBody,
+    response: &Response,
+    schemas: &crate::spec::schemas::SchemaSet,
+    known: &Known,
+) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut add = |property: &'static Check, findings: Vec<Finding>| {
         if !findings.is_empty() {
             out.push(Violation { property, findings });
-        }
-    };
-    let response = match &sent.result {
-        Ok(response) => response,
-        Err(finding) => {
-            let status = sent.exchange.response.as_ref().map(|r| r.status);
-            add(
-                transport_property(finding, status),
-                vec![(**finding).clone()],
-            );
-            return out;
         }
     };
     add(
