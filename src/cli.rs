@@ -378,7 +378,8 @@ pub struct FuzzArgs {
     /// JUnit XML report path.
     #[arg(long, value_name = "PATH", default_value = "reports/fuzz-junit.xml")]
     pub junit: PathBuf,
-    /// Directory of saved minimal failing bodies, replayed first.
+    /// Directory where minimal failing bodies are saved as case files (replayed first; `run`
+    /// replays them too when the directory is under its case paths).
     #[arg(long, value_name = "DIR", default_value = "cases/fuzz-regressions")]
     pub regressions: PathBuf,
     /// Also send oversize probes: strings of up to 70,000 characters (the appid goes into the
