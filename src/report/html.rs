@@ -493,6 +493,7 @@ mod tests {
             },
             outcome: Outcome::of(&findings, false),
             findings,
+            omitted: vec![],
             exchanges: vec![exchange(body)],
             skip_reason: None,
             flaky: false,

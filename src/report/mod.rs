@@ -4,6 +4,7 @@ pub mod atomic;
 pub mod console;
 pub mod event;
 pub mod file;
+pub mod findings;
 pub mod html;
 pub mod json;
 pub mod junit;
