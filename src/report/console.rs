@@ -154,6 +154,7 @@ impl<W: Write> Console<W> {
                         shown
                             .iter()
                             .map(|f| text::finding(f))
+                            .chain(text::omitted_lines(result, &shown))
                             .collect::<Vec<_>>()
                             .join("\n")
                     } else {

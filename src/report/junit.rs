@@ -61,8 +61,15 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
                 || ("mallcheck".to_string(), "failed".to_string()),
                 |f| (f.check.id.to_string(), f.headline()),
             );
-            let more = if blocking.len() > 1 {
-                format!(" (+{} more)", blocking.len() - 1)
+            let omitted: usize = result
+                .omitted
+                .iter()
+                .filter(|o| blocking.iter().any(|f| f.check.id == o.check.id))
+                .map(|o| o.count)
+                .sum();
+            let more = blocking.len().saturating_sub(1) + omitted;
+            let more = if more > 0 {
+                format!(" (+{} more)", text::thousands(more))
             } else {
                 String::new()
             };

@@ -113,8 +113,9 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
             } else {
                 f.pointer.clone()
             };
-            let more = if g.len() > 1 {
-                format!(" (+{} more)", g.len() - 1)
+            let more = g.len() - 1 + text::omitted_count(r, f.check);
+            let more = if more > 0 {
+                format!(" (+{} more)", text::thousands(more))
             } else {
                 String::new()
             };
@@ -157,6 +158,10 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
                 "… and {}",
                 text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
             );
+        }
+        for line in text::omitted_lines(r, &blocking) {
+            body.push_str(&line);
+            body.push('\n');
         }
         if let Some(x) = r
             .exchanges

@@ -768,7 +768,7 @@ impl Attributions {
 /// [`Repeats::MAX`] distinct records are remembered.
 #[derive(Default)]
 struct Repeats<'v> {
-    seen: Vec<(u64, &'v Value, Vec<(&'static Check, usize)>)>,
+    seen: Vec<(u64, &'v Value, CheckCounts)>,
 }
 
 impl<'v> Repeats<'v> {
@@ -870,13 +870,16 @@ enum Place<'p> {
     Introduction(&'p str),
 }
 
+/// A number per check.
+type CheckCounts = Vec<(&'static Check, usize)>;
+
 /// Where violations go while one value is validated.
 struct Violations<'a> {
     attributions: &'a mut Attributions,
     out: &'a mut Findings,
     place: Place<'a>,
     /// Violations so far per check (kept or not), to learn what one record produced.
-    counts: Vec<(&'static Check, usize)>,
+    counts: CheckCounts,
 }
 
 impl<'a> Violations<'a> {
