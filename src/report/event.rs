@@ -249,6 +249,8 @@ pub enum Event {
     CaseStarted(CaseId),
     /// A case ended.
     CaseFinished(Box<CaseResult>),
+    /// Sent every quarter second or so while cases run: sinks may write out what they hold.
+    Tick,
     /// The run ended.
     RunFinished(RunSummary),
 }

@@ -428,7 +428,7 @@ mod tests {
     }
 
     #[test]
-    fn sink_rewrites_the_file_after_every_case() {
+    fn sink_holds_back_a_case_right_after_a_write_and_writes_it_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("out/summary.md");
         let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
@@ -440,6 +440,13 @@ mod tests {
         let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")];
         sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", findings, "{}"))))
             .expect("write");
+        let md = std::fs::read_to_string(&path).expect("written");
+        assert!(
+            md.contains("0 cases") && md.contains("Partial report"),
+            "{md}"
+        );
+        // An interrupted run finishes its sinks without a RunFinished event.
+        sink.finish().expect("write");
         let md = std::fs::read_to_string(&path).expect("written");
         assert!(
             md.contains("`mall.state`") && md.contains("Partial report"),

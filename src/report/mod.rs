@@ -1,6 +1,7 @@
 //! Events and the sinks that render them: console, JUnit, JSON, Markdown, HTML.
 
 pub mod atomic;
+pub mod cadence;
 pub mod console;
 pub mod event;
 pub mod file;

@@ -6,6 +6,7 @@ mod case_schema;
 mod common;
 mod faults;
 mod fuzz;
+mod interrupt;
 mod junit_xsd;
 mod openapi;
 mod politeness;
