@@ -764,11 +764,13 @@ impl Attributions {
 
 /// Records of one array already validated, with the violations each produced: a record equal
 /// to one of them breaks the same rules, so once those checks keep no more findings it is only
-/// counted (a broken record repeated a million times is validated once). At most
-/// [`Repeats::MAX`] distinct records are remembered.
+/// counted (a broken record repeated a million times is validated once). The last
+/// [`Repeats::MAX`] distinct records validated are remembered.
 #[derive(Default)]
 struct Repeats<'v> {
     seen: Vec<(u64, &'v Value, CheckCounts)>,
+    /// The entry replaced next once `seen` is full.
+    next: usize,
 }
 
 impl<'v> Repeats<'v> {
@@ -801,11 +803,10 @@ impl<'v> Repeats<'v> {
         before: &[(&'static Check, usize)],
         after: &[(&'static Check, usize)],
     ) {
-        if self.seen.len() >= Self::MAX
-            || self
-                .seen
-                .iter()
-                .any(|(f, seen, _)| *f == fingerprint && *seen == record)
+        if self
+            .seen
+            .iter()
+            .any(|(f, seen, _)| *f == fingerprint && *seen == record)
         {
             return;
         }
@@ -819,7 +820,13 @@ impl<'v> Repeats<'v> {
                 (n > was).then_some((check, n - was))
             })
             .collect();
-        self.seen.push((fingerprint, record, produced));
+        let entry = (fingerprint, record, produced);
+        if self.seen.len() < Self::MAX {
+            self.seen.push(entry);
+        } else {
+            self.seen[self.next] = entry;
+            self.next = (self.next + 1) % Self::MAX;
+        }
     }
 }
 
