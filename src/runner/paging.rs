@@ -402,6 +402,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn duplicates_past_the_first_five_are_counted() {
+        let mut f = fake(50);
+        f.ignore_cursor = true;
+        let w = walk(&mut f, &opts(10)).await;
+        let kept = w
+            .findings
+            .kept()
+            .iter()
+            .filter(|f| f.check.id == "paging.duplicate")
+            .count();
+        assert_eq!(kept, MAX_DUPLICATE_FINDINGS);
+        let omitted = w.findings.omitted();
+        assert_eq!(omitted.len(), 1, "{omitted:?}");
+        assert_eq!(omitted[0].check.id, "paging.duplicate");
+        assert_eq!(omitted[0].count, 10 - MAX_DUPLICATE_FINDINGS);
+    }
+
+    #[tokio::test]
     async fn walker_respects_the_page_limit() {
         let w = walk(
             &mut fake(100),

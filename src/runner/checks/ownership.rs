@@ -72,6 +72,18 @@ mod tests {
     }
 
     #[test]
+    fn past_the_cap_malls_of_another_merchant_are_counted() {
+        let malls: Vec<Value> = (0..1000)
+            .map(|_| json!({"seller": {"merchantId": "m2"}}))
+            .collect();
+        let mut found = Findings::new(3);
+        merchant_into(&json!({ "data": malls }), "m1", &mut found);
+        assert_eq!(found.kept().len(), 3);
+        assert_eq!(found.kept()[2].pointer, "/data/2/seller/merchantId");
+        assert_eq!(found.omitted()[0].count, 997);
+    }
+
+    #[test]
     fn unknown_merchant_must_list_nothing() {
         assert!(unknown_merchant(&json!({"data": []})).is_empty());
         assert_eq!(unknown_merchant(&json!({"data": [{}]})).len(), 1);
