@@ -1,9 +1,11 @@
 //! Events and the sinks that render them: console, JUnit, JSON, Markdown, HTML.
 
 pub mod atomic;
+pub mod cadence;
 pub mod console;
 pub mod event;
 pub mod file;
+pub mod findings;
 pub mod html;
 pub mod json;
 pub mod junit;
