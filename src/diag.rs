@@ -564,7 +564,7 @@ mod tests {
         });
         let d = Diagnostic::at(&f, 17..21, "duplicate case name `a\u{1b}[2Jb`")
             .with_help("see \u{9b}31m");
-        let out = render(&[d.clone()], false);
+        let out = render(std::slice::from_ref(&d), false);
         for bad in ['\u{1b}', '\u{9b}', '\u{202e}'] {
             assert!(!out.contains(bad), "{bad:?} printed raw:\n{out}");
             assert!(!d.to_string().contains(bad), "{bad:?} in Display: {d}");
