@@ -128,6 +128,20 @@ pub fn printable(text: &str) -> String {
     format!("{head}{ELLIPSIS}{tail}")
 }
 
+/// Longest value quoted by [`quote`], in characters.
+const MAX_QUOTE_CHARS: usize = 60;
+
+/// A value from a case file in backticks for a message: escaped like [`printable`] and cut to
+/// a few dozen characters (`…` marks the cut).
+pub fn quote(text: &str) -> String {
+    let escaped = escape_controls(text);
+    if escaped.chars().count() <= MAX_QUOTE_CHARS {
+        return format!("`{escaped}`");
+    }
+    let head: String = escaped.chars().take(MAX_QUOTE_CHARS - 1).collect();
+    format!("`{head}{ELLIPSIS}`")
+}
+
 /// Whether `c` must not reach a terminal as is: a C0 or C1 control character, DEL, or a
 /// bidirectional override or isolate.
 fn is_unsafe(c: char) -> bool {

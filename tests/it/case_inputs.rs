@@ -129,3 +129,109 @@ fn control_characters_from_a_case_file_are_escaped_in_diagnostics() {
         assert!(shown.contains(want), "{why}: {shown}");
     }
 }
+
+#[test]
+fn an_invalid_regex_in_a_jsonpath_filter_exits_2_at_load_with_its_position() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let case = "cases:\n  - name: a\n    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert:\n        - { path: \"$.data[?search(@.mallSn,'[A-Z')]\", count: 0 }\n";
+    let out = list(dir.path(), "filter.yaml", case.as_bytes());
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    let col = case
+        .lines()
+        .nth(6)
+        .and_then(|l| l.find("'[A-Z'"))
+        .expect("in text")
+        + 1;
+    assert_eq!(position(&shown, "filter.yaml"), Some((7, col)), "{shown}");
+    assert!(
+        shown.contains("invalid regex `[A-Z` in `search()`"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_utf8_exits_2_with_the_byte_offset_and_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = list(
+        dir.path(),
+        "latin1.yaml",
+        b"cases:\n  - name: caf\xe9\n    walk: { body: {}, sizes: [1] }\n",
+    );
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert_eq!(position(&shown, "latin1.yaml"), Some((2, 14)), "{shown}");
+    assert!(
+        shown.contains("not valid UTF-8: byte 0xE9 at byte offset 20"),
+        "{shown}"
+    );
+
+    let mut utf16: Vec<u8> = vec![0xff, 0xfe];
+    for unit in "cases:\n  - name: a".encode_utf16() {
+        utf16.extend(unit.to_le_bytes());
+    }
+    utf16.extend([0x00, 0xdc]);
+    let out = list(dir.path(), "broken16.yaml", &utf16);
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert_eq!(position(&shown, "broken16.yaml"), Some((2, 12)), "{shown}");
+    assert!(shown.contains("not valid UTF-16"), "{shown}");
+}
+
+#[test]
+fn byte_order_marks_are_accepted_in_json_yaml_and_utf16_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let yaml = "cases:\n  - name: from-yaml\n    walk: { body: {}, sizes: [1] }\n";
+    let json = r#"{"cases": [{"name": "from-json", "walk": {"body": {}, "sizes": [1]}}]}"#;
+    let mut utf16: Vec<u8> = vec![0xff, 0xfe];
+    for unit in yaml.replace("from-yaml", "from-utf16").encode_utf16() {
+        utf16.extend(unit.to_le_bytes());
+    }
+    let rows: &[(&str, Vec<u8>, &str)] = &[
+        (
+            "bom.json",
+            [&[0xef, 0xbb, 0xbf], json.as_bytes()].concat(),
+            "from-json",
+        ),
+        (
+            "bom.yaml",
+            [&[0xef, 0xbb, 0xbf], yaml.as_bytes()].concat(),
+            "from-yaml",
+        ),
+        ("utf16.yaml", utf16, "from-utf16"),
+    ];
+    for (name, bytes, case) in rows {
+        let out = list(dir.path(), name, bytes);
+        let shown = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{name}: {shown}");
+        assert!(shown.contains(case), "{name}: {shown}");
+    }
+}
+
+#[test]
+fn a_walk_with_ten_thousand_page_sizes_is_refused_at_load_with_its_position() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let sizes: Vec<String> = (1..=10_000).map(|n| n.to_string()).collect();
+    let case = format!(
+        "cases:\n  - name: a\n    walk:\n      body: {{}}\n      sizes: [{}]\n",
+        sizes.join(", ")
+    );
+    let out = list(dir.path(), "sizes.yaml", case.as_bytes());
+    let shown = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &shown[..shown.len().min(3000)]
+    );
+    assert_eq!(
+        position(&shown, "sizes.yaml").map(|p| p.0),
+        Some(5),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("`walk.sizes` has 10000 entries, more than the limit"),
+        "{shown}"
+    );
+    assert!(shown.len() < 4_000, "{} bytes printed", shown.len());
+}
