@@ -1485,10 +1485,13 @@ fn scan_json_path(path: &str) -> JsonPathScan {
                     f.started = true;
                 }
                 let name_start = path[..i]
-                    .rfind(|ch: char| {
-                        !(ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_')
+                    .char_indices()
+                    .rev()
+                    .take_while(|(_, ch)| {
+                        ch.is_ascii_lowercase() || ch.is_ascii_digit() || *ch == '_'
                     })
-                    .map_or(0, |j| j + 1);
+                    .last()
+                    .map_or(i, |(j, _)| j);
                 let function = match (c, &path[name_start..i]) {
                     (b'(', "match") => Some(true),
                     (b'(', "search") => Some(false),
@@ -2288,6 +2291,12 @@ cases:
             ),
             ("another function", "$.d[?length(@.a) == 2]", 0, &[]),
             ("a name ending in match", "$.d[?rematch(@.a, 'z')]", 0, &[]),
+            (
+                "a non-ASCII character before a bracket",
+                "$.dataé[?search(@.a, 'z')]",
+                0,
+                &[("z", false)],
+            ),
         ];
         for (why, path, descendants, patterns) in rows {
             let scan = scan_json_path(path);

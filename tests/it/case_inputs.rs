@@ -2,10 +2,19 @@
 //! exit 0 or exit 2 with a position, never a panic, and what is printed stays bounded and free
 //! of raw control characters.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::bin;
+use mallcheck::case::node::decode;
+use mallcheck::case::parse::{ParseContext, parse_file};
+use mallcheck::case::vars::KNOWN_VARS;
+use mallcheck::diag::{self, Diagnostic};
+use proptest::prelude::*;
+use proptest::sample::Index;
+use proptest::test_runner::{Config, RngSeed, TestRunner};
+
+use crate::common::{bin, repo};
 
 /// `mallcheck list --cases FILE`: loads (and so checks) the file without sending anything.
 fn list(dir: &Path, name: &str, contents: &[u8]) -> Output {
@@ -234,4 +243,198 @@ fn a_walk_with_ten_thousand_page_sizes_is_refused_at_load_with_its_position() {
         "{shown}"
     );
     assert!(shown.len() < 4_000, "{} bytes printed", shown.len());
+}
+
+/// Loads case-file bytes the way `mallcheck run` does (decode, then parse) and checks the
+/// "no panic on any input" bar: a model, or diagnostics whose first one has a position and
+/// whose rendering is bounded and free of raw control characters.
+fn load_checked(name: &str, bytes: Vec<u8>) -> Result<(), TestCaseError> {
+    let vars: BTreeMap<String, String> = KNOWN_VARS
+        .iter()
+        .map(|k| (k.to_string(), format!("v-{k}")))
+        .collect();
+    let schemas = ["mall-list-response", "products-response"];
+    let cx = ParseContext {
+        vars: &vars,
+        schema_names: &schemas,
+    };
+    let diags = match decode(bytes) {
+        Err(e) => {
+            let file = std::sync::Arc::new(diag::SourceFile {
+                path: name.into(),
+                text: e.text,
+            });
+            vec![Diagnostic::at(&file, e.span, e.message)]
+        }
+        Ok(text) => match parse_file(Path::new(name), text, &cx) {
+            Ok(_) => return Ok(()),
+            Err(d) => d,
+        },
+    };
+    prop_assert!(!diags.is_empty());
+    prop_assert!(diags[0].line_col().is_some(), "no position: {}", diags[0]);
+    let out = diag::render(&diags, false);
+    prop_assert!(
+        !out.chars().any(|c| c.is_control() && c != '\n'),
+        "raw control character in:\n{out}"
+    );
+    prop_assert!(
+        out.len() <= 4_000 * diags.len(),
+        "{} bytes for {} problems",
+        out.len(),
+        diags.len()
+    );
+    Ok(())
+}
+
+/// One edit of a valid case file.
+#[derive(Debug, Clone)]
+enum Edit {
+    Delete(Index, usize),
+    Insert(Index, &'static str),
+    Duplicate(Index, usize),
+    Byte(Index, u8),
+}
+
+/// Pieces that case-file syntax and its checks react to.
+const TOKENS: &[&str] = &[
+    ":",
+    " ",
+    "\n",
+    "\t",
+    "-",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "\"",
+    "'",
+    "\\",
+    "#",
+    "&a ",
+    "*a",
+    "!!str ",
+    "---\n",
+    "? ",
+    "|\n",
+    "${",
+    "${MALLCHECK_APPID}",
+    "$$",
+    "..",
+    "$..",
+    "[?search(@.a,'[')]",
+    "match(",
+    "0",
+    "-1",
+    "99999999999999999999",
+    "1e400",
+    "null",
+    "true",
+    "yes",
+    "\u{feff}",
+    "\u{1b}[2J",
+    "\u{202e}",
+    "\r\n",
+    "\u{0}",
+    "é",
+    "😀",
+    "~1",
+    "/",
+    "cases:",
+    "name:",
+    "walk:",
+    "sizes: [0]",
+    "expect:",
+    "assert:",
+    "matches: \"(\"",
+];
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<Index>(), 1..64usize).prop_map(|(i, n)| Edit::Delete(i, n)),
+        (any::<Index>(), proptest::sample::select(TOKENS)).prop_map(|(i, t)| Edit::Insert(i, t)),
+        (any::<Index>(), 1..256usize).prop_map(|(i, n)| Edit::Duplicate(i, n)),
+        (any::<Index>(), any::<u8>()).prop_map(|(i, b)| Edit::Byte(i, b)),
+    ]
+}
+
+fn apply(mut bytes: Vec<u8>, edits: &[Edit]) -> Vec<u8> {
+    for e in edits {
+        let at = |i: &Index, len: usize| if len == 0 { 0 } else { i.index(len + 1) };
+        match e {
+            Edit::Delete(i, n) => {
+                let start = at(i, bytes.len()).min(bytes.len());
+                let end = (start + n).min(bytes.len());
+                bytes.drain(start..end);
+            }
+            Edit::Insert(i, t) => {
+                let pos = at(i, bytes.len()).min(bytes.len());
+                bytes.splice(pos..pos, t.bytes());
+            }
+            Edit::Duplicate(i, n) => {
+                let start = at(i, bytes.len()).min(bytes.len());
+                let end = (start + n).min(bytes.len());
+                let piece = bytes[start..end].to_vec();
+                bytes.splice(end..end, piece);
+            }
+            Edit::Byte(i, b) => {
+                if !bytes.is_empty() {
+                    let pos = i.index(bytes.len());
+                    bytes[pos] = *b;
+                }
+            }
+        }
+    }
+    bytes
+}
+
+fn runner(seed: u64, cases: u32) -> TestRunner {
+    TestRunner::new(Config {
+        cases,
+        rng_seed: RngSeed::Fixed(seed),
+        failure_persistence: None,
+        ..Config::default()
+    })
+}
+
+#[test]
+fn the_loader_never_panics_on_arbitrary_bytes() {
+    let bytes = proptest::collection::vec(any::<u8>(), 0..2_000);
+    let result = runner(11, 300).run(&(bytes, any::<bool>()), |(bytes, json)| {
+        load_checked(if json { "any.json" } else { "any.yaml" }, bytes)
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+#[test]
+fn the_loader_never_panics_on_mutated_shipped_case_files() {
+    let mut seeds: Vec<(String, Vec<u8>)> = Vec::new();
+    for entry in std::fs::read_dir(repo().join("cases")).expect("cases/") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let bytes = std::fs::read(&path).expect("readable case file");
+            seeds.push(("mutated.yaml".to_string(), bytes));
+        }
+    }
+    seeds.sort();
+    let json = br#"{"cases": [{"name": "a", "endpoint": "mall-list", "request": {"body": {"appid": "${MALLCHECK_APPID}"}}, "expect": {"assert": [{"path": "$.data[?match(@.mallSn, 'M[0-9]+')]", "count": 1}]}}, {"name": "w", "walk": {"body": {}, "sizes": [1, 3], "max-pages": 10}}]}"#;
+    seeds.push(("mutated.json".to_string(), json.to_vec()));
+    let wide = String::from_utf8_lossy(json).replace(
+        "\"name\": \"w\"",
+        &format!("\"name\": \"w\", \"tags\": [\"{}\"]", "x".repeat(70_000)),
+    );
+    seeds.push(("wide.json".to_string(), wide.into_bytes()));
+    let strategy = (
+        proptest::sample::select(seeds),
+        proptest::collection::vec(edit(), 1..8),
+    );
+    let result = runner(12, 500).run(&strategy, |((name, bytes), edits)| {
+        load_checked(&name, apply(bytes, &edits))
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
 }
