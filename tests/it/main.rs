@@ -14,4 +14,5 @@ mod reports;
 mod run_cli;
 mod schemas_meta;
 mod secrets;
+mod serve_limits;
 mod snapshots;
