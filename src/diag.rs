@@ -317,6 +317,10 @@ fn push_line(
             push_char(out, c);
         }
     }
+    let hidden = window > 0 && !line.is_empty() && line.chars().nth(window).is_none();
+    if hidden {
+        out.push(ELLIPSIS);
+    }
     place(marks, to, out.len());
     if cut {
         out.push(ELLIPSIS);
@@ -659,5 +663,12 @@ mod tests {
         assert_eq!(&e.text[e.label.clone()], "TARGET");
         assert!(e.text.starts_with('…') && e.text.ends_with('…'), "{e:?}");
         assert!(e.text.chars().count() <= MAX_LINE_CHARS + 2, "{e:?}");
+        let with_context = format!("short: 1\n{long}");
+        let e = excerpt(&with_context, &(at + 9..at + 15));
+        assert_eq!(&e.text[e.label.clone()], "TARGET");
+        assert!(
+            e.text.starts_with("…\n…"),
+            "a context line cut away entirely shows `…`: {e:?}"
+        );
     }
 }
