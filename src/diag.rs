@@ -149,6 +149,12 @@ fn is_unsafe(c: char) -> bool {
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// The first character of `text` that must not reach a terminal as is (a control character
+/// or a bidirectional override), if any.
+pub fn first_unsafe(text: &str) -> Option<char> {
+    text.chars().find(|&c| is_unsafe(c))
+}
+
 /// `text` with every [unsafe](is_unsafe) character written as a Rust escape (`\t`, `\n`,
 /// `\u{1b}`).
 pub fn escape_controls(text: &str) -> Cow<'_, str> {

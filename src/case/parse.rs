@@ -499,6 +499,25 @@ impl Lower<'_> {
         Some(n)
     }
 
+    /// Reports a control character (or a bidirectional override) in text that is printed on
+    /// consoles and in reports as is, such as a case name; true when there is none.
+    fn plain_text(&mut self, text: &Spanned<String>, what: &str) -> bool {
+        match crate::diag::first_unsafe(&text.value) {
+            None => true,
+            Some(c) => {
+                self.error_help(
+                    text.span.clone(),
+                    format!(
+                        "{what} contains the control character U+{:04X}",
+                        u32::from(c)
+                    ),
+                    "names and tags are printed on consoles and in reports as they are: write them as plain text",
+                );
+                false
+            }
+        }
+    }
+
     /// A positive integer of at most `max` ([`limits`]).
     fn bounded(&mut self, node: &Node, what: &str, max: u64) -> Option<u64> {
         let n = self.positive(node, what)?;
@@ -712,10 +731,15 @@ impl Lower<'_> {
                 ),
             );
         }
+        if let Some(n) = &name {
+            self.plain_text(n, "`name`");
+        }
         let tags = match fields.get("tags") {
-            Some(t) => self
-                .strings(t, "`tags`")
-                .map(|v| v.into_iter().map(|s| s.value).collect()),
+            Some(t) => self.strings(t, "`tags`").map(|v| {
+                v.into_iter()
+                    .filter_map(|s| self.plain_text(&s, "a tag").then_some(s.value))
+                    .collect()
+            }),
             None => Some(Vec::new()),
         };
         let kinds: Vec<&Key> = KIND_KEYS.iter().filter_map(|k| fields.key(k)).collect();
@@ -2198,6 +2222,8 @@ cases:
             ("body too large", format!("cases:\n  - name: a\n    endpoint: mall-list\n    request:\n      body: {{ x: \"{}\" }}\n", "y".repeat(limits::MAX_BODY_BYTES)), 5, "`request.body` is 1048584 bytes as JSON".into()),
             ("walk body too large", format!("cases:\n  - name: a\n    walk:\n      sizes: [1]\n      body: {{ x: \"{}\" }}\n", "y".repeat(limits::MAX_BODY_BYTES)), 5, "`walk.body` is".into()),
             ("raw too large", format!("cases:\n  - name: a\n    endpoint: mall-list\n    request:\n      raw: \"{}\"\n", "y".repeat(limits::MAX_BODY_BYTES + 1)), 5, "`request.raw` is 1048577 bytes".into()),
+            ("control character in a name", "cases:\n  - name: \"a\\x1b[2Jb\"\n    walk: { body: {}, sizes: [1] }\n".into(), 2, "`name` contains the control character U+001B".into()),
+            ("bidi override in a tag", "cases:\n  - name: a\n    tags: [ok, \"x\\u202Ey\"]\n    walk: { body: {}, sizes: [1] }\n".into(), 3, "a tag contains the control character U+202E".into()),
             ("name too long", format!("cases:\n  - name: {}\n    walk: {{ body: {{}}, sizes: [1] }}\n", "n".repeat(201)), 2, "`name` is 201 characters".into()),
         ];
         for (why, text, line, message) in &rows {

@@ -115,6 +115,11 @@ fn control_characters_from_a_case_file_are_escaped_in_diagnostics() {
             "duplicate case name `a\\u{1b}[2Jb`",
         ),
         (
+            "a name that would clear the screen on the console and in `list`",
+            b"cases:\n  - name: \"a\\x1b[2Jb\"\n    walk: { body: {}, sizes: [1] }\n",
+            "`name` contains the control character U+001B",
+        ),
+        (
             "raw escape byte in the source line",
             b"cases:\n  - name: a\x1b[2Jb\n    walk: { body: {}, sizes: [1] }\n",
             "name: a\\u{1b}[2Jb",
