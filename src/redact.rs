@@ -231,7 +231,9 @@ impl Redactor {
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
-        self.registry.write().unwrap_or_else(PoisonError::into_inner)
+        self.registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn add_labelled(&self, secret: &str, label: Label) -> bool {
@@ -639,7 +641,11 @@ mod tests {
             ("X-Client-Secret", true, "secret"),
             ("X-Request-Signature", true, "signature"),
             ("Proxy-Authorization", true, "proxy credentials"),
-            ("WWW-Authenticate", false, "describes the scheme, carries nothing"),
+            (
+                "WWW-Authenticate",
+                false,
+                "describes the scheme, carries nothing",
+            ),
             ("Access-Control-Allow-Credentials", false, "CORS flag"),
             ("Content-Type", false, "plain header"),
             ("X-env-flag", false, "the shipped cases' flag"),
@@ -679,16 +685,27 @@ mod tests {
             ("raw", key.to_string()),
             ("json", serde_json::to_string(key).unwrap()),
             ("json, ensure_ascii", json_escaped(key, true, true)),
-            ("percent", utf8_percent_encode(key, NON_ALPHANUMERIC).to_string()),
+            (
+                "percent",
+                utf8_percent_encode(key, NON_ALPHANUMERIC).to_string(),
+            ),
             (
                 "percent, lower-case hex",
                 utf8_percent_encode(key, NON_ALPHANUMERIC)
                     .to_string()
                     .to_lowercase(),
             ),
-            ("form", utf8_percent_encode(key, FORM).to_string().replace("%20", "+")),
+            (
+                "form",
+                utf8_percent_encode(key, FORM)
+                    .to_string()
+                    .replace("%20", "+"),
+            ),
             ("html", crate::report::html::escape(key)),
-            ("upper case of the ASCII part", key.to_uppercase().replace("É", "é")),
+            (
+                "upper case of the ASCII part",
+                key.to_uppercase().replace("É", "é"),
+            ),
             ("base64 aligned", b64(key)),
             ("base64 after 1 byte", b64(&format!("a{key}"))),
             ("base64 after 2 bytes", b64(&format!("ab{key}"))),
@@ -770,7 +787,10 @@ mod tests {
         let r = Redactor::new();
         r.add_sign_command("vault read -field=sig secret/mall");
         assert_eq!(
-            scrubbed(&r, "signer command `vault read -field=sig secret/mall` failed"),
+            scrubbed(
+                &r,
+                "signer command `vault read -field=sig secret/mall` failed"
+            ),
             "signer command `<the sign command>` failed"
         );
         assert_eq!(
@@ -783,7 +803,10 @@ mod tests {
     #[test]
     fn urls_lose_their_userinfo_for_display() {
         for (raw, shown) in [
-            ("http://user:pw@host:99999/", "http://<redacted>@host:99999/"),
+            (
+                "http://user:pw@host:99999/",
+                "http://<redacted>@host:99999/",
+            ),
             ("ftp://u:p@h/x", "ftp://<redacted>@h/x"),
             ("user:pass@host", "<redacted>@host"),
             ("http://u:p/w#x@h/", "http://<redacted>@h/"),

@@ -151,7 +151,10 @@ pub fn resolve(args: &TargetArgs) -> Result<Target, UsageError> {
     let url_source = if args.base_url.is_some() {
         "--base-url".to_string()
     } else {
-        format!("base_url (profile `{}`)", args.profile.as_deref().unwrap_or_default())
+        format!(
+            "base_url (profile `{}`)",
+            args.profile.as_deref().unwrap_or_default()
+        )
     };
     let base_url = match pick(&args.base_url, &profile.base_url) {
         None => None,

@@ -692,8 +692,15 @@ mod tests {
         let mut envelope = json!({"success": true, "data": []});
         echo.attach(&mut envelope);
         let first = envelope.as_object().unwrap().keys().next().cloned();
-        assert_eq!(first.as_deref(), Some("echo"), "first, inside the kept excerpt");
-        assert_eq!(envelope["echo"]["headers"]["authorization"], "app s1gnature");
+        assert_eq!(
+            first.as_deref(),
+            Some("echo"),
+            "first, inside the kept excerpt"
+        );
+        assert_eq!(
+            envelope["echo"]["headers"]["authorization"],
+            "app s1gnature"
+        );
         assert_eq!(envelope["echo"]["body"], r#"{"appid":"app"}"#);
         assert_eq!(
             envelope["echo"]["authorizationBase64"],
@@ -704,7 +711,11 @@ mod tests {
         assert_eq!(products[1]["echo"]["body"], r#"{"appid":"app"}"#);
         let headers = echo.response_headers();
         assert!(headers.contains(&("x-echo-authorization".into(), "app s1gnature".into())));
-        assert!(headers.iter().any(|(k, v)| k == "x-echo-request" && v.contains("s1gnature")));
+        assert!(
+            headers
+                .iter()
+                .any(|(k, v)| k == "x-echo-request" && v.contains("s1gnature"))
+        );
         assert!(echo.error_page().contains("Authorization: app s1gnature"));
     }
 

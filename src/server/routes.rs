@@ -260,8 +260,13 @@ fn respond(state: &AppState, call: &Call, status: StatusCode, mut value: Value) 
     if let Some(echo) = &call.echo {
         echo.attach(&mut value);
     }
-    let mut response =
-        wire::json_response(status, &value, call.fault, call.accepts_gzip, &state.shutdown);
+    let mut response = wire::json_response(
+        status,
+        &value,
+        call.fault,
+        call.accepts_gzip,
+        &state.shutdown,
+    );
     if let Some(echo) = &call.echo {
         add_headers(&mut response, echo.response_headers());
     }
