@@ -176,6 +176,8 @@ struct Registry {
     tiers: Vec<Tier>,
     /// Header names a case file marked secret (lower-cased).
     marked: HashSet<String>,
+    /// The sign command as configured, whatever its length, for the errors that quote it.
+    sign_command: Option<String>,
 }
 
 impl Registry {
@@ -252,7 +254,22 @@ impl Redactor {
 
     /// Registers the sign command; it is replaced by [`SIGN_COMMAND_LABEL`].
     pub fn add_sign_command(&self, command: &str) -> bool {
+        if !command.trim().is_empty() {
+            self.write().sign_command = Some(command.to_string());
+        }
         self.add_labelled(command.trim(), Label::SignCommand)
+    }
+
+    /// The text of a signing error, which may quote the sign command: the command (even one too
+    /// short to be scrubbed from free text) becomes [`SIGN_COMMAND_LABEL`], then the text is
+    /// scrubbed.
+    pub fn scrub_sign_error(&self, text: &str) -> String {
+        let command = self.read().sign_command.clone();
+        let text = match command {
+            Some(c) => text.replace(&c, SIGN_COMMAND_LABEL),
+            None => text.to_string(),
+        };
+        self.scrub(&text).into_owned()
     }
 
     /// Registers the value of a credential header: `<scheme or appid> <credential>` registers the
@@ -798,6 +815,17 @@ mod tests {
                 .as_ref(),
             b"<pre>&lt;the sign command&gt;</pre>"
         );
+    }
+
+    #[test]
+    fn a_short_sign_command_is_still_named_in_signing_errors() {
+        let r = Redactor::new();
+        assert!(!r.add_sign_command("exit 3"));
+        assert_eq!(
+            r.scrub_sign_error("signer command `exit 3` failed: exit status: 3"),
+            "signer command `<the sign command>` failed: exit status: 3"
+        );
+        assert_eq!(scrubbed(&r, "exit 3"), "exit 3");
     }
 
     #[test]

@@ -189,7 +189,7 @@ impl Client {
                     &catalog::TRANSPORT_CONNECT,
                     "",
                     "a signature from the configured signer",
-                    self.scrub(&e.to_string()),
+                    redact::global().scrub_sign_error(&e.to_string()),
                 );
                 return self.failed(request, started, finding);
             }
