@@ -77,6 +77,19 @@ impl fmt::Display for Secret {
 /// Headers whose value is `<scheme or appid> <credential>`: the first word stays visible.
 const AUTHORIZATION_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
 
+/// `Set-Cookie` attributes: what they hold is no credential.
+const COOKIE_ATTRIBUTES: &[&str] = &[
+    "path",
+    "domain",
+    "expires",
+    "max-age",
+    "samesite",
+    "secure",
+    "httponly",
+    "priority",
+    "partitioned",
+];
+
 /// A header whose name contains one of these carries a credential.
 const SECRET_NAME_PARTS: &[&str] = &[
     "auth",
@@ -452,6 +465,34 @@ impl Redactor {
         is_secret_header_name(name) || self.read().marked.contains(&name.to_ascii_lowercase())
     }
 
+    /// Registers the value of a credential header: Authorization-style values as
+    /// [`Redactor::add_credential`], each cookie's value, or the whole value (and what follows a
+    /// scheme word, as in `Bearer <token>`).
+    fn add_header_secret(&self, lower_name: &str, value: &str) {
+        let value = value.trim();
+        if AUTHORIZATION_HEADERS.contains(&lower_name) {
+            self.add_credential(value);
+        } else if lower_name.contains("cookie") {
+            for pair in value.split(';').map(str::trim) {
+                match pair.split_once('=') {
+                    Some((name, _))
+                        if COOKIE_ATTRIBUTES.contains(&name.to_ascii_lowercase().as_str()) => {}
+                    Some((_, v)) => {
+                        self.add_secret(v.trim());
+                    }
+                    None => {
+                        self.add_secret(pair);
+                    }
+                }
+            }
+        } else {
+            self.add_secret(value);
+            if let Some((_, rest)) = value.split_once(' ') {
+                self.add_secret(rest.trim());
+            }
+        }
+    }
+
     /// A header value as recorded: a credential header's value is registered and replaced
     /// (`Authorization: <appid> <redacted>` keeps the appid, which is no secret and shows which
     /// app was used); any other value is scrubbed of known secrets.
@@ -459,8 +500,8 @@ impl Redactor {
         if !self.is_secret_header(name) {
             return self.scrub(value).into_owned();
         }
-        self.add_credential(value);
         let lower = name.to_ascii_lowercase();
+        self.add_header_secret(&lower, value);
         if AUTHORIZATION_HEADERS.contains(&lower.as_str())
             && let Some((first, _)) = value.trim().split_once(' ')
         {
@@ -945,6 +986,27 @@ mod tests {
             scrubbed(&r, "tok3n-abcde tok3n-abcdeF"),
             "tok3n-abcde tok3n-abcdeF"
         );
+    }
+
+    #[test]
+    fn cookie_values_are_secrets_and_their_attributes_are_not() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.header_value(
+                "Set-Cookie",
+                "sid=cookie-session-4242; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT"
+            ),
+            REDACTED
+        );
+        assert_eq!(
+            scrubbed(
+                &r,
+                "sid=cookie-session-4242 on Wed, 21 Oct 2026 07:28:00 GMT"
+            ),
+            "sid=<redacted> on Wed, 21 Oct 2026 07:28:00 GMT"
+        );
+        r.header_value("X-Auth-Token", "Bearer bearer-token-77aa");
+        assert_eq!(scrubbed(&r, "token bearer-token-77aa"), "token <redacted>");
     }
 
     #[test]
