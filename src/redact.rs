@@ -465,14 +465,11 @@ impl Redactor {
         is_secret_header_name(name) || self.read().marked.contains(&name.to_ascii_lowercase())
     }
 
-    /// Registers the value of a credential header: Authorization-style values as
-    /// [`Redactor::add_credential`], each cookie's value, or the whole value (and what follows a
-    /// scheme word, as in `Bearer <token>`).
+    /// Registers the value of a credential header: each cookie's value, or the value as
+    /// [`Redactor::add_credential`] (what follows a scheme or appid word, else the whole).
     fn add_header_secret(&self, lower_name: &str, value: &str) {
         let value = value.trim();
-        if AUTHORIZATION_HEADERS.contains(&lower_name) {
-            self.add_credential(value);
-        } else if lower_name.contains("cookie") {
+        if lower_name.contains("cookie") {
             for pair in value.split(';').map(str::trim) {
                 match pair.split_once('=') {
                     Some((name, _))
@@ -486,10 +483,7 @@ impl Redactor {
                 }
             }
         } else {
-            self.add_secret(value);
-            if let Some((_, rest)) = value.split_once(' ') {
-                self.add_secret(rest.trim());
-            }
+            self.add_credential(value);
         }
     }
 
