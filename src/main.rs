@@ -22,7 +22,10 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             let color = std::io::IsTerminal::is_terminal(&std::io::stderr());
-            eprintln!("error: {}", e.render(color));
+            eprintln!(
+                "error: {}",
+                mallcheck::redact::global().scrub(&e.render(color))
+            );
             exit::USAGE
         }
     };

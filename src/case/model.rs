@@ -170,6 +170,9 @@ pub struct RequestSpec {
     pub headers: Vec<(String, String)>,
     /// Authorization mode.
     pub auth: AuthMode,
+    /// Headers the case marks secret (`secret-headers`): redacted like credentials, whatever
+    /// their name.
+    pub secret_headers: Vec<String>,
 }
 
 /// A named check switched on by a case, with its spans.

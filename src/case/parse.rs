@@ -73,7 +73,14 @@ const CASE_KEYS: &[&str] = &[
 ];
 const KIND_KEYS: &[&str] = &["endpoint", "walk", "products-sweep"];
 const EXCHANGE_ONLY_KEYS: &[&str] = &["request", "expect", "snapshot"];
-const REQUEST_KEYS: &[&str] = &["body", "raw", "raw-hex", "headers", "auth"];
+const REQUEST_KEYS: &[&str] = &[
+    "body",
+    "raw",
+    "raw-hex",
+    "headers",
+    "auth",
+    "secret-headers",
+];
 const EXPECT_KEYS: &[&str] = &["status", "schema", "checks", "no-data", "assert"];
 const ASSERT_KEYS: &[&str] = &[
     "path", "equals", "matches", "one-of", "count", "exists", "type",
@@ -915,12 +922,17 @@ impl Lower<'_> {
             None => Some(Vec::new()),
             Some(h) => self.headers(h, auth.as_ref()),
         };
+        let secret_headers = match fields.get("secret-headers") {
+            None => Some(Vec::new()),
+            Some(n) => self.secret_headers(n, headers.as_deref()),
+        };
         Some(RequestSpec {
             body: optional(body)?,
             raw: optional(raw)?,
             raw_hex: optional(raw_hex)?,
             headers: headers?,
             auth: auth?,
+            secret_headers: secret_headers?,
         })
     }
 
@@ -938,6 +950,48 @@ impl Lower<'_> {
                 None
             }
         }
+    }
+
+    /// `secret-headers: [X-Foo]`: headers of this request whose values are redacted like a
+    /// credential. A name that is not among the request's headers is a typo that would leave a
+    /// secret in the reports, so it is an error.
+    fn secret_headers(
+        &mut self,
+        node: &Node,
+        headers: Option<&[(String, String)]>,
+    ) -> Option<Vec<String>> {
+        let names = self.strings(node, "`request.secret-headers`")?;
+        let mut ok = true;
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let known = headers.is_none_or(|hs| {
+                name.value.eq_ignore_ascii_case("authorization")
+                    || hs.iter().any(|(k, _)| k.eq_ignore_ascii_case(&name.value))
+            });
+            if !known {
+                let sent: Vec<&str> = headers
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                let help = match suggest(&name.value, sent.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None if sent.is_empty() => {
+                        "list the header and its value in `request.headers`".to_string()
+                    }
+                    None => format!("headers of this request: {}", backticked(&sent)),
+                };
+                self.error_help(
+                    name.span,
+                    format!("`{}` is not a header of this request", name.value),
+                    help,
+                );
+                ok = false;
+                continue;
+            }
+            out.push(name.value);
+        }
+        ok.then_some(out)
     }
 
     fn auth(&mut self, node: &Node) -> Option<AuthMode> {

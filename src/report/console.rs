@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::redact::ScrubWriter;
 use crate::report::Sink;
 use crate::report::event::{Event, Outcome};
 use crate::report::text;
@@ -59,9 +60,10 @@ impl Styles {
     }
 }
 
-/// Writes human-readable progress to an injected writer.
+/// Writes human-readable progress to an injected writer, every line scrubbed of the run's
+/// secrets.
 pub struct Console<W: Write> {
-    out: W,
+    out: ScrubWriter<W>,
     styles: Styles,
     verbosity: Verbosity,
     strict: bool,
@@ -72,7 +74,7 @@ impl<W: Write> Console<W> {
     /// A console sink writing to `out`.
     pub fn new(out: W, color: bool, verbosity: Verbosity, strict: bool) -> Self {
         Console {
-            out,
+            out: ScrubWriter::new(out),
             styles: Styles::new(color),
             verbosity,
             strict,
@@ -90,7 +92,7 @@ impl<W: Write> Console<W> {
 
     /// The writer back (tests read the captured text).
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.into_inner()
     }
 
     fn indented(&mut self, block: &str) -> io::Result<()> {
