@@ -345,6 +345,13 @@ pub struct ServeArgs {
     /// List the fault modes and exit.
     #[arg(long)]
     pub list_faults: bool,
+    /// The default merchant holds N malls (at most 1,000,000), e.g. to measure a run against
+    /// a merchant as large as a real one.
+    #[arg(long, value_name = "N")]
+    pub malls: Option<usize>,
+    /// Milliseconds added before every answer, like the latency of a remote service.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    pub latency_ms: u64,
     /// Seconds a client has to send a request head, counted from connecting (first request)
     /// or from the head's first byte; slower connections are closed.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

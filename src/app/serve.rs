@@ -13,6 +13,12 @@ use crate::server::{ConnectionLimits, ServerOptions, start};
 /// Longest header or idle timeout accepted, in seconds.
 const MAX_TIMEOUT_SECS: f64 = 3600.0;
 
+/// Most malls `--malls` may ask for.
+const MAX_MALLS: usize = 1_000_000;
+
+/// Longest `--latency-ms`.
+const MAX_LATENCY_MS: u64 = 60_000;
+
 /// Serves the reference implementation.
 pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
     if args.list_faults {
@@ -41,10 +47,26 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
             )
         })?),
     };
+    if args.malls.is_some_and(|n| n > MAX_MALLS) {
+        return Err(UsageError::setting(
+            "--malls",
+            format!("at most {MAX_MALLS} malls"),
+            None,
+        ));
+    }
+    if args.latency_ms > MAX_LATENCY_MS {
+        return Err(UsageError::setting(
+            "--latency-ms",
+            format!("at most {MAX_LATENCY_MS} ms"),
+            None,
+        ));
+    }
     let options = ServerOptions {
         bind: SocketAddr::new(args.bind, args.port),
         fault,
         limits: limits(&args)?,
+        malls: args.malls,
+        latency: Duration::from_millis(args.latency_ms),
         ..ServerOptions::default()
     };
     let rt = super::runtime()?;
@@ -65,6 +87,7 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
             server.base_url()
         );
         let _ = tokio::signal::ctrl_c().await;
+        println!("served {} requests", server.requests());
         server.shutdown().await;
         Ok(exit::PASS)
     })

@@ -152,7 +152,16 @@ impl Dataset {
             Shape::ManyMalls => 2_000,
             Shape::NoMalls => 0,
         };
-        let main_malls = base_malls.saturating_mul(factor as usize);
+        Dataset::build(shape, base_malls.saturating_mul(factor as usize), factor)
+    }
+
+    /// Builds the seed data of `shape` with exactly `main_malls` malls for MAIN and the
+    /// shipped product counts (`serve --malls N`: a merchant as large as a real one).
+    pub fn with_main_malls(shape: Shape, main_malls: usize) -> Dataset {
+        Dataset::build(shape, main_malls, 1)
+    }
+
+    fn build(shape: Shape, main_malls: usize, factor: u32) -> Dataset {
         let mut remaining = [main_malls, 1, 0, 4];
         let mut owners = Vec::new();
         while remaining.iter().any(|&n| n > 0) {

@@ -37,6 +37,10 @@ pub const MALL_PRODUCTS_PATH: &str = "/optimus/core/open/mall/queryMallProducts"
 /// Prefix that selects a fault per request: `/fault/<name>/optimus/...`.
 pub const FAULT_PREFIX: &str = "/fault/";
 
+/// `GET` here answers `{"requests": N}`: how many requests the server answered so far (this
+/// one not counted), so a benchmark or a test can read the cost of a run from the server side.
+pub const REQUESTS_PATH: &str = "/_mallcheck/requests";
+
 /// Largest request body read.
 pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 
@@ -54,6 +58,10 @@ pub(crate) struct AppState {
     big_mall: Dataset,
     no_malls: Dataset,
     calls: AtomicU64,
+    /// Every request answered (`GET /_mallcheck/requests` reads it, uncounted).
+    pub(crate) requests: Arc<AtomicU64>,
+    /// Added before every answer (`serve --latency-ms`), like a remote service's.
+    pub(crate) latency: Duration,
 }
 
 impl AppState {
@@ -74,6 +82,8 @@ impl AppState {
             big_mall: Dataset::new(Shape::BigMall),
             no_malls: Dataset::new(Shape::NoMalls),
             calls: AtomicU64::new(0),
+            requests: Arc::new(AtomicU64::new(0)),
+            latency: Duration::ZERO,
         }
     }
 
@@ -83,6 +93,20 @@ impl AppState {
         if scale > 1 {
             self.standard = Dataset::scaled(Shape::Standard, scale);
         }
+        self
+    }
+
+    /// Replaces the standard data with MAIN holding `malls` malls (`serve --malls`).
+    pub(crate) fn with_main_malls(mut self, malls: Option<usize>) -> AppState {
+        if let Some(n) = malls {
+            self.standard = Dataset::with_main_malls(Shape::Standard, n);
+        }
+        self
+    }
+
+    /// Adds a fixed latency to every answer.
+    pub(crate) fn with_latency(mut self, latency: Duration) -> AppState {
+        self.latency = latency;
         self
     }
 
@@ -147,6 +171,17 @@ struct Call {
 }
 
 async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
+    if req.method() == Method::GET && req.uri().path() == REQUESTS_PATH {
+        let count = state.requests.load(Ordering::Relaxed);
+        return Response::builder()
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(json!({ "requests": count }).to_string()))
+            .unwrap_or_default();
+    }
+    state.requests.fetch_add(1, Ordering::Relaxed);
+    if !state.latency.is_zero() {
+        tokio::time::sleep(state.latency).await;
+    }
     let accepts_gzip = req
         .headers()
         .get(header::ACCEPT_ENCODING)

@@ -2,6 +2,7 @@
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
@@ -31,6 +32,10 @@ pub struct ServerOptions {
     /// Multiplies MAIN's malls and their products in the standard data (1 = the shipped
     /// data); for benchmarks of how cost grows with the data.
     pub scale: u32,
+    /// MAIN holds exactly this many malls in the standard data (overrides `scale`).
+    pub malls: Option<usize>,
+    /// Fixed latency added before every answer.
+    pub latency: Duration,
     /// Timeouts and the connection limit.
     pub limits: ConnectionLimits,
 }
@@ -45,6 +50,8 @@ impl Default for ServerOptions {
             signer: Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string()),
             appid: DEMO_APPID.to_string(),
             scale: 1,
+            malls: None,
+            latency: Duration::ZERO,
             limits: ConnectionLimits::default(),
         }
     }
@@ -56,12 +63,18 @@ pub struct RunningServer {
     addr: SocketAddr,
     stop: watch::Sender<bool>,
     task: JoinHandle<std::io::Result<()>>,
+    requests: Arc<AtomicU64>,
 }
 
 impl RunningServer {
     /// The bound address (with the real port when port 0 was asked for).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Requests answered so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
     }
 
     /// `http://<addr>`, the base URL to give a client.
@@ -89,9 +102,18 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
     let addr = listener.local_addr()?;
     let (stop, shutdown) = watch::channel(false);
     let state = Arc::new(
-        AppState::new(opts.fault, opts.signer, opts.appid, shutdown.clone()).with_scale(opts.scale),
+        AppState::new(opts.fault, opts.signer, opts.appid, shutdown.clone())
+            .with_scale(opts.scale)
+            .with_main_malls(opts.malls)
+            .with_latency(opts.latency),
     );
+    let requests = Arc::clone(&state.requests);
     let app = routes::router(state);
     let task = tokio::spawn(conn::serve(listener, app, opts.limits, shutdown));
-    Ok(RunningServer { addr, stop, task })
+    Ok(RunningServer {
+        addr,
+        stop,
+        task,
+        requests,
+    })
 }
