@@ -305,9 +305,19 @@ pub struct RunArgs {
         help_heading = "Cases"
     )]
     pub cursor: Option<String>,
-    /// Products sweeps call at most N malls.
+    /// Products sweeps call at most N malls (default 8 in a bounded run: the first, the last,
+    /// a deleted one and a seeded sample; every listed mall with --exhaustive).
     #[arg(long, value_name = "N", help_heading = "Limits")]
     pub sample: Option<usize>,
+    /// Walk every page size to the end of the list and sweep every listed mall: the run's
+    /// request count then grows with the merchant's data (profile key `exhaustive`).
+    #[arg(long, help_heading = "Limits")]
+    pub exhaustive: bool,
+    /// Records read by the walks at the smaller page sizes of a bounded run, compared with the
+    /// same prefix of the whole walk at the largest size (default 200; profile key
+    /// `walk_prefix`).
+    #[arg(long, value_name = "N", help_heading = "Limits")]
+    pub walk_prefix: Option<usize>,
     /// Snapshot mode.
     #[arg(
         long,

@@ -41,6 +41,10 @@ pub struct Profile {
     pub rate: Option<f64>,
     /// Cases run at once.
     pub jobs: Option<usize>,
+    /// Complete walks and sweeps (`--exhaustive`).
+    pub exhaustive: Option<bool>,
+    /// Records walked at the smaller page sizes of a bounded run (`--walk-prefix`).
+    pub walk_prefix: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -173,6 +173,13 @@ struct Plan {
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
 fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
+    if args.walk_prefix == Some(0) {
+        return Err(UsageError::setting(
+            "--walk-prefix",
+            "must be at least 1",
+            Some("--exhaustive walks every size to the end"),
+        ));
+    }
     if args.jobs == Some(0) {
         return Err(UsageError::setting("--jobs", "must be at least 1", None));
     }
@@ -298,6 +305,11 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         strict: args.strict,
         max_pages: args.max_pages,
         sample: args.sample,
+        exhaustive: args.exhaustive || target.profile.exhaustive.unwrap_or(false),
+        walk_prefix: args
+            .walk_prefix
+            .or(target.profile.walk_prefix)
+            .unwrap_or(crate::runner::DEFAULT_WALK_PREFIX),
         cursor: args.cursor.as_deref().map(parse_cursor).transpose()?,
         ..RunOptions::default()
     };

@@ -78,6 +78,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
             skip_reason: None,
             flaky: false,
             duration: one.elapsed(),
+            coverage: vec![],
         };
         console
             .on_event(&Event::CaseFinished(Box::new(result)))

@@ -142,6 +142,11 @@ impl<W: Write> Console<W> {
                 if let Some(reason) = &result.skip_reason {
                     self.indented(&format!("skipped: {reason}"))?;
                 }
+                if self.verbosity != Verbosity::Quiet {
+                    for c in &result.coverage {
+                        self.indented(&format!("covered: {c}"))?;
+                    }
+                }
                 let shown: Vec<_> = match result.outcome {
                     Outcome::Fail | Outcome::Error => text::blocking(result, self.strict),
                     Outcome::Warn => result

@@ -187,6 +187,26 @@ pub struct CaseResult {
     /// Wall time of the case.
     #[serde(serialize_with = "serialize_secs")]
     pub duration: Duration,
+    /// What the case's semantic checks covered (a bounded run reads a part of a large list),
+    /// so that a reader knows what a pass means.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coverage: Vec<Coverage>,
+}
+
+/// What a check covered in one case, e.g. `paging.size-consistency`: "first 200 of 10,000
+/// malls at sizes 1, 3, 10 against the whole list at size 100".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Check id, or several joined with ", ".
+    pub check: String,
+    /// What it saw.
+    pub scope: String,
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.check, self.scope)
+    }
 }
 
 fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

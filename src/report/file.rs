@@ -132,6 +132,7 @@ pub(crate) mod tests {
             skip_reason: None,
             flaky: false,
             duration: Duration::from_millis(1),
+            coverage: vec![],
         }
     }
 

@@ -502,6 +502,7 @@ mod tests {
             skip_reason: None,
             flaky: false,
             duration: Duration::from_millis(7),
+            coverage: vec![],
         }
     }
 

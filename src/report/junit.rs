@@ -105,6 +105,11 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
         .map(text::finding)
         .collect();
     let mut notes = notes;
+    // junit-report writes no <properties> of a test case: what each check covered goes
+    // first in <system-out>.
+    for (i, c) in result.coverage.iter().enumerate() {
+        notes.insert(i, format!("covered: {c}"));
+    }
     if result.flaky {
         notes.insert(
             0,

@@ -343,6 +343,7 @@ mod tests {
             skip_reason: None,
             flaky: false,
             duration: Duration::from_millis(7),
+            coverage: vec![],
         }
     }
 

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::case::model::{
     AuthMode, CaseKind, CursorRule, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
 };
-use crate::report::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
+use crate::report::event::{CaseId, CaseResult, Coverage, Finding, Outcome, SourceLocation};
 use crate::report::findings::Findings;
 use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
@@ -15,6 +15,7 @@ use crate::runner::exchange::Exchange;
 use crate::runner::fuzz::regressions;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner};
+use crate::report::text;
 use crate::runner::{politeness, request};
 use crate::spec::catalog;
 
@@ -28,6 +29,7 @@ struct Collector<'a> {
     findings: Findings,
     exchanges: Vec<Exchange>,
     dropped_exchanges: usize,
+    coverage: Vec<Coverage>,
 }
 
 impl<'a> Collector<'a> {
@@ -38,6 +40,7 @@ impl<'a> Collector<'a> {
             findings: Findings::new(max_findings_per_check),
             exchanges: vec![],
             dropped_exchanges: 0,
+            coverage: vec![],
         }
     }
 
@@ -73,6 +76,14 @@ impl<'a> Collector<'a> {
         for o in omitted {
             self.findings.omit(o.check, o.count);
         }
+    }
+
+    /// States what `check` covered.
+    fn covered(&mut self, check: impl Into<String>, scope: impl Into<String>) {
+        self.coverage.push(Coverage {
+            check: check.into(),
+            scope: scope.into(),
+        });
     }
 
     fn record(&mut self, exchange: Exchange) {
@@ -121,6 +132,7 @@ impl<'a> Collector<'a> {
             skip_reason: skip,
             flaky: retries > 0 && matches!(outcome, Outcome::Pass | Outcome::Warn),
             duration: started.elapsed(),
+            coverage: self.coverage,
         }
     }
 }
@@ -141,6 +153,7 @@ pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
         skip_reason: None,
         flaky: false,
         duration: std::time::Duration::ZERO,
+        coverage: vec![],
     }
 }
 
@@ -255,6 +268,16 @@ struct ClientPages<'r, 'c, 'p> {
     collector: &'c mut Collector<'p>,
     span: Span,
     merchant: Option<String>,
+    /// When set, every listed mall is kept here (a products sweep's list).
+    listed: Option<Vec<Listed>>,
+}
+
+/// A listed mall a products sweep may call.
+#[derive(Debug, Clone)]
+struct Listed {
+    sn: String,
+    signature: String,
+    deleted: bool,
 }
 
 impl PageSource for ClientPages<'_, '_, '_> {
@@ -318,11 +341,27 @@ impl PageSource for ClientPages<'_, '_, '_> {
             ));
             return Page::Stop(stop);
         }
+        if let Some(listed) = &mut self.listed {
+            let malls = response.json.get("data").and_then(Value::as_array);
+            listed.extend(malls.into_iter().flatten().filter_map(|m| {
+                Some(Listed {
+                    sn: m.get("mallSn").and_then(Value::as_str)?.to_string(),
+                    signature: m.get("signature").and_then(Value::as_str)?.to_string(),
+                    deleted: m.get("isDelete").and_then(Value::as_i64) == Some(1),
+                })
+            }));
+        }
         Page::Body(response.json)
     }
 }
 
 /// Walks the cursor at every size (twice when `repeat`) and compares the walks.
+///
+/// A bounded run (the default) walks the whole list at the largest size only and the first
+/// [`RunOptions::walk_prefix`](crate::runner::RunOptions) records at the smaller sizes (at
+/// least one record past the first page of the largest size, so that a record lost at a page
+/// boundary shows), and compares each prefix with the same prefix of the whole walk. Every
+/// page fetched is under the record checks (and ownership when asked).
 async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Result<(), String> {
     let span = w.body.span.clone();
     let mut body = w.body.value.clone();
@@ -333,8 +372,16 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             .to_string()
     });
     let max_pages = w.max_pages.unwrap_or(runner.options.max_pages);
+    let exhaustive = runner.options.exhaustive;
+    let largest = w.sizes.iter().copied().max().unwrap_or(0);
+    let prefix = runner
+        .options
+        .walk_prefix
+        .max(usize::try_from(largest).unwrap_or(usize::MAX).saturating_add(1));
     let mut walks: Vec<(String, paging::Walk)> = Vec::new();
+    let mut pages = 0usize;
     for &size in &w.sizes {
+        let bounded = !exhaustive && size != largest;
         let options = WalkOptions {
             count: size,
             max_pages,
@@ -343,21 +390,29 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
                 _ => w.cursor.clone(),
             },
             max_findings_per_check: runner.options.max_findings_per_check,
+            max_records: bounded.then_some(prefix),
         };
         let rounds = if w.repeat { 2 } else { 1 };
         for round in 0..rounds {
-            let mut pages = ClientPages {
+            let mut source = ClientPages {
                 runner,
                 body: body.clone(),
                 collector: c,
                 span: span.clone(),
                 merchant: merchant.clone(),
+                listed: None,
             };
-            let mut walk = paging::walk(&mut pages, &options).await;
-            let label = if round == 0 {
-                format!("walk at size {size}")
+            let mut walk = paging::walk(&mut source, &options).await;
+            pages += walk.steps.len();
+            let what = if bounded {
+                format!("size {size} (first {prefix} records)")
             } else {
-                format!("second walk at size {size}")
+                format!("size {size}")
+            };
+            let label = if round == 0 {
+                format!("walk at {what}")
+            } else {
+                format!("second walk at {what}")
             };
             let found = std::mem::replace(&mut walk.findings, c.bounded());
             c.absorb(found, &span);
@@ -375,8 +430,17 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             }
         }
     }
-    if let Some(((label_a, a), rest)) = walks.split_first() {
-        for (label_b, b) in rest {
+    // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
+    let reference = if exhaustive {
+        0
+    } else {
+        w.sizes.iter().position(|&s| s == largest).unwrap_or(0)
+    };
+    if let Some((label_a, a)) = walks.get(reference) {
+        for (i, (label_b, b)) in walks.iter().enumerate() {
+            if i == reference {
+                continue;
+            }
             c.add(
                 paging::compare_walks(
                     &catalog::PAGING_SIZE_CONSISTENCY,
@@ -387,7 +451,85 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             );
         }
     }
+    walk_coverage(c, w, &walks, reference, prefix, pages, exhaustive);
     Ok(())
+}
+
+/// States what the walks of a case covered.
+fn walk_coverage(
+    c: &mut Collector<'_>,
+    w: &WalkCase,
+    walks: &[(String, paging::Walk)],
+    reference: usize,
+    prefix: usize,
+    pages: usize,
+    exhaustive: bool,
+) {
+    let Some((_, full)) = walks.get(reference) else {
+        return;
+    };
+    let largest = w.sizes.get(reference).copied().unwrap_or(0);
+    let list = if full.complete {
+        format!("{} malls", text::thousands(full.keys.len()))
+    } else {
+        format!(
+            "a list that did not end normally ({} malls read)",
+            text::thousands(full.keys.len())
+        )
+    };
+    let sizes = |pick: &dyn Fn(u64) -> bool| {
+        w.sizes
+            .iter()
+            .filter(|&&s| pick(s))
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let small = sizes(&|s| s != largest);
+    let mut record_checks = "paging.page-size, paging.duplicate, paging.endless, schema".to_string();
+    if w.ownership {
+        record_checks.push_str(", ownership.merchant");
+    }
+    c.covered(
+        record_checks,
+        format!("every page fetched ({} pages)", text::thousands(pages)),
+    );
+    let prefix_read = |small: &str| {
+        let n = full.keys.len();
+        if full.complete && n <= prefix {
+            format!("the whole list ({list}) at sizes {small}")
+        } else {
+            format!(
+                "first {} of {list} at sizes {small}",
+                text::thousands(prefix)
+            )
+        }
+    };
+    if w.sizes.len() > 1 {
+        let scope = if exhaustive {
+            format!("the whole list ({list}) at sizes {}", sizes(&|_| true))
+        } else {
+            format!(
+                "{} against the whole list at size {largest}",
+                prefix_read(&small)
+            )
+        };
+        c.covered(catalog::PAGING_SIZE_CONSISTENCY.id, scope);
+    }
+    if w.repeat {
+        let scope = if exhaustive || small.is_empty() {
+            format!(
+                "the whole list ({list}) twice at sizes {}",
+                sizes(&|_| true)
+            )
+        } else {
+            format!(
+                "the whole list ({list}) twice at size {largest}; {} twice",
+                prefix_read(&small)
+            )
+        };
+        c.covered(catalog::PAGING_REPEATABLE.id, scope);
+    }
 }
 
 /// Changes a signature so that it cannot be valid, keeping its length and alphabet.
@@ -400,7 +542,48 @@ fn tamper(signature: &str) -> String {
     chars.into_iter().collect()
 }
 
-/// Lists malls, calls products for each, and probes tampered signatures and other sellers.
+/// Page size of a products sweep's walk of the list (or the list body's, when larger).
+const SWEEP_LIST_SIZE: u64 = 100;
+
+/// Seed of the sample of malls a bounded products sweep calls.
+const SWEEP_SEED: &str = "mallcheck-sweep-0";
+
+/// Picks `n` of the listed malls: the first and the last of the list, the first deleted one
+/// when there is one, then malls ranked by md5(seed ++ mallSn), so that the same list always
+/// gives the same sample. Returns indexes in list order.
+fn sample_malls(listed: &[Listed], n: usize) -> Vec<usize> {
+    use md5::{Digest, Md5};
+    if n >= listed.len() {
+        return (0..listed.len()).collect();
+    }
+    let mut chosen: Vec<usize> = Vec::with_capacity(n);
+    let fixed = [
+        Some(0),
+        listed.len().checked_sub(1),
+        listed.iter().position(|m| m.deleted),
+    ];
+    for i in fixed.into_iter().flatten() {
+        if chosen.len() < n && !chosen.contains(&i) {
+            chosen.push(i);
+        }
+    }
+    let mut ranked: Vec<(Vec<u8>, usize)> = (0..listed.len())
+        .filter(|i| !chosen.contains(i))
+        .map(|i| {
+            let mut h = Md5::new();
+            h.update(SWEEP_SEED.as_bytes());
+            h.update(listed[i].sn.as_bytes());
+            (h.finalize().to_vec(), i)
+        })
+        .collect();
+    ranked.sort();
+    chosen.extend(ranked.into_iter().map(|(_, i)| i).take(n - chosen.len()));
+    chosen.sort_unstable();
+    chosen
+}
+
+/// Walks the mall list, calls products for a sample of the listed malls (every one in an
+/// exhaustive run), and probes tampered signatures and other sellers.
 async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Result<(), String> {
     let span = s.list_body.span.clone();
     let mut list_body = s.list_body.value.clone();
@@ -408,45 +591,54 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .discovery
         .resolve(&runner.client, &mut list_body)
         .await?;
-    let sent = runner
-        .client
-        .send_json(Endpoint::MallList, &list_body, &AuthMode::Signed, &[])
-        .await;
-    let Some(list) = c.take(sent, &span) else {
-        return Ok(());
+    let body_count = list_body
+        .pointer("/cursor/count")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let options = WalkOptions {
+        count: body_count.max(SWEEP_LIST_SIZE),
+        max_pages: runner.options.max_pages,
+        cursor: runner.options.cursor.clone().unwrap_or_default(),
+        max_findings_per_check: runner.options.max_findings_per_check,
+        max_records: None,
     };
-    c.add(http::server_error(list.status), &span);
+    let mut source = ClientPages {
+        runner,
+        body: list_body.clone(),
+        collector: c,
+        span: span.clone(),
+        merchant: None,
+        listed: Some(Vec::new()),
+    };
+    let mut walk = paging::walk(&mut source, &options).await;
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its
     // products, so only live malls must (a deleted one must still not leak another's data).
-    let listed: Vec<(String, String, bool)> = list
-        .json
-        .get("data")
-        .and_then(Value::as_array)
-        .map(|malls| {
-            malls
-                .iter()
-                .filter_map(|m| {
-                    let sn = m.get("mallSn").and_then(Value::as_str)?;
-                    let sig = m.get("signature").and_then(Value::as_str)?;
-                    let deleted = m.get("isDelete").and_then(Value::as_i64) == Some(1);
-                    Some((sn.to_string(), sig.to_string(), deleted))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let malls: Vec<(String, String)> = listed
-        .iter()
-        .map(|(sn, sig, _)| (sn.clone(), sig.clone()))
-        .collect();
-    let deleted = |sn: &str| listed.iter().any(|(m, _, d)| m == sn && *d);
-    if malls.is_empty() {
+    let listed = source.listed.take().unwrap_or_default();
+    let found = std::mem::replace(&mut walk.findings, c.bounded());
+    c.absorb(found, &span);
+    if listed.is_empty() {
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
     }
-    let sample = s.sample.or(runner.options.sample).unwrap_or(usize::MAX);
+    let explicit = s.sample.or(runner.options.sample);
+    let n = match explicit {
+        Some(n) => n,
+        None if runner.options.exhaustive => usize::MAX,
+        None => crate::runner::DEFAULT_SWEEP_SAMPLE,
+    };
+    let picked = sample_malls(&listed, n);
+    let malls: Vec<(String, String)> = picked
+        .iter()
+        .map(|&i| (listed[i].sn.clone(), listed[i].signature.clone()))
+        .collect();
+    let deleted = |sn: &str| listed.iter().any(|m| m.sn == sn && m.deleted);
+    c.covered(
+        "products.listed-mall, products.distinct-per-mall, schema",
+        sweep_scope(&listed, &picked, walk.complete),
+    );
     let appid = list_body.get("appid").cloned().unwrap_or(Value::Null);
     let products_body = |seller: &Value, sn: &str, sig: &str| json!({"appid": appid, "seller": seller, "mallID": {"mallSn": sn, "signature": sig}});
     let mut lists: Vec<(String, Vec<String>)> = Vec::new();
-    for (sn, sig) in malls.iter().take(sample) {
+    for (sn, sig) in &malls {
         let body = products_body(&s.seller, sn, sig);
         let sent = runner
             .client
@@ -519,9 +711,69 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     Ok(())
 }
 
+/// `8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled`.
+fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool) -> String {
+    let total = text::thousands(listed.len());
+    let list = if complete {
+        format!("{total} listed malls")
+    } else {
+        format!("{total} malls listed before the list stopped")
+    };
+    if picked.len() == listed.len() {
+        return format!("every one of {list}");
+    }
+    let mut named = vec!["the first"];
+    if picked.len() > 1 {
+        named.push("the last");
+    }
+    let deleted = listed.iter().position(|m| m.deleted);
+    if deleted.is_some_and(|d| picked.contains(&d) && d != 0 && d + 1 != listed.len()) {
+        named.push("a deleted one");
+    }
+    let sampled = picked.len().saturating_sub(named.len());
+    format!(
+        "{} of {list}: {}{}",
+        picked.len(),
+        named.join(", "),
+        if sampled > 0 {
+            format!(" and {sampled} sampled (seed {SWEEP_SEED:?})")
+        } else {
+            String::new()
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn listed(n: usize, deleted: Option<usize>) -> Vec<Listed> {
+        (0..n)
+            .map(|i| Listed {
+                sn: format!("{}", 1000 + i),
+                signature: String::new(),
+                deleted: deleted == Some(i),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_sample_holds_the_first_the_last_and_a_deleted_mall_and_is_stable() {
+        let malls = listed(10_000, Some(4_321));
+        let picked = sample_malls(&malls, 8);
+        assert_eq!(picked.len(), 8);
+        for must in [0, 4_321, 9_999] {
+            assert!(picked.contains(&must), "{must} in {picked:?}");
+        }
+        assert_eq!(picked, sample_malls(&malls, 8), "same list, same sample");
+        assert_eq!(sample_malls(&malls[..5], 8), vec![0, 1, 2, 3, 4]);
+        assert_eq!(sample_malls(&malls, 2), vec![0, 9_999]);
+        let scope = sweep_scope(&malls, &picked, true);
+        assert!(
+            scope.starts_with("8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled"),
+            "{scope}"
+        );
+    }
 
     #[test]
     fn tamper_changes_the_last_character_only() {

@@ -48,7 +48,19 @@ pub struct RunOptions {
     pub sample: Option<usize>,
     /// Most findings kept per check in one case (the rest are counted).
     pub max_findings_per_check: usize,
+    /// Walk every size to the end of the list and sweep every listed mall (`--exhaustive`);
+    /// otherwise a run's request count does not grow with the merchant's data.
+    pub exhaustive: bool,
+    /// Records read by the walks at the smaller sizes of a bounded run (`--walk-prefix`).
+    pub walk_prefix: usize,
 }
+
+/// Records the smaller page sizes of a bounded run walk by default.
+pub const DEFAULT_WALK_PREFIX: usize = 200;
+
+/// Malls whose products a bounded sweep calls by default (first, last, a deleted one, the
+/// rest a seeded sample).
+pub const DEFAULT_SWEEP_SAMPLE: usize = 8;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -60,6 +72,8 @@ impl Default for RunOptions {
             cursor: None,
             sample: None,
             max_findings_per_check: 50,
+            exhaustive: false,
+            walk_prefix: DEFAULT_WALK_PREFIX,
         }
     }
 }

@@ -39,6 +39,9 @@ pub struct WalkOptions {
     pub cursor: CursorRule,
     /// Most findings of one check kept (the rest are counted).
     pub max_findings_per_check: usize,
+    /// Stop after the page that brings the walk to this many records (a prefix walk of a
+    /// bounded run); `None` walks to the end of the list.
+    pub max_records: Option<usize>,
 }
 
 /// One step of the trail: the cursor sent and how many records came back.
@@ -102,6 +105,8 @@ pub struct Walk {
     pub findings: Findings,
     /// The walk reached a short page normally.
     pub complete: bool,
+    /// The walk stopped normally at [`WalkOptions::max_records`] before the end of the list.
+    pub truncated: bool,
 }
 
 /// Most duplicate findings kept for one walk (the rest are counted).
@@ -154,6 +159,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         steps: Vec::new(),
         findings: Findings::new(options.max_findings_per_check),
         complete: false,
+        truncated: false,
     };
     let mut cursor: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
@@ -237,6 +243,10 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             out.complete = true;
             break;
         }
+        if options.max_records.is_some_and(|m| out.keys.len() >= m) {
+            out.truncated = true;
+            break;
+        }
         if fresh == 0 {
             let f = endless(
                 format!("page {} holds only records already seen", page_no + 1),
@@ -278,22 +288,41 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
     out
 }
 
-/// Compares two complete walks: the same records in the same order. `check` is
+/// Compares two walks that ended normally: the same records in the same order. A prefix
+/// walk ([`Walk::truncated`]) is compared with the same prefix of the other walk, and a list
+/// that ended inside the other walk's prefix is a difference. `check` is
 /// `paging.size-consistency` (different sizes) or `paging.repeatable` (same size twice).
 pub fn compare_walks(
     check: &'static catalog::Check,
     (label_a, a): (&str, &Walk),
     (label_b, b): (&str, &Walk),
 ) -> Vec<Finding> {
-    if !a.complete || !b.complete {
+    let usable = |w: &Walk| w.complete || w.truncated;
+    if !usable(a) || !usable(b) {
         return vec![];
     }
     let first_diff = a.keys.iter().zip(b.keys.iter()).position(|(x, y)| x != y);
-    let show = |w: &Walk, i: usize| w.keys.get(i).unwrap_or("end of list").to_string();
+    let show = |w: &Walk, i: usize| {
+        w.keys
+            .get(i)
+            .unwrap_or(if w.complete {
+                "end of list"
+            } else {
+                "end of prefix"
+            })
+            .to_string()
+    };
     let index = match first_diff {
         Some(i) => i,
         None if a.keys.len() == b.keys.len() => return vec![],
-        None => a.keys.len().min(b.keys.len()),
+        None => {
+            let shorter = if a.keys.len() < b.keys.len() { a } else { b };
+            if !shorter.complete {
+                // Only a prefix was read: nothing past it is compared.
+                return vec![];
+            }
+            a.keys.len().min(b.keys.len())
+        }
     };
     let (expected, actual) = (show(a, index), show(b, index));
     vec![
@@ -362,6 +391,7 @@ mod tests {
             max_pages: 1000,
             cursor: CursorRule::default(),
             max_findings_per_check: 50,
+            max_records: None,
         }
     }
 
@@ -472,6 +502,35 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[tokio::test]
+    async fn a_prefix_walk_stops_at_its_records_and_compares_with_the_same_prefix() {
+        let prefix = |size| WalkOptions {
+            max_records: Some(7),
+            ..opts(size)
+        };
+        let mut f = fake(100);
+        let p = walk(&mut f, &prefix(3)).await;
+        assert!(p.truncated && !p.complete);
+        assert_eq!(p.keys.len(), 9, "three pages of three");
+        assert_eq!(f.fetches, 3);
+        let full = walk(&mut fake(100), &opts(10)).await;
+        let check = &catalog::PAGING_SIZE_CONSISTENCY;
+        assert!(compare_walks(check, ("full", &full), ("prefix", &p)).is_empty());
+        // A record skipped inside the prefix is a difference.
+        let mut skipping = fake(100);
+        skipping.sns.remove(5);
+        let q = walk(&mut skipping, &prefix(1)).await;
+        let found = compare_walks(check, ("full", &full), ("prefix", &q));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].pointer, "/data/5");
+        // A list that ends inside the prefix of the other is a difference too.
+        let short = walk(&mut fake(4), &opts(10)).await;
+        assert_eq!(compare_walks(check, ("short", &short), ("prefix", &p)).len(), 1);
+        // A list shorter than the prefix is walked to its end.
+        let whole = walk(&mut fake(5), &prefix(1)).await;
+        assert!(whole.complete && !whole.truncated);
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod politeness;
 mod readme;
 mod reports;
 mod run_cli;
+mod scale;
 mod schemas_meta;
 mod secrets;
 mod serve_limits;
