@@ -478,12 +478,14 @@ fn walk_coverage(
         )
     };
     let sizes = |pick: &dyn Fn(u64) -> bool| {
-        w.sizes
+        let picked: Vec<String> = w
+            .sizes
             .iter()
             .filter(|&&s| pick(s))
             .map(u64::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect();
+        let noun = if picked.len() == 1 { "size" } else { "sizes" };
+        format!("{noun} {}", picked.join(", "))
     };
     let small = sizes(&|s| s != largest);
     let mut record_checks = "paging.page-size, paging.duplicate, paging.endless, schema".to_string();
@@ -497,17 +499,17 @@ fn walk_coverage(
     let prefix_read = |small: &str| {
         let n = full.keys.len();
         if full.complete && n <= prefix {
-            format!("the whole list ({list}) at sizes {small}")
+            format!("the whole list ({list}) at {small}")
         } else {
             format!(
-                "first {} of {list} at sizes {small}",
+                "first {} of {list} at {small}",
                 text::thousands(prefix)
             )
         }
     };
     if w.sizes.len() > 1 {
         let scope = if exhaustive {
-            format!("the whole list ({list}) at sizes {}", sizes(&|_| true))
+            format!("the whole list ({list}) at {}", sizes(&|_| true))
         } else {
             format!(
                 "{} against the whole list at size {largest}",
@@ -519,7 +521,7 @@ fn walk_coverage(
     if w.repeat {
         let scope = if exhaustive || small.is_empty() {
             format!(
-                "the whole list ({list}) twice at sizes {}",
+                "the whole list ({list}) twice at {}",
                 sizes(&|_| true)
             )
         } else {
