@@ -7,17 +7,17 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::app::settings::{self, Target};
+use crate::atomic;
 use crate::case::model::Endpoint;
 use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
 use crate::exit;
-use crate::report::atomic;
+use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
+use crate::report::fuzz::{self as render, Style};
 use crate::runner::client::Client;
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
-use crate::runner::fuzz::render::{self, Style};
-use crate::runner::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
 use crate::server::data;
 use crate::spec::schemas::SchemaSet;
 

@@ -12,10 +12,10 @@ use serde_json::{Map, Value, json};
 use url::Url;
 
 use crate::app::run::load_schemas;
+use crate::atomic;
 use crate::cli::OpenapiArgs;
 use crate::error::UsageError;
 use crate::exit;
-use crate::report::atomic;
 use crate::spec::schemas::{BASE_URI, SchemaSet};
 
 /// Path of the mall list operation (spec §4.1).

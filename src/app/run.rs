@@ -343,7 +343,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             discovery: Discovery::new(target.first_page_body(10)),
             snapshots: snapshots.clone(),
         });
-        let mut on_event = |event: crate::report::event::Event| sinks.on_event(&event);
+        let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
         let run = runner.run(planned, &mut on_event);
         let summary = tokio::select! {
             summary = run => Some(summary),

@@ -11,9 +11,9 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
-use crate::report::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
 use crate::spec::catalog::RESPONSE_JSON;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
 
 /// Findings of one captured body: a `response.json` finding when it is not JSON, else the
 /// schema's findings.

@@ -13,8 +13,8 @@ use regex::Regex;
 use serde_json::Value;
 use serde_json_path::JsonPath;
 
-use crate::report::event::SourceLocation;
 use crate::spec::catalog::Check;
+use crate::verdict::event::SourceLocation;
 
 /// A loaded source file (case file), kept whole so diagnostics and findings can point into it.
 #[derive(Debug)]

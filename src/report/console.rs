@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::report::Sink;
-use crate::report::event::{Event, Outcome};
 use crate::report::text;
+use crate::verdict::event::{Event, Outcome};
 
 /// How much the console prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

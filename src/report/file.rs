@@ -5,8 +5,9 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::report::event::{CaseResult, Event, RunSummary};
-use crate::report::{Sink, atomic};
+use crate::atomic;
+use crate::report::Sink;
+use crate::verdict::event::{CaseResult, Event, RunSummary};
 
 /// Everything a report is rendered from.
 pub struct Run<'a> {

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 
 use junit_report::{Duration as JDuration, Report, TestCase, TestCaseBuilder, TestSuiteBuilder};
 
-use crate::report::event::{CaseResult, Event, Outcome};
-use crate::report::{Sink, atomic, text};
+use crate::atomic;
+use crate::report::{Sink, text};
+use crate::verdict::event::{CaseResult, Event, Outcome};
 
 /// Writes a JUnit report to a path.
 pub struct Junit {

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use crate::report::event::{CaseResult, Finding, Outcome, truncate};
-use crate::runner::exchange::Exchange;
+use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
+use crate::verdict::exchange::Exchange;
 
 /// Body characters shown in a report excerpt.
 pub const BODY_EXCERPT_CHARS: usize = 600;

@@ -12,11 +12,11 @@ use serde_json::Value;
 
 use crate::case::model::{AuthMode, Endpoint};
 use crate::redact::{self, Secret};
-use crate::report::event::{Finding, truncate};
-use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
 use crate::runner::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
 use crate::sign::Signer;
 use crate::spec::catalog;
+use crate::verdict::event::{Finding, truncate};
+use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
 
 /// Bytes of a body kept in an exchange record for reports.
 pub const EXCERPT_BYTES: usize = 2048;

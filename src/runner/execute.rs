@@ -8,14 +8,14 @@ use serde_json::{Value, json};
 use crate::case::model::{
     AuthMode, CaseKind, CursorRule, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
 };
-use crate::report::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
 use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
-use crate::runner::exchange::Exchange;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner};
 use crate::runner::{politeness, request};
 use crate::spec::catalog;
+use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
+use crate::verdict::exchange::Exchange;
 
 /// Most exchanges kept in a case result (the first ones, then the last).
 const MAX_EXCHANGES: usize = 10;

@@ -6,14 +6,10 @@
 pub mod checks;
 pub mod client;
 pub mod discover;
-pub mod exchange;
 mod execute;
-pub mod fuzz;
 pub mod paging;
 pub mod politeness;
-pub mod release_diff;
 pub mod request;
-pub mod snapshot;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -24,10 +20,10 @@ use futures_util::FutureExt;
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::case::model::{Case, SourceFile};
-use crate::report::event::{CaseId, Event, RunSummary};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::{CaseId, Event, RunSummary};
 
 /// How a run behaves, free of CLI types.
 #[derive(Debug, Clone)]
@@ -93,7 +89,7 @@ pub struct Runner {
     /// Values found at run time (a mall to target when the user gave none).
     pub discovery: Discovery,
     /// Snapshot comparison; `None` when snapshots are off.
-    pub snapshots: Option<snapshot::Snapshotter>,
+    pub snapshots: Option<crate::snapshot::Snapshotter>,
 }
 
 impl Runner {

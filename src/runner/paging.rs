@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::case::model::CursorRule;
-use crate::report::event::Finding;
 use crate::spec::catalog;
+use crate::verdict::event::Finding;
 
 /// One page as the walker sees it: the response body, or the findings that stopped the walk.
 #[derive(Debug)]

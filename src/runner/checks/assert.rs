@@ -5,8 +5,8 @@ use serde_json::Value;
 use crate::runner::checks::json_type;
 
 use crate::case::model::{AssertOp, Assertion};
-use crate::report::event::Finding;
 use crate::spec::catalog;
+use crate::verdict::event::Finding;
 
 fn has_type(v: &Value, wanted: &str) -> bool {
     let actual = json_type(v);

@@ -2,8 +2,8 @@
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
-use crate::report::event::Finding;
 use crate::spec::catalog;
+use crate::verdict::event::Finding;
 
 /// A 5xx answer to a well-formed request means the service is broken (§7 shows no 5xx).
 pub fn server_error(status: u16) -> Vec<Finding> {

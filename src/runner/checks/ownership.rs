@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::report::event::Finding;
 use crate::spec::catalog;
+use crate::verdict::event::Finding;
 
 /// Every listed mall's `seller.merchantId` equals the requested merchant id.
 pub fn merchant(body: &Value, merchant_id: &str) -> Vec<Finding> {

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::report::event::Finding;
 use crate::spec::catalog::Check;
+use crate::verdict::event::Finding;
 
 /// Where merchant data sits in a response, if anywhere: a non-empty top-level array (products,
 /// §4.2) or a non-empty `data` array or object (mall list, §4.1).

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::report::event::Finding;
 use crate::spec::catalog;
+use crate::verdict::event::Finding;
 
 /// The spuIds of a products response, in order.
 pub fn spu_ids(body: &Value) -> Vec<String> {

@@ -19,8 +19,8 @@ use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 
 use crate::case::model::Endpoint;
-use crate::runner::fuzz::body::{Edit, FuzzBody, apply, splice};
-use crate::runner::fuzz::known::Known;
+use crate::fuzz::body::{Edit, FuzzBody, apply, splice};
+use crate::fuzz::known::Known;
 
 /// Positive integers from `lo`, mostly up to `common`, sometimes far beyond (up to `hi`); they
 /// shrink by binary search towards `lo`, so a threshold is found exactly.
@@ -1254,8 +1254,8 @@ pub fn body(endpoint: Endpoint, known: &Known) -> BoxedStrategy<FuzzBody> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::fuzz::known::{Identity, KnownMall};
-    use crate::runner::fuzz::shrink::{Verdict, minimise};
+    use crate::fuzz::known::{Identity, KnownMall};
+    use crate::fuzz::shrink::{Verdict, minimise};
     use proptest::strategy::ValueTree;
     use proptest::test_runner::{Config, RngSeed};
 

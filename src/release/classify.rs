@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::runner::checks::json_type;
 
-use crate::report::event::truncate;
+use crate::verdict::event::truncate;
 
 /// Fields that identify a record in an array, tried in this order.
 pub const RECORD_KEYS: [&str; 3] = ["mallSn", "spuId", "skuId"];

@@ -7,16 +7,16 @@ use std::io;
 
 use junit_report::{Duration as JDuration, Report, TestCaseBuilder, TestSuiteBuilder};
 
-use crate::report::event::truncate;
+use crate::fuzz::body::FuzzBody;
+use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Origin};
+use crate::fuzz::properties::PROPERTIES;
+use crate::fuzz::shrink::ShrinkEnd;
 use crate::report::junit::xml_safe;
 use crate::report::text::plural;
-use crate::runner::exchange::Exchange;
-use crate::runner::fuzz::body::FuzzBody;
-use crate::runner::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Origin};
-use crate::runner::fuzz::properties::PROPERTIES;
-use crate::runner::fuzz::shrink::ShrinkEnd;
 use crate::sign::Signer;
 use crate::spec::catalog::Family;
+use crate::verdict::event::truncate;
+use crate::verdict::exchange::Exchange;
 
 /// Console styling (plain unless colour was asked for).
 #[derive(Debug, Clone, Copy)]
@@ -374,9 +374,9 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
 mod tests {
     use super::*;
     use crate::case::model::Endpoint;
-    use crate::runner::exchange::{RequestRecord, ResponseRecord};
     use crate::sign::SignerKind;
     use crate::spec::catalog;
+    use crate::verdict::exchange::{RequestRecord, ResponseRecord};
     use serde_json::json;
     use std::path::PathBuf;
     use std::time::Duration;

@@ -6,7 +6,6 @@ pub mod engine;
 pub mod known;
 pub mod properties;
 pub mod regressions;
-pub mod render;
 pub mod shrink;
 pub mod strategies;
 

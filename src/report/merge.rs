@@ -16,13 +16,13 @@ use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesStart, Event as XmlEvent};
 use serde_json::{Map, Value, json};
 
+use crate::atomic;
 use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::exit;
-use crate::report::atomic;
-use crate::report::event::RunSummary;
 use crate::report::json::FORMAT_VERSION;
 use crate::report::junit::xml_safe;
+use crate::verdict::event::RunSummary;
 
 /// What one input file holds.
 #[derive(Debug)]

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use md5::{Digest, Md5};
 use serde_json::{Map, Value, json};
 
+use crate::atomic;
 use crate::case::model::Endpoint;
-use crate::report::atomic;
-use crate::runner::fuzz::body::FuzzBody;
+use crate::fuzz::body::FuzzBody;
 use crate::spec::catalog::{self, Check};
 
 /// A saved minimal failing body.

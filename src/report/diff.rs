@@ -13,19 +13,20 @@ use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
 use serde_json::Value;
 
 use crate::app::settings::{self, Target};
+use crate::atomic;
 use crate::case::model::{CaseKind, ExchangeCase, SnapshotSpec};
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::redact::Secret;
+use crate::release::classify::{self, Change, Class, Contract, Group};
 use crate::report::junit::xml_safe;
-use crate::report::{atomic, text};
+use crate::report::text;
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
-use crate::runner::release_diff::{self, Change, Class, Contract, Group};
 use crate::runner::request;
-use crate::runner::snapshot::engine::{self, Assertion, UpdateMode, Verdict};
-use crate::runner::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
+use crate::snapshot::engine::{self, Assertion, UpdateMode, Verdict};
+use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
 
 /// Schemas of response documents whose properties give the closed sets, types and nullability
 /// used to classify changes.
@@ -144,16 +145,16 @@ struct Work<'a> {
 
 /// Compares a candidate with the baseline snapshots.
 pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
-    let root = super::snapshots::working_dir()?;
+    let root = crate::app::snapshots::working_dir()?;
     // SAFETY: the first thing the command does, on the main thread, before the runtime (or any
     // other thread) starts.
     unsafe { engine::prepare_process(UpdateMode::Nothing, &root) };
     let target = settings::resolve(&args.target)?;
-    let schemas = super::run::load_schemas(None)?;
+    let schemas = crate::app::run::load_schemas(None)?;
     let contract = Contract::from_schema_documents(
         RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
     );
-    let files = super::run::load_cases(&args.cases, &schemas, &target)?;
+    let files = crate::app::run::load_cases(&args.cases, &schemas, &target)?;
     let baseline = root.join(&args.baseline);
     let mut work: Vec<Work<'_>> = Vec::new();
     let mut without: Vec<String> = Vec::new();
@@ -193,7 +194,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
             ),
         ));
     }
-    let rt = super::runtime()?;
+    let rt = crate::app::runtime()?;
     let outcome = rt.block_on(async {
         let (base_url, server) = target.connect().await?;
         let client = Client::new(&base_url, target.signer.clone(), target.client.clone())
@@ -297,7 +298,7 @@ fn compare_case(
             let parse = |t: &str, what: &str| {
                 serde_json::from_str::<Value>(t).map_err(|e| format!("the {what} is not JSON: {e}"))
             };
-            Ok(release_diff::compare(
+            Ok(classify::compare(
                 &parse(&reference, "baseline snapshot")?,
                 &parse(&test, "candidate response")?,
                 contract,
@@ -372,7 +373,7 @@ pub fn render_console(
                     r.count(Class::Additive),
                     r.count(Class::Data)
                 );
-                let groups = release_diff::group(changes);
+                let groups = classify::group(changes);
                 for g in groups.iter().take(CONSOLE_GROUPS) {
                     let _ = writeln!(out, "  {}", group_line(g));
                 }
@@ -462,7 +463,7 @@ pub fn render_markdown(
                 cell(e)
             )),
             Ok(changes) => {
-                for g in release_diff::group(changes) {
+                for g in classify::group(changes) {
                     let at = if g.pattern.is_empty() {
                         "(root)".to_string()
                     } else {
@@ -529,7 +530,7 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
             let mut builder = match &r.outcome {
                 Err(e) => TestCaseBuilder::error(&name, time, "release-diff.error", &xml_safe(e)),
                 Ok(changes) => {
-                    let groups = release_diff::group(changes);
+                    let groups = classify::group(changes);
                     let lines: Vec<String> = groups.iter().map(group_line).collect();
                     let breaking: Vec<&Group> = groups
                         .iter()
@@ -573,7 +574,7 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::release_diff::ChangeKind;
+    use crate::release::classify::ChangeKind;
 
     fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
         Change {

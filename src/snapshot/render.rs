@@ -4,7 +4,7 @@
 use serde_json::Value;
 use similar::TextDiff;
 
-use crate::runner::release_diff::{self, Change, Contract};
+use crate::release::classify::{self, Change, Contract};
 
 /// Most diff lines shown for one snapshot.
 pub const MAX_DIFF_LINES: usize = 120;
@@ -35,7 +35,7 @@ pub fn unified(old: &str, new: &str, old_label: &str, new_label: &str, max_lines
 pub fn field_changes(old: &str, new: &str) -> Option<Vec<Change>> {
     let old: Value = serde_json::from_str(old).ok()?;
     let new: Value = serde_json::from_str(new).ok()?;
-    Some(release_diff::compare(&old, &new, &Contract::default()))
+    Some(classify::compare(&old, &new, &Contract::default()))
 }
 
 /// One line per changed field (at most [`MAX_FIELDS`], then a count).
@@ -116,7 +116,7 @@ mod tests {
     fn field_list_is_capped() {
         let old: Value = serde_json::json!({"xs": (0..20).collect::<Vec<_>>()});
         let new: Value = serde_json::json!({"xs": (100..120).collect::<Vec<_>>()});
-        let changes = release_diff::compare(&old, &new, &Contract::default());
+        let changes = classify::compare(&old, &new, &Contract::default());
         let lines = field_lines(&changes);
         assert_eq!(lines.len(), MAX_FIELDS + 1);
         assert!(lines[MAX_FIELDS].contains("more changed field"));

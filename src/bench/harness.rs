@@ -33,7 +33,6 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
-use crate::report::event::RunSummary;
 use crate::runner::checks::{ownership, products};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
@@ -41,6 +40,7 @@ use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::data::{self, DEMO_SIGN_KEY, Dataset, MAIN, Shape};
 use crate::server::{self, RunningServer, ServerOptions};
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::RunSummary;
 
 /// (a) Suite wall time over the bare replay of the same requests.
 const SUITE_OVERHEAD_TARGET: Goal = Goal::AtMost(1.3);
@@ -244,7 +244,7 @@ pub fn bench(args: BenchArgs) -> Result<i32, UsageError> {
         cases: options.cases.clone(),
         jobs: options.jobs,
     };
-    let lines = super::runtime()?.block_on(measure_all(&env, &options));
+    let lines = crate::app::runtime()?.block_on(measure_all(&env, &options));
     let mut misses = 0;
     for line in &lines {
         if line.verdict() == Verdict::Miss {
@@ -1184,7 +1184,7 @@ fn memory_probe(base_url: &str) -> Result<i32, UsageError> {
         },
         "mallID": {"mallSn": sn, "signature": sig},
     });
-    let rt = super::runtime()?;
+    let rt = crate::app::runtime()?;
     let line = rt.block_on(async {
         // Warm up the pool, the runtime and the schemas' lazy parts on a small response.
         let warm = client

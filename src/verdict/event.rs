@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::runner::exchange::Exchange;
 use crate::spec::catalog::{Check, Family, Severity};
+use crate::verdict::exchange::Exchange;
 
 /// A place in a case file that a finding can blame, already rendered as `file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -114,7 +114,7 @@ pub fn escape_bytes(bytes: &[u8], max: usize) -> String {
             out.push_str(&format!("\\x{b:02x}"));
         }
     }
-    crate::report::event::truncate(&out, max)
+    crate::verdict::event::truncate(&out, max)
 }
 
 /// Applies edits to a copy of `base`, in order; an edit whose parent is not an object is

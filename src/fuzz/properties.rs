@@ -5,12 +5,12 @@
 use serde_json::Value;
 
 use crate::case::model::Endpoint;
-use crate::report::event::{Finding, Outcome};
+use crate::fuzz::body::FuzzBody;
+use crate::fuzz::known::Known;
 use crate::runner::checks::{http, ownership, payload};
 use crate::runner::client::{Response, Sent};
-use crate::runner::fuzz::body::FuzzBody;
-use crate::runner::fuzz::known::Known;
 use crate::spec::catalog::{self, Check};
+use crate::verdict::event::{Finding, Outcome};
 
 /// Every property, in the order they are reported.
 pub static PROPERTIES: [&Check; 6] = [
@@ -216,9 +216,9 @@ fn describe(v: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
-    use crate::runner::fuzz::known::{Identity, KnownMall};
+    use crate::fuzz::known::{Identity, KnownMall};
     use crate::spec::schemas::SchemaSet;
+    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
     use bytes::Bytes;
     use reqwest::header::HeaderMap;
     use serde_json::json;

@@ -13,17 +13,17 @@ use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
 use tokio::runtime::Handle;
 
 use crate::case::model::{AuthMode, Endpoint};
-use crate::report::event::Finding;
+use crate::fuzz::body::FuzzBody;
+use crate::fuzz::known::Known;
+use crate::fuzz::properties::{self, Violation};
+use crate::fuzz::regressions::{self, Regression};
+use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
+use crate::fuzz::strategies;
 use crate::runner::client::Client;
-use crate::runner::exchange::Exchange;
-use crate::runner::fuzz::body::FuzzBody;
-use crate::runner::fuzz::known::Known;
-use crate::runner::fuzz::properties::{self, Violation};
-use crate::runner::fuzz::regressions::{self, Regression};
-use crate::runner::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
-use crate::runner::fuzz::strategies;
 use crate::spec::catalog::Check;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::Finding;
+use crate::verdict::exchange::Exchange;
 
 /// How a fuzz run behaves, free of CLI types.
 #[derive(Debug, Clone)]

@@ -10,8 +10,8 @@ use super::engine::{self, Assertion, UpdateMode, Verdict};
 use super::{render, store};
 use crate::case::model::SnapshotSpec;
 use crate::redact::{self, Secret};
-use crate::report::event::{CaseId, Finding};
 use crate::spec::catalog;
+use crate::verdict::event::{CaseId, Finding};
 
 /// Placeholder that replaces a redacted value in a snapshot.
 pub const REDACTED: &str = "[redacted]";

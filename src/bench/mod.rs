@@ -1,0 +1,3 @@
+//! `mallcheck bench`: end-to-end figures side by side with their baselines, as ratios.
+
+pub mod harness;
