@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
 
-pub use crate::case::model::{SourceFile, Span};
+use crate::verdict::source::{SourceFile, Span};
 
 /// Width the renderer wraps text at; wide enough that paths and messages rarely wrap.
 const RENDER_WIDTH: usize = 120;

@@ -12,6 +12,7 @@ pub mod diag;
 pub mod error;
 pub mod exit;
 pub mod fuzz;
+pub mod json;
 pub mod redact;
 pub mod release;
 pub mod report;

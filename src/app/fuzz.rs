@@ -8,7 +8,6 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::app::settings::{self, Target};
 use crate::atomic;
-use crate::case::model::Endpoint;
 use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
 use crate::exit;
@@ -20,6 +19,7 @@ use crate::runner::discover::{
 };
 use crate::server::data;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::endpoint::Endpoint;
 
 /// Candidates tried while shrinking one failure.
 const MAX_SHRINK_TRIES: u32 = 1000;

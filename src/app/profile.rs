@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::case::model::SourceFile;
 use crate::diag::Diagnostic;
 use crate::error::UsageError;
+use crate::verdict::source::SourceFile;
 
 /// One `[profile.NAME]` table.
 #[derive(Debug, Default, Clone, Deserialize)]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::app::settings::{self, Target};
-use crate::case::model::{Case, CaseFile, CaseKind, CursorRule, Endpoint};
+use crate::case::model::{Case, CaseFile, CaseKind, CursorRule};
 use crate::case::parse::{ParseContext, load_paths};
 use crate::cli::RunArgs;
 use crate::error::UsageError;
@@ -19,8 +19,10 @@ use crate::report::{html, json, markdown};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
-use crate::spec::catalog::{self, Family};
+use crate::spec::catalog;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::check::Family;
+use crate::verdict::endpoint::Endpoint;
 
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
 pub const DEFAULT_REMOTE_RATE: f64 = 10.0;

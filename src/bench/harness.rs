@@ -27,7 +27,6 @@ use tokio::task::JoinSet;
 
 use crate::app::run::load_cases;
 use crate::app::settings::{self, Target};
-use crate::case::model::{AuthMode, Endpoint};
 use crate::cli::{BenchArgs, Cli, Command};
 use crate::error::UsageError;
 use crate::exit;
@@ -40,6 +39,7 @@ use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::data::{self, DEMO_SIGN_KEY, Dataset, MAIN, Shape};
 use crate::server::{self, RunningServer, ServerOptions};
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::RunSummary;
 
 /// (a) Suite wall time over the bare replay of the same requests.

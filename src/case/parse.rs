@@ -14,14 +14,18 @@ use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
 
 use super::model::{
-    AssertOp, Assertion, AuthMode, Case, CaseFile, CaseKind, CheckRef, CursorRule, Endpoint,
-    ExchangeCase, Expect, RequestSpec, SnapshotSpec, SourceFile, Span, Spanned, SweepCase,
-    WalkCase,
+    AssertOp, Assertion, Case, CaseFile, CaseKind, CheckRef, CursorRule, ExchangeCase, Expect,
+    RequestSpec, SnapshotSpec, SweepCase, WalkCase,
 };
+
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
 use super::node::{self, Key, Node, NodeKind};
 use super::vars;
 use crate::diag::Diagnostic;
-use crate::spec::catalog::{self, CATALOG, Check};
+use crate::spec::catalog::{self, CATALOG};
+use crate::verdict::check::Check;
+use crate::verdict::source::{SourceFile, Span, Spanned};
 
 /// What lowering needs from the application: variable values and the known schema names.
 pub struct ParseContext<'a> {

@@ -12,7 +12,6 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
 use tokio::runtime::Handle;
 
-use crate::case::model::{AuthMode, Endpoint};
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
@@ -20,8 +19,9 @@ use crate::fuzz::regressions::{self, Regression};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
 use crate::fuzz::strategies;
 use crate::runner::client::Client;
-use crate::spec::catalog::Check;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::check::Check;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::Finding;
 use crate::verdict::exchange::Exchange;
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::case::model::{AuthMode, Endpoint};
 use crate::runner::client::Client;
 use crate::spec::catalog;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 /// A seller identity object (spec §2.1).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,12 +4,13 @@
 
 use serde_json::Value;
 
-use crate::case::model::Endpoint;
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::known::Known;
 use crate::runner::checks::{http, ownership, payload};
 use crate::runner::client::{Response, Sent};
-use crate::spec::catalog::{self, Check};
+use crate::spec::catalog;
+use crate::verdict::check::Check;
+use crate::verdict::endpoint::Endpoint;
 use crate::verdict::event::{Finding, Outcome};
 
 /// Every property, in the order they are reported.

@@ -8,9 +8,10 @@ use md5::{Digest, Md5};
 use serde_json::{Map, Value, json};
 
 use crate::atomic;
-use crate::case::model::Endpoint;
 use crate::fuzz::body::FuzzBody;
-use crate::spec::catalog::{self, Check};
+use crate::spec::catalog;
+use crate::verdict::check::Check;
+use crate::verdict::endpoint::Endpoint;
 
 /// A saved minimal failing body.
 #[derive(Debug, Clone)]

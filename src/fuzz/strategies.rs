@@ -18,9 +18,9 @@ use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy, Union};
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 
-use crate::case::model::Endpoint;
 use crate::fuzz::body::{Edit, FuzzBody, apply, splice};
 use crate::fuzz::known::Known;
+use crate::verdict::endpoint::Endpoint;
 
 /// Positive integers from `lo`, mostly up to `common`, sometimes far beyond (up to `hi`); they
 /// shrink by binary search towards `lo`, so a threshold is found exactly.

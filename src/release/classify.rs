@@ -12,7 +12,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::runner::checks::json_type;
+use crate::json::json_type;
 
 use crate::verdict::event::truncate;
 

@@ -14,7 +14,7 @@ use crate::fuzz::shrink::ShrinkEnd;
 use crate::report::junit::xml_safe;
 use crate::report::text::plural;
 use crate::sign::Signer;
-use crate::spec::catalog::Family;
+use crate::verdict::check::Family;
 use crate::verdict::event::truncate;
 use crate::verdict::exchange::Exchange;
 
@@ -373,9 +373,9 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::model::Endpoint;
     use crate::sign::SignerKind;
     use crate::spec::catalog;
+    use crate::verdict::endpoint::Endpoint;
     use crate::verdict::exchange::{RequestRecord, ResponseRecord};
     use serde_json::json;
     use std::path::PathBuf;

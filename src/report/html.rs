@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 use crate::report::file::Run;
 use crate::report::text;
-use crate::spec::catalog::{CATALOG, Severity};
+use crate::spec::catalog::CATALOG;
+use crate::verdict::check::Severity;
 use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
 use crate::verdict::exchange::Exchange;
 

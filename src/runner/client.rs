@@ -10,11 +10,11 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION
 use reqwest::redirect;
 use serde_json::Value;
 
-use crate::case::model::{AuthMode, Endpoint};
 use crate::redact::{self, Secret};
 use crate::runner::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
 use crate::sign::Signer;
 use crate::spec::catalog;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::{Finding, truncate};
 use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
 

@@ -7,8 +7,8 @@
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::case::model::{AuthMode, Endpoint};
 use crate::runner::client::Client;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 /// Variable naming the target mall's number.
 pub const MALL_SN_VAR: &str = "MALLCHECK_MALL_SN";

@@ -5,17 +5,20 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::case::model::{
-    AuthMode, CaseKind, CursorRule, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
-};
+use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase};
+
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
 use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner};
 use crate::runner::{politeness, request};
 use crate::spec::catalog;
+use crate::verdict::check::Check;
 use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
 use crate::verdict::exchange::Exchange;
+use crate::verdict::source::Span;
 
 /// Most exchanges kept in a case result (the first ones, then the last).
 const MAX_EXCHANGES: usize = 10;
@@ -470,7 +473,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .and_then(|(sn, _)| malls.iter().find(|(m, _)| m == sn))
         .or(malls.first());
     if let Some((sn, sig)) = target {
-        let mut probes: Vec<(Value, &'static catalog::Check)> = Vec::new();
+        let mut probes: Vec<(Value, &'static Check)> = Vec::new();
         if s.tamper_signature {
             probes.push((
                 products_body(&s.seller, sn, &tamper(sig)),

@@ -19,11 +19,13 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::case::model::{Case, SourceFile};
+use crate::case::model::Case;
+
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, Event, RunSummary};
+use crate::verdict::source::SourceFile;
 
 /// How a run behaves, free of CLI types.
 #[derive(Debug, Clone)]

@@ -11,7 +11,9 @@ use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator}
 use serde_json::Value;
 use url::Url;
 
-use crate::spec::catalog::{self, Check, EXTRA_FIELDS, PRODUCT_INTRODUCTION};
+use crate::spec::catalog::{self, EXTRA_FIELDS, PRODUCT_INTRODUCTION};
+
+use crate::verdict::check::Check;
 use crate::verdict::event::Finding;
 
 /// Base URI of the schema files; a file without `$id` is registered as `BASE_URI` + file name.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::spec::catalog::{Check, Family, Severity};
+use crate::verdict::check::{Check, Family, Severity};
 use crate::verdict::exchange::Exchange;
 
 /// A place in a case file that a finding can blame, already rendered as `file:line:col`.

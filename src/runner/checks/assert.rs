@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::runner::checks::json_type;
+use crate::json::json_type;
 
 use crate::case::model::{AssertOp, Assertion};
 use crate::spec::catalog;

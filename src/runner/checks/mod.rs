@@ -1,23 +1,8 @@
 //! Checks: pure, synchronous functions from a response (or several) to findings, one file per
-//! family. They never decide pass or fail; severity becomes an outcome in `report::event`.
+//! family. They never decide pass or fail; severity becomes an outcome in `verdict::event`.
 
 pub mod assert;
 pub mod http;
 pub mod ownership;
 pub mod payload;
 pub mod products;
-
-use serde_json::Value;
-
-/// The JSON type of a value, with integers told apart from other numbers (as JSON Schema does).
-pub fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}

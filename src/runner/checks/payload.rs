@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::spec::catalog::Check;
+use crate::verdict::check::Check;
 use crate::verdict::event::Finding;
 
 /// Where merchant data sits in a response, if anywhere: a non-empty top-level array (products,
