@@ -1,7 +1,9 @@
 //! Subcommands: wiring only. Each file turns parsed arguments into library calls.
 
 pub mod checks;
+pub mod diff;
 pub mod fuzz;
+pub mod merge;
 pub mod openapi;
 pub mod profile;
 pub mod run;
@@ -22,8 +24,8 @@ pub fn main(cli: Cli) -> Result<i32, UsageError> {
         Command::Checks(args) => checks::checks(&args),
         Command::Fuzz(args) => fuzz::fuzz(*args),
         Command::Snapshots(args) => snapshots::snapshots(args),
-        Command::Diff(args) => crate::report::diff::diff(*args),
-        Command::Merge(args) => crate::report::merge::merge(&args),
+        Command::Diff(args) => diff::diff(*args),
+        Command::Merge(args) => merge::merge(&args),
         Command::Openapi(args) => openapi::openapi(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Bench(args) => crate::bench::harness::bench(args),

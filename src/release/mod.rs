@@ -2,3 +2,4 @@
 //! field by field, each change classed as breaking, additive or data-only.
 
 pub mod classify;
+pub mod compare;

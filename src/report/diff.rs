@@ -1,313 +1,21 @@
-//! `mallcheck diff`: release verification. Each case with a snapshot recorded against the
-//! baseline release is sent to the candidate; the response is compared field by field with the
-//! snapshot and every change classified (breaking, additive, data). Output: console, JUnit and a
-//! Markdown summary for a pull-request comment. Exit 1 when a change is breaking.
+//! The three renderings of a release diff: console, Markdown (a pull-request comment) and JUnit.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::path::Path;
 
 use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
-use serde_json::Value;
 
-use crate::app::settings::{self, Target};
-use crate::atomic;
-use crate::case::model::{CaseKind, ExchangeCase, SnapshotSpec};
-use crate::cli::DiffArgs;
-use crate::error::UsageError;
-use crate::exit;
-use crate::redact::Secret;
-use crate::release::classify::{self, Change, Class, Contract, Group};
+use crate::release::classify::{self, Class, Group};
+use crate::release::compare::{CaseDiff, DiffVerdict};
 use crate::report::junit::xml_safe;
 use crate::report::text;
-use crate::runner::client::Client;
-use crate::runner::discover::Discovery;
-use crate::runner::request;
-use crate::snapshot::engine::{self, Assertion, UpdateMode, Verdict};
-use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
-
-/// Schemas of response documents whose properties give the closed sets, types and nullability
-/// used to classify changes.
-const RESPONSE_SCHEMAS: [&str; 10] = [
-    "mall-list-response",
-    "mall",
-    "seller",
-    "order-statistics",
-    "seller-statistics",
-    "cross-city-payment",
-    "products-response",
-    "product",
-    "sku",
-    "content-block",
-];
 
 /// Most change groups printed per case in the console.
 const CONSOLE_GROUPS: usize = 20;
 /// Most change rows in the Markdown table.
 const MARKDOWN_ROWS: usize = 200;
-
-/// The result of one case.
-#[derive(Debug, Clone)]
-pub struct CaseDiff {
-    /// Case file as given.
-    pub file: PathBuf,
-    /// Case name.
-    pub case: String,
-    /// Baseline snapshot, as shown to the user.
-    pub snapshot: PathBuf,
-    /// The changes, or why the case could not be compared.
-    pub outcome: Result<Vec<Change>, String>,
-    /// Time to fetch and compare.
-    pub duration: Duration,
-}
-
-/// Verdict of a case.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum DiffVerdict {
-    /// Nothing changed.
-    Unchanged,
-    /// Only values changed.
-    Data,
-    /// Something was added; nothing breaks.
-    Additive,
-    /// A change breaks the contract of the baseline.
-    Breaking,
-    /// The candidate could not be compared (transport, unreadable snapshot).
-    Error,
-}
-
-impl DiffVerdict {
-    /// Upper-case label.
-    pub fn label(self) -> &'static str {
-        match self {
-            DiffVerdict::Unchanged => "UNCHANGED",
-            DiffVerdict::Data => "DATA",
-            DiffVerdict::Additive => "ADDITIVE",
-            DiffVerdict::Breaking => "BREAKING",
-            DiffVerdict::Error => "ERROR",
-        }
-    }
-}
-
-impl CaseDiff {
-    /// The case's verdict.
-    pub fn verdict(&self) -> DiffVerdict {
-        match &self.outcome {
-            Err(_) => DiffVerdict::Error,
-            Ok(changes) => {
-                let has = |class: Class| changes.iter().any(|c| c.class == class);
-                if has(Class::Breaking) {
-                    DiffVerdict::Breaking
-                } else if has(Class::Additive) {
-                    DiffVerdict::Additive
-                } else if has(Class::Data) {
-                    DiffVerdict::Data
-                } else {
-                    DiffVerdict::Unchanged
-                }
-            }
-        }
-    }
-
-    fn count(&self, class: Class) -> usize {
-        self.outcome
-            .as_ref()
-            .map_or(0, |c| c.iter().filter(|x| x.class == class).count())
-    }
-
-    fn label(&self) -> String {
-        format!("{} › {}", self.file.display(), self.case)
-    }
-}
-
-/// Exit code of a diff: 1 when a change is breaking or a case could not be compared.
-pub fn exit_code(results: &[CaseDiff]) -> i32 {
-    if results
-        .iter()
-        .any(|r| matches!(r.verdict(), DiffVerdict::Breaking | DiffVerdict::Error))
-    {
-        exit::FAILURE
-    } else {
-        exit::PASS
-    }
-}
-
-/// One case to compare.
-struct Work<'a> {
-    file: PathBuf,
-    case: String,
-    exchange: &'a ExchangeCase,
-    spec: &'a SnapshotSpec,
-    name: String,
-}
-
-/// Compares a candidate with the baseline snapshots.
-pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
-    let root = crate::app::snapshots::working_dir()?;
-    // SAFETY: the first thing the command does, on the main thread, before the runtime (or any
-    // other thread) starts.
-    unsafe { engine::prepare_process(UpdateMode::Nothing, &root) };
-    let target = settings::resolve(&args.target)?;
-    let schemas = crate::app::run::load_schemas(None)?;
-    let contract = Contract::from_schema_documents(
-        RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
-    );
-    let files = crate::app::run::load_cases(&args.cases, &schemas, &target)?;
-    let baseline = root.join(&args.baseline);
-    let mut work: Vec<Work<'_>> = Vec::new();
-    let mut without: Vec<String> = Vec::new();
-    for file in &files {
-        for case in &file.cases {
-            let CaseKind::Exchange(x) = &case.kind else {
-                continue;
-            };
-            let Some(spec) = &x.snapshot else { continue };
-            let name = snapshot_name(&file.source.path, &case.name.value);
-            if store::snap_path(&baseline, &name).is_file() {
-                work.push(Work {
-                    file: file.source.path.clone(),
-                    case: case.name.value.clone(),
-                    exchange: x,
-                    spec,
-                    name,
-                });
-            } else {
-                without.push(format!(
-                    "{} › {}",
-                    file.source.path.display(),
-                    case.name.value
-                ));
-            }
-        }
-    }
-    if work.is_empty() {
-        return Err(UsageError::setting(
-            "--baseline",
-            format!(
-                "no baseline snapshot in {} for the cases with `snapshot:`",
-                args.baseline.display()
-            ),
-            Some(
-                "record them against the baseline release: mallcheck run --snapshots update --base-url URL",
-            ),
-        ));
-    }
-    let rt = crate::app::runtime()?;
-    let outcome = rt.block_on(async {
-        let (base_url, server) = target.connect().await?;
-        let client = Client::new(&base_url, target.signer.clone(), target.client.clone())
-            .map_err(|e| e.to_string())?;
-        let results = compare_all(
-            &client,
-            &target,
-            &work,
-            &baseline,
-            &args.baseline,
-            &contract,
-        )
-        .await;
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        Ok::<_, String>((base_url, results))
-    });
-    let (base_url, results) = match outcome {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Ok(exit::FAILURE);
-        }
-    };
-    let color = settings::use_color(args.color);
-    let console = render_console(&results, &args.baseline, &base_url, &without, color);
-    print!("{console}");
-    let markdown = render_markdown(&results, &args.baseline, &base_url, &without);
-    let mut code = exit_code(&results);
-    for (path, bytes) in [
-        (&args.markdown, Ok(markdown)),
-        (&args.junit, render_junit(&results)),
-    ] {
-        let written = bytes.and_then(|b| atomic::write(path, b.as_bytes()));
-        if let Err(e) = written {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            code = exit::FAILURE;
-        }
-    }
-    Ok(code)
-}
-
-async fn compare_all(
-    client: &Client,
-    target: &Target,
-    work: &[Work<'_>],
-    baseline: &Path,
-    shown_dir: &Path,
-    contract: &Contract,
-) -> Vec<CaseDiff> {
-    let discovery = Discovery::new(target.first_page_body(10));
-    let secrets: Vec<Secret> = target.signer.secrets().into_iter().cloned().collect();
-    let secret_refs: Vec<&Secret> = secrets.iter().collect();
-    let mut results = Vec::new();
-    for w in work {
-        let started = Instant::now();
-        let outcome = match fetch(client, &discovery, w.exchange).await {
-            Ok(body) => compare_case(baseline, w, &scrub_value(&body, &secret_refs), contract),
-            Err(e) => Err(e),
-        };
-        results.push(CaseDiff {
-            file: w.file.clone(),
-            case: w.case.clone(),
-            snapshot: store::snap_path(shown_dir, &w.name),
-            outcome,
-            duration: started.elapsed(),
-        });
-    }
-    results
-}
-
-/// Sends the case's request to the candidate; Ok is the JSON body.
-async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Result<Value, String> {
-    let sent = request::send(client, discovery, x).await?;
-    sent.result.map(|r| r.json).map_err(|f| f.headline())
-}
-
-/// Compares one response with its baseline snapshot, through insta so that the case's
-/// redactions and sorting apply to the response exactly as they did when it was recorded.
-fn compare_case(
-    baseline: &Path,
-    w: &Work<'_>,
-    body: &Value,
-    contract: &Contract,
-) -> Result<Vec<Change>, String> {
-    let redact = Snapshotter::redactions(w.spec);
-    let description = format!("release diff of case `{}`", w.case);
-    let assertion = Assertion {
-        dir: baseline,
-        name: &w.name,
-        value: body,
-        redact: &redact,
-        sort: &w.spec.sort,
-        description: &description,
-        input_file: None,
-    };
-    match engine::assert_json(&assertion) {
-        Verdict::Match => Ok(vec![]),
-        Verdict::Mismatch { reference, test } => {
-            let parse = |t: &str, what: &str| {
-                serde_json::from_str::<Value>(t).map_err(|e| format!("the {what} is not JSON: {e}"))
-            };
-            Ok(classify::compare(
-                &parse(&reference, "baseline snapshot")?,
-                &parse(&test, "candidate response")?,
-                contract,
-            ))
-        }
-        Verdict::New => Err("the baseline snapshot could not be read".to_string()),
-        Verdict::Failed(message) => Err(message),
-    }
-}
 
 fn paint(text: &str, code: &str, color: bool) -> String {
     if color {
@@ -573,8 +281,10 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
-    use crate::release::classify::ChangeKind;
+    use crate::release::classify::{Change, ChangeKind};
 
     fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
         Change {
@@ -596,30 +306,6 @@ mod tests {
             outcome: changes,
             duration: Duration::ZERO,
         }
-    }
-
-    #[test]
-    fn verdict_is_the_worst_class_and_breaking_exits_one() {
-        let breaking = result(Ok(vec![
-            change(
-                ChangeKind::FieldRemoved,
-                Class::Breaking,
-                "/data/0/mallName",
-            ),
-            change(ChangeKind::FieldAdded, Class::Additive, "/x"),
-        ]));
-        let additive = result(Ok(vec![change(
-            ChangeKind::FieldAdded,
-            Class::Additive,
-            "/x",
-        )]));
-        assert_eq!(breaking.verdict(), DiffVerdict::Breaking);
-        assert_eq!(additive.verdict(), DiffVerdict::Additive);
-        assert_eq!(result(Ok(vec![])).verdict(), DiffVerdict::Unchanged);
-        assert_eq!(result(Err("down".into())).verdict(), DiffVerdict::Error);
-        assert_eq!(exit_code(std::slice::from_ref(&additive)), exit::PASS);
-        assert_eq!(exit_code(&[additive, breaking]), exit::FAILURE);
-        assert_eq!(exit_code(&[result(Err("down".into()))]), exit::FAILURE);
     }
 
     #[test]

@@ -1,5 +1,4 @@
-//! `mallcheck merge`: combines the JUnit XML and JSON reports of several runs (CI shards) into
-//! one of each, and exits 1 when the merged result holds a failure or an error.
+//! Merging the JUnit XML and JSON reports of several runs (CI shards) into one of each.
 //!
 //! JSON reports are merged as documents (unknown fields survive): cases are concatenated,
 //! deduplicated by case file and name (the first input wins), ordered by case file then index,
@@ -10,126 +9,53 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use junit_report::{Duration as JDuration, Report, TestCase, TestResult, TestSuite};
+use junit_report::{Duration as JDuration, TestCase, TestResult, TestSuite};
 use quick_xml::XmlVersion;
 use quick_xml::escape::resolve_predefined_entity;
 use quick_xml::events::{BytesStart, Event as XmlEvent};
 use serde_json::{Map, Value, json};
 
-use crate::atomic;
-use crate::cli::MergeArgs;
-use crate::error::UsageError;
-use crate::exit;
 use crate::report::json::FORMAT_VERSION;
 use crate::report::junit::xml_safe;
 use crate::verdict::event::RunSummary;
 
+/// A report that cannot be merged: the input it is about (or `merge`) and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{subject}: {message}")]
+pub struct MergeError {
+    /// The input file, or `merge` for the merged whole.
+    pub subject: String,
+    /// What is wrong, a lowercase fragment.
+    pub message: String,
+}
+
+fn bad_input(path: &Path, message: impl Into<String>) -> MergeError {
+    MergeError {
+        subject: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
 /// What one input file holds.
 #[derive(Debug)]
-enum Input {
+pub enum Input {
+    /// A JSON report.
     Json(Value),
+    /// The testsuites of a JUnit XML report.
     Junit(Vec<TestSuite>),
 }
 
-/// Runs `mallcheck merge`.
-pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
-    let mut json_inputs: Vec<(PathBuf, Value)> = Vec::new();
-    let mut junit_inputs: Vec<(PathBuf, Vec<TestSuite>)> = Vec::new();
-    for path in &args.inputs {
-        match read_input(path)? {
-            Input::Json(v) => json_inputs.push((path.clone(), v)),
-            Input::Junit(s) => junit_inputs.push((path.clone(), s)),
-        }
-    }
-    if args.json.is_some() && json_inputs.is_empty() {
-        return Err(UsageError::setting(
-            "--json",
-            "no JSON report among the inputs",
-            Some("pass the report.json files of the runs, or drop --json"),
-        ));
-    }
-    if args.junit.is_some() && junit_inputs.is_empty() {
-        return Err(UsageError::setting(
-            "--junit",
-            "no JUnit XML report among the inputs",
-            Some("pass the junit.xml files of the runs, or drop --junit"),
-        ));
-    }
-    let merged = if json_inputs.is_empty() {
-        None
-    } else {
-        Some(merge_json(&json_inputs)?)
-    };
-    let mut failing = false;
-    if let (Some(out), Some(merged)) = (&args.json, &merged) {
-        for note in &merged.notes {
-            eprintln!("note: {note}");
-        }
-        failing |= merged.summary.failed + merged.summary.errored > 0;
-        let text = serde_json::to_string_pretty(&merged.document)
-            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
-        atomic::write(out, text.as_bytes()).map_err(|e| io_error(out, e))?;
-        eprintln!(
-            "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
-            crate::report::text::plural(json_inputs.len(), "JSON report"),
-            out.display(),
-            merged.summary.passed,
-            merged.summary.warned,
-            merged.summary.failed,
-            merged.summary.errored,
-            merged.summary.skipped
-        );
-    }
-    if let Some(out) = &args.junit {
-        let mut suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
-        if let Some(merged) = &merged {
-            order_like_json(&mut suites, &merged.document);
-        }
-        failing |= suites.iter().any(|s| s.failures() > 0 || s.errors() > 0);
-        let mut report = Report::new();
-        let count = suites.iter().map(TestSuite::tests).sum::<usize>();
-        report.add_testsuites(suites);
-        let mut bytes = Vec::new();
-        report
-            .write_xml(&mut bytes)
-            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
-        atomic::write(out, &bytes).map_err(|e| io_error(out, e))?;
-        eprintln!(
-            "merged {} into {}: {}",
-            crate::report::text::plural(junit_inputs.len(), "JUnit report"),
-            out.display(),
-            crate::report::text::plural(count, "test case")
-        );
-    }
-    Ok(if failing { exit::FAILURE } else { exit::PASS })
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> UsageError {
-    UsageError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-fn bad_input(path: &Path, message: impl Into<String>) -> UsageError {
-    UsageError::setting(path.display().to_string(), message, None)
-}
-
-/// Reads one input and tells JSON from XML by its first non-blank character.
-fn read_input(path: &Path) -> Result<Input, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+/// Parses one input, telling JSON from XML by its first non-blank character.
+pub fn parse_input(text: &str) -> Result<Input, String> {
     let body = text.trim_start_matches('\u{feff}').trim_start();
     match body.chars().next() {
         Some('{') => serde_json::from_str(body)
             .map(Input::Json)
-            .map_err(|e| bad_input(path, format!("not valid JSON: {e}"))),
+            .map_err(|e| format!("not valid JSON: {e}")),
         Some('<') => parse_junit(body)
             .map(Input::Junit)
-            .map_err(|e| bad_input(path, format!("not a JUnit XML report: {e}"))),
-        _ => Err(bad_input(
-            path,
-            "neither a JSON report nor a JUnit XML report",
-        )),
+            .map_err(|e| format!("not a JUnit XML report: {e}")),
+        _ => Err("neither a JSON report nor a JUnit XML report".to_string()),
     }
 }
 
@@ -153,7 +79,7 @@ fn case_key(case: &Value) -> Option<(String, String)> {
 }
 
 /// Merges JSON reports (path, document) in the given order.
-pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, UsageError> {
+pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError> {
     let mut notes = Vec::new();
     let mut cases: Vec<(String, u64, Value)> = Vec::new();
     let mut seen: HashSet<(String, String)> = HashSet::new();
@@ -238,11 +164,10 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, UsageError>
             "error" => summary.errored += 1,
             "skip" => summary.skipped += 1,
             other => {
-                return Err(UsageError::setting(
-                    "merge",
-                    format!("a case has an unknown outcome {other:?}"),
-                    None,
-                ));
+                return Err(MergeError {
+                    subject: "merge".to_string(),
+                    message: format!("a case has an unknown outcome {other:?}"),
+                });
             }
         }
         if let Some(id) = case.get_mut("id").and_then(Value::as_object_mut) {
@@ -525,7 +450,7 @@ fn testsuite(e: &Element) -> Result<TestSuite, String> {
 }
 
 /// Parses a JUnit XML document (`<testsuites>` root, or a single `<testsuite>`).
-fn parse_junit(text: &str) -> Result<Vec<TestSuite>, String> {
+pub fn parse_junit(text: &str) -> Result<Vec<TestSuite>, String> {
     let root = parse_xml(text)?;
     match root.name.as_str() {
         "testsuites" => root.children("testsuite").map(testsuite).collect(),
@@ -538,6 +463,8 @@ fn parse_junit(text: &str) -> Result<Vec<TestSuite>, String> {
 
 #[cfg(test)]
 mod tests {
+    use junit_report::Report;
+
     use super::*;
 
     fn report(base_url: &str, cases: Value) -> Value {
@@ -597,7 +524,7 @@ mod tests {
         let mut doc = report("http://x", json!([]));
         doc["format_version"] = json!(2);
         let err = merge_json(&[("shard-2.json".into(), doc)]).expect_err("refused");
-        let text = err.render(false);
+        let text = err.to_string();
         assert!(
             text.contains("shard-2.json") && text.contains("format_version is 2"),
             "{text}"

@@ -1,0 +1,90 @@
+//! `mallcheck diff`: release verification. Each case with a snapshot recorded against the
+//! baseline release is sent to the candidate and compared field by field; output: console,
+//! JUnit and a Markdown summary for a pull-request comment. Exit 1 when a change is breaking.
+
+use crate::app::settings;
+use crate::atomic;
+use crate::cli::DiffArgs;
+use crate::error::UsageError;
+use crate::exit;
+use crate::redact::Secret;
+use crate::release::classify::Contract;
+use crate::release::compare::{self, RESPONSE_SCHEMAS};
+use crate::report::diff::{render_console, render_junit, render_markdown};
+use crate::runner::client::Client;
+use crate::runner::discover::Discovery;
+use crate::snapshot::engine::{self, UpdateMode};
+
+/// Compares a candidate with the baseline snapshots.
+pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
+    let root = super::snapshots::working_dir()?;
+    // SAFETY: the first thing the command does, on the main thread, before the runtime (or any
+    // other thread) starts.
+    unsafe { engine::prepare_process(UpdateMode::Nothing, &root) };
+    let target = settings::resolve(&args.target)?;
+    let schemas = super::run::load_schemas(None)?;
+    let contract = Contract::from_schema_documents(
+        RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
+    );
+    let files = super::run::load_cases(&args.cases, &schemas, &target)?;
+    let baseline = root.join(&args.baseline);
+    let (work, without) = compare::plan(&files, &baseline);
+    if work.is_empty() {
+        return Err(UsageError::setting(
+            "--baseline",
+            format!(
+                "no baseline snapshot in {} for the cases with `snapshot:`",
+                args.baseline.display()
+            ),
+            Some(
+                "record them against the baseline release: mallcheck run --snapshots update --base-url URL",
+            ),
+        ));
+    }
+    let rt = super::runtime()?;
+    let outcome = rt.block_on(async {
+        let (base_url, server) = target.connect().await?;
+        let client = Client::new(&base_url, target.signer.clone(), target.client.clone())
+            .map_err(|e| e.to_string())?;
+        let discovery = Discovery::new(target.first_page_body(10));
+        let secrets: Vec<Secret> = target.signer.secrets().into_iter().cloned().collect();
+        let secret_refs: Vec<&Secret> = secrets.iter().collect();
+        let results = compare::compare_all(
+            &client,
+            &discovery,
+            &secret_refs,
+            &work,
+            &baseline,
+            &args.baseline,
+            &contract,
+        )
+        .await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        Ok::<_, String>((base_url, results))
+    });
+    let (base_url, results) = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(exit::FAILURE);
+        }
+    };
+    let color = settings::use_color(args.color);
+    let console = render_console(&results, &args.baseline, &base_url, &without, color);
+    print!("{console}");
+    let markdown = render_markdown(&results, &args.baseline, &base_url, &without);
+    let mut code = compare::exit_code(&results);
+    for (path, bytes) in [
+        (&args.markdown, Ok(markdown)),
+        (&args.junit, render_junit(&results)),
+    ] {
+        let written = bytes.and_then(|b| atomic::write(path, b.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            code = exit::FAILURE;
+        }
+    }
+    Ok(code)
+}

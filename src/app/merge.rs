@@ -1,0 +1,106 @@
+//! `mallcheck merge`: combines the JUnit XML and JSON reports of several runs (CI shards) into
+//! one of each, and exits 1 when the merged result holds a failure or an error.
+
+use std::path::{Path, PathBuf};
+
+use junit_report::{Report, TestSuite};
+use serde_json::Value;
+
+use crate::atomic;
+use crate::cli::MergeArgs;
+use crate::error::UsageError;
+use crate::exit;
+use crate::report::merge::{Input, merge_json, merge_junit, order_like_json, parse_input};
+
+/// Runs `mallcheck merge`.
+pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
+    let mut json_inputs: Vec<(PathBuf, Value)> = Vec::new();
+    let mut junit_inputs: Vec<(PathBuf, Vec<TestSuite>)> = Vec::new();
+    for path in &args.inputs {
+        match read_input(path)? {
+            Input::Json(v) => json_inputs.push((path.clone(), v)),
+            Input::Junit(s) => junit_inputs.push((path.clone(), s)),
+        }
+    }
+    if args.json.is_some() && json_inputs.is_empty() {
+        return Err(UsageError::setting(
+            "--json",
+            "no JSON report among the inputs",
+            Some("pass the report.json files of the runs, or drop --json"),
+        ));
+    }
+    if args.junit.is_some() && junit_inputs.is_empty() {
+        return Err(UsageError::setting(
+            "--junit",
+            "no JUnit XML report among the inputs",
+            Some("pass the junit.xml files of the runs, or drop --junit"),
+        ));
+    }
+    let merged = if json_inputs.is_empty() {
+        None
+    } else {
+        Some(
+            merge_json(&json_inputs)
+                .map_err(|e| UsageError::setting(e.subject, e.message, None))?,
+        )
+    };
+    let mut failing = false;
+    if let (Some(out), Some(merged)) = (&args.json, &merged) {
+        for note in &merged.notes {
+            eprintln!("note: {note}");
+        }
+        failing |= merged.summary.failed + merged.summary.errored > 0;
+        let text = serde_json::to_string_pretty(&merged.document)
+            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
+        atomic::write(out, text.as_bytes()).map_err(|e| io_error(out, e))?;
+        eprintln!(
+            "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
+            crate::report::text::plural(json_inputs.len(), "JSON report"),
+            out.display(),
+            merged.summary.passed,
+            merged.summary.warned,
+            merged.summary.failed,
+            merged.summary.errored,
+            merged.summary.skipped
+        );
+    }
+    if let Some(out) = &args.junit {
+        let mut suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
+        if let Some(merged) = &merged {
+            order_like_json(&mut suites, &merged.document);
+        }
+        failing |= suites.iter().any(|s| s.failures() > 0 || s.errors() > 0);
+        let mut report = Report::new();
+        let count = suites.iter().map(TestSuite::tests).sum::<usize>();
+        report.add_testsuites(suites);
+        let mut bytes = Vec::new();
+        report
+            .write_xml(&mut bytes)
+            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
+        atomic::write(out, &bytes).map_err(|e| io_error(out, e))?;
+        eprintln!(
+            "merged {} into {}: {}",
+            crate::report::text::plural(junit_inputs.len(), "JUnit report"),
+            out.display(),
+            crate::report::text::plural(count, "test case")
+        );
+    }
+    Ok(if failing { exit::FAILURE } else { exit::PASS })
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> UsageError {
+    UsageError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn bad_input(path: &Path, message: impl Into<String>) -> UsageError {
+    UsageError::setting(path.display().to_string(), message, None)
+}
+
+/// Reads one input report.
+fn read_input(path: &Path) -> Result<Input, UsageError> {
+    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    parse_input(&text).map_err(|message| bad_input(path, message))
+}
