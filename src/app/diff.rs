@@ -2,7 +2,6 @@
 //! baseline release is sent to the candidate and compared field by field; output: console,
 //! JUnit and a Markdown summary for a pull-request comment. Exit 1 when a change is breaking.
 
-use crate::app::settings;
 use crate::atomic;
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
@@ -13,6 +12,7 @@ use crate::release::compare::{self, RESPONSE_SCHEMAS};
 use crate::report::diff::{render_console, render_junit, render_markdown};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
+use crate::settings;
 use crate::snapshot::engine::{self, UpdateMode};
 
 /// Compares a candidate with the baseline snapshots.

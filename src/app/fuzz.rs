@@ -6,7 +6,6 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::app::settings::{self, Target};
 use crate::atomic;
 use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
@@ -18,6 +17,7 @@ use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
 use crate::server::data;
+use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::Endpoint;
 

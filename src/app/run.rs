@@ -5,7 +5,6 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::app::settings::{self, Target};
 use crate::case::model::{Case, CaseFile, CaseKind, CursorRule};
 use crate::case::parse::{ParseContext, load_paths};
 use crate::cli::RunArgs;
@@ -19,6 +18,7 @@ use crate::report::{html, json, markdown};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
+use crate::settings::{self, Target};
 use crate::spec::catalog;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::check::Family;

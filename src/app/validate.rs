@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::app::run::load_schemas;
-use crate::app::settings;
 use crate::cli::ValidateArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
+use crate::settings;
 use crate::spec::catalog::RESPONSE_JSON;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};

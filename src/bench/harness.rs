@@ -26,7 +26,6 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::app::run::load_cases;
-use crate::app::settings::{self, Target};
 use crate::cli::{BenchArgs, Cli, Command};
 use crate::error::UsageError;
 use crate::exit;
@@ -38,6 +37,7 @@ use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::data::{self, DEMO_SIGN_KEY, Dataset, MAIN, Shape};
 use crate::server::{self, RunningServer, ServerOptions};
+use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::RunSummary;

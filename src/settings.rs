@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-use crate::app::profile::{self, Profile};
 use crate::cli::{ColorChoice, SignerArg, TargetArgs};
 use crate::error::UsageError;
+use crate::profile::{self, Profile};
 use crate::runner::client::ClientOptions;
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
