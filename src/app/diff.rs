@@ -10,6 +10,7 @@ use crate::redact::Secret;
 use crate::release::classify::Contract;
 use crate::release::compare::{self, RESPONSE_SCHEMAS};
 use crate::report::diff::{render_console, render_junit, render_markdown};
+use crate::report::style;
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::settings;
@@ -21,7 +22,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
     // SAFETY: the first thing the command does, on the main thread, before the runtime (or any
     // other thread) starts.
     unsafe { engine::prepare_process(UpdateMode::Nothing, &root) };
-    let target = settings::resolve(&args.target)?;
+    let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = super::run::load_schemas(None)?;
     let contract = Contract::from_schema_documents(
         RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
@@ -71,7 +72,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
             return Ok(exit::FAILURE);
         }
     };
-    let color = settings::use_color(args.color);
+    let color = style::use_color(args.color.into());
     let console = render_console(&results, &args.baseline, &base_url, &without, color);
     print!("{console}");
     let markdown = render_markdown(&results, &args.baseline, &base_url, &without);

@@ -12,6 +12,7 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
 use crate::report::fuzz::{self as render, Style};
+use crate::report::style;
 use crate::runner::client::Client;
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
@@ -123,7 +124,7 @@ fn print(text: &str) {
 pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
     let seed = args.seed.unwrap_or_else(clock_seed);
     let options = options(&args, seed)?;
-    let target = settings::resolve(&args.target)?;
+    let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(SchemaSet::embedded()?);
     let saved = regressions::load(&args.regressions).map_err(|e| {
         UsageError::setting(
@@ -133,7 +134,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
         )
     })?;
     let style = Style {
-        color: settings::use_color(args.color),
+        color: style::use_color(args.color.into()),
     };
     let rt = super::runtime()?;
     let code = rt.block_on(async {
@@ -193,7 +194,7 @@ async fn fuzz_target(
     };
     let known: Known = match discover(
         &client,
-        &target.appid,
+        &target.identity.appid,
         identities(target),
         unknown,
         given_mall(target),

@@ -14,6 +14,7 @@ use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
 use crate::report::file::{FileReport, Render};
 use crate::report::junit::Junit;
+use crate::report::style;
 use crate::report::{html, json, markdown};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
@@ -193,7 +194,7 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
     }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let _ = args.cursor.as_deref().map(parse_cursor).transpose()?;
-    let target = settings::resolve(&args.target)?;
+    let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
     let mut selected_cases: Vec<PlannedCase> = Vec::new();
@@ -286,7 +287,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             .is_some_and(|u| !settings::is_loopback(u));
         remote.then_some(DEFAULT_REMOTE_RATE)
     });
-    let color = settings::use_color(args.output.color);
+    let color = style::use_color(args.output.color.into());
     let verbosity = if args.output.quiet {
         Verbosity::Quiet
     } else if args.output.verbose {
@@ -398,20 +399,11 @@ mod tests {
 
     #[test]
     fn check_filters_select_the_cases_that_exercise_the_check() {
-        let target = settings::resolve(&crate::cli::TargetArgs {
-            base_url: None,
-            appid: None,
-            merchant_id: None,
-            merchant_user_id: None,
-            role: None,
-            signer: None,
-            sign_key_file: None,
-            timeout: None,
-            max_body: 1 << 20,
-            follow_redirects: false,
-            profile: None,
-            config: "mallcheck.toml".into(),
-        })
+        let target = settings::resolve(
+            &settings::Flags::default(),
+            &settings::Env::default(),
+            crate::profile::Profile::default(),
+        )
         .unwrap();
         let schemas = SchemaSet::embedded().unwrap();
         let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/cases");

@@ -10,7 +10,7 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
-use crate::settings;
+use crate::report::style;
 use crate::spec::catalog::RESPONSE_JSON;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
@@ -56,7 +56,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
         bodies.push((path, bytes));
     }
     let started = Instant::now();
-    let color = settings::use_color(args.color);
+    let color = style::use_color(args.color.into());
     let mut console = Console::new(std::io::stdout(), color, Verbosity::Normal, false);
     let mut summary = RunSummary::default();
     for (index, (path, bytes)) in bodies.iter().enumerate() {

@@ -312,7 +312,7 @@ fn embedded_target() -> Result<Target, UsageError> {
         ));
     };
     args.target.base_url = None;
-    settings::resolve(&args.target)
+    settings::from_process(&settings::Flags::from(&args.target))
 }
 
 /// What every suite run needs.
@@ -326,7 +326,7 @@ struct SuiteEnv {
 async fn start_server(target: &Target, scale: u32) -> Result<RunningServer, String> {
     server::start(ServerOptions {
         signer: target.signer.clone(),
-        appid: target.appid.clone(),
+        appid: target.identity.appid.clone(),
         scale,
         ..ServerOptions::default()
     })
@@ -727,7 +727,7 @@ fn first_page_request(target: &Target) -> Result<Recorded, String> {
     let body = serde_json::to_vec(&target.first_page_body(10)).map_err(|e| e.to_string())?;
     let authorization = target
         .signer
-        .authorization(&target.appid, &body)
+        .authorization(&target.identity.appid, &body)
         .map_err(|e| e.to_string())?;
     let value = HeaderValue::from_str(authorization.expose()).map_err(|e| e.to_string())?;
     Ok(Recorded {
@@ -859,10 +859,6 @@ fn mallcheck_exe() -> Result<PathBuf, String> {
     }
 }
 
-fn var(target: &Target, name: &str) -> String {
-    target.vars.get(name).cloned().unwrap_or_default()
-}
-
 async fn fuzz_rate(
     env: &SuiteEnv,
     base_url: &str,
@@ -882,12 +878,9 @@ async fn fuzz_rate(
     command
         .arg("fuzz")
         .args(["--base-url", base_url])
-        .args(["--appid", &env.target.appid])
-        .args(["--merchant-id", &var(&env.target, "MALLCHECK_MERCHANT_ID")])
-        .args([
-            "--merchant-user-id",
-            &var(&env.target, "MALLCHECK_MERCHANT_USER_ID"),
-        ])
+        .args(["--appid", &env.target.identity.appid])
+        .args(["--merchant-id", &env.target.identity.merchant_id])
+        .args(["--merchant-user-id", &env.target.identity.merchant_user_id])
         .args(["--cases", &options.fuzz_cases.to_string()])
         .args(["--seed", "1", "--max-time", "60", "--color", "never"])
         .arg("--junit")
@@ -1176,7 +1169,7 @@ fn memory_probe(base_url: &str) -> Result<i32, UsageError> {
         return fail("the big-mall data has no mall".to_string());
     };
     let body = json!({
-        "appid": target.appid,
+        "appid": target.identity.appid,
         "seller": {
             "merchantId": MAIN.merchant_id,
             "merchantUserId": MAIN.merchant_user_id,

@@ -9,6 +9,7 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod merge;
+pub mod style;
 pub mod text;
 
 use std::io;
