@@ -5,7 +5,7 @@
 use std::sync::LazyLock;
 
 use divan::{AllocProfiler, Bencher, black_box};
-use mallcheck::bench::harness::{
+use mallcheck::bench::validation::{
     self, BodyKind, PAGE_MALLS, RESPONSE_PRODUCTS, SampleBody, check_body, parse_only,
 };
 use mallcheck::spec::schemas::SchemaSet;
@@ -15,9 +15,9 @@ static ALLOC: AllocProfiler = AllocProfiler::system();
 
 static SCHEMAS: LazyLock<SchemaSet> =
     LazyLock::new(|| SchemaSet::embedded().expect("the embedded schemas compile"));
-static PAGE: LazyLock<SampleBody> = LazyLock::new(|| harness::mall_page(PAGE_MALLS));
+static PAGE: LazyLock<SampleBody> = LazyLock::new(|| validation::mall_page(PAGE_MALLS));
 static PRODUCTS: LazyLock<SampleBody> =
-    LazyLock::new(|| harness::products_response(RESPONSE_PRODUCTS));
+    LazyLock::new(|| validation::products_response(RESPONSE_PRODUCTS));
 
 fn body(kind: BodyKind) -> &'static SampleBody {
     match kind {

@@ -1,5 +1,6 @@
 //! Subcommands: wiring only. Each file turns parsed arguments into library calls.
 
+pub mod bench;
 pub mod checks;
 pub mod diff;
 pub mod fuzz;
@@ -26,7 +27,7 @@ pub fn main(cli: Cli) -> Result<i32, UsageError> {
         Command::Merge(args) => merge::merge(&args),
         Command::Openapi(args) => openapi::openapi(&args),
         Command::Validate(args) => validate::validate(&args),
-        Command::Bench(args) => crate::bench::harness::bench(args),
+        Command::Bench(args) => bench::bench(args),
     }
 }
 

@@ -146,7 +146,7 @@ pub fn plan<'a>(files: &'a [CaseFile], baseline: &Path) -> (Vec<Work<'a>>, Vec<S
             };
             let Some(spec) = &x.snapshot else { continue };
             let name = snapshot_name(&file.source.path, &case.name.value);
-            if store::snap_path(&baseline, &name).is_file() {
+            if store::snap_path(baseline, &name).is_file() {
                 work.push(Work {
                     file: file.source.path.clone(),
                     case: case.name.value.clone(),
