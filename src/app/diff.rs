@@ -7,13 +7,13 @@ use crate::cli::DiffArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::redact::Secret;
-use crate::release::classify::Contract;
 use crate::release::compare::{self, RESPONSE_SCHEMAS};
 use crate::report::diff::{render_console, render_junit, render_markdown};
 use crate::report::style;
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::settings;
+use crate::snapshot::classify::Contract;
 use crate::snapshot::engine::{self, UpdateMode};
 
 /// Compares a candidate with the baseline snapshots.

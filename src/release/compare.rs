@@ -10,10 +10,10 @@ use serde_json::Value;
 use crate::case::model::{CaseFile, CaseKind, ExchangeCase, SnapshotSpec};
 use crate::exit;
 use crate::redact::Secret;
-use crate::release::classify::{self, Change, Class, Contract};
 use crate::runner::client::Client;
 use crate::runner::discover::Discovery;
 use crate::runner::request;
+use crate::snapshot::classify::{self, Change, Class, Contract};
 use crate::snapshot::engine::{self, Assertion, Verdict};
 use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
 
@@ -239,7 +239,7 @@ fn compare_case(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::release::classify::ChangeKind;
+    use crate::snapshot::classify::ChangeKind;
 
     fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
         Change {

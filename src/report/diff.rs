@@ -7,10 +7,10 @@ use std::path::Path;
 
 use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
 
-use crate::release::classify::{self, Class, Group};
 use crate::release::compare::{CaseDiff, DiffVerdict};
 use crate::report::junit::xml_safe;
 use crate::report::text;
+use crate::snapshot::classify::{self, Class, Group};
 
 /// Most change groups printed per case in the console.
 const CONSOLE_GROUPS: usize = 20;
@@ -284,7 +284,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::release::classify::{Change, ChangeKind};
+    use crate::snapshot::classify::{Change, ChangeKind};
 
     fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
         Change {

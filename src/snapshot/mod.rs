@@ -1,6 +1,7 @@
 //! Response snapshots with insta at run time: record, compare, pending `.snap.new`, and the files
 //! `mallcheck snapshots` and `mallcheck diff` read back.
 
+pub mod classify;
 pub mod engine;
 pub mod render;
 mod snapshotter;

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use similar::TextDiff;
 
-use crate::release::classify::{self, Change, Contract};
+use crate::snapshot::classify::{self, Change, Contract};
 
 /// Most diff lines shown for one snapshot.
 pub const MAX_DIFF_LINES: usize = 120;

@@ -1,5 +1,6 @@
-//! Field-by-field comparison of a baseline response with a candidate release's response, each
-//! change classified as breaking, additive or data-only (pure functions, no I/O).
+//! Field-by-field comparison of a recorded response with a new one (a snapshot mismatch, or a
+//! candidate release against its baseline), each change classified as breaking, additive or
+//! data-only (pure functions, no I/O).
 //!
 //! Breaking: a field removed, a type changed outside the types the schema allows, a value outside
 //! a closed enum, a non-null field now null, a nullable field now null in every record. Additive:
