@@ -1,4 +1,4 @@
-//! `cargo bench`: the in-process part of issue 7 — parsing a large response alone against
+//! `cargo bench`: the in-process part of the benchmarks — parsing a large response alone against
 //! parsing and checking it as a run does (schema, extra fields, semantic checks), with the
 //! bytes each allocates. The end-to-end ratios are printed by `mallcheck bench`.
 

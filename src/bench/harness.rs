@@ -1,5 +1,5 @@
 //! `mallcheck bench`: end-to-end benchmarks against the embedded server on loopback, printed in
-//! one run as ratios measured side by side (issue 7), since no absolute time is stable on a
+//! one run as ratios measured side by side, since no absolute time is stable on a
 //! shared machine.
 //!
 //! The lines: (a) the suite against a bare replay of its own requests, (b) the fuzzer's request

@@ -6,6 +6,7 @@ mod common;
 mod faults;
 mod fuzz;
 mod junit_xsd;
+mod layout;
 mod openapi;
 mod politeness;
 mod readme;
