@@ -5,10 +5,12 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::Path;
 
+use anstyle::Style;
 use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
 
 use crate::release::compare::{CaseDiff, DiffVerdict};
 use crate::report::junit::xml_safe;
+use crate::report::style::{self, Palette};
 use crate::report::text;
 use crate::snapshot::classify::{self, Class, Group};
 
@@ -17,19 +19,11 @@ const CONSOLE_GROUPS: usize = 20;
 /// Most change rows in the Markdown table.
 const MARKDOWN_ROWS: usize = 200;
 
-fn paint(text: &str, code: &str, color: bool) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}
-
-fn verdict_color(v: DiffVerdict) -> &'static str {
+fn verdict_style(v: DiffVerdict) -> Style {
     match v {
-        DiffVerdict::Breaking | DiffVerdict::Error => "1;31",
-        DiffVerdict::Additive => "33",
-        DiffVerdict::Data | DiffVerdict::Unchanged => "32",
+        DiffVerdict::Breaking | DiffVerdict::Error => style::FAIL,
+        DiffVerdict::Additive => style::WARN,
+        DiffVerdict::Data | DiffVerdict::Unchanged => style::PASS,
     }
 }
 
@@ -67,7 +61,7 @@ pub fn render_console(
     );
     for r in results {
         let v = r.verdict();
-        let label = paint(&format!("{:<9}", v.label()), verdict_color(v), color);
+        let label = Palette::new(color).paint(verdict_style(v), &format!("{:<9}", v.label()));
         match &r.outcome {
             Err(e) => {
                 let _ = writeln!(out, "{label} {}: {e}", r.label());

@@ -12,6 +12,7 @@ use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Ori
 use crate::fuzz::properties::PROPERTIES;
 use crate::fuzz::shrink::ShrinkEnd;
 use crate::report::junit::xml_safe;
+use crate::report::style::{self, Palette};
 use crate::report::text::plural;
 use crate::sign::Signer;
 use crate::verdict::check::Family;
@@ -26,20 +27,12 @@ pub struct Style {
 }
 
 impl Style {
-    fn paint(self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    }
-
     fn fail(self) -> String {
-        self.paint("1;31", "FAIL")
+        Palette::new(self.color).paint(style::FAIL, "FAIL")
     }
 
     fn pass(self) -> String {
-        self.paint("32", "pass")
+        Palette::new(self.color).paint(style::PASS, "pass")
     }
 }
 

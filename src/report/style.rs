@@ -30,6 +30,13 @@ pub fn use_color(mode: ColorMode) -> bool {
     }
 }
 
+/// Whether to colour stderr (error messages and diagnostics): on a terminal, unless NO_COLOR
+/// is set.
+pub fn use_color_on_stderr() -> bool {
+    let stderr = std::io::stderr();
+    stderr.is_terminal() && anstream::AutoStream::choice(&stderr) != anstream::ColorChoice::Never
+}
+
 /// A passing outcome.
 pub const PASS: Style = AnsiColor::Green.on_default();
 /// A warning.
