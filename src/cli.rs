@@ -418,9 +418,16 @@ pub struct FuzzArgs {
     /// JUnit XML report path.
     #[arg(long, value_name = "PATH", default_value = "reports/fuzz-junit.xml")]
     pub junit: PathBuf,
-    /// Directory of saved minimal failing bodies, replayed first.
+    /// Directory where minimal failing bodies are saved as case files (replayed first; `run`
+    /// replays them too when the directory is under its case paths).
     #[arg(long, value_name = "DIR", default_value = "cases/fuzz-regressions")]
     pub regressions: PathBuf,
+    /// Also send oversize probes: strings of up to 70,000 characters (the appid goes into the
+    /// Authorization header), bodies past 64 KiB. By default requests stay within what stock
+    /// HTTP layers accept (8 KiB of headers); refusals of oversize requests (413, 414, 431, a
+    /// 400 that is not JSON) are listed apart and do not fail the run.
+    #[arg(long)]
+    pub oversize: bool,
     /// Colour.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,

@@ -7,13 +7,18 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::atomic;
+use crate::case::parse::ParseContext;
 use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
 use crate::exit;
+use crate::fuzz::body::{FuzzBody, Limits};
+use crate::fuzz::properties::PROPERTIES;
+use crate::fuzz::regressions::Saver;
 use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
 use crate::runner::client::Client;
+use crate::runner::discover::{self, Discovery};
 use crate::runner::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
@@ -110,7 +115,8 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
         max_time: Duration::from_secs(args.max_time),
         rate: args.rate,
         max_shrink_tries: MAX_SHRINK_TRIES,
-        save_dir: Some(args.regressions.clone()),
+        save: None,
+        limits: Limits::new(args.oversize),
     })
 }
 
@@ -120,19 +126,70 @@ fn print(text: &str) {
     let _ = out.flush();
 }
 
+/// The regressions to replay: the saved cases (a discovered mall filled in where a case asks
+/// for one) and the files of the earlier format, converted into case files on the way.
+fn replays(
+    stored: regressions::Stored,
+    options: &FuzzOptions,
+    known: &Known,
+) -> Vec<regressions::Regression> {
+    let mut out = stored.regressions;
+    for legacy in stored.legacy {
+        let converted = options.save.as_ref().map(|s| s.convert(&legacy, known));
+        match converted {
+            Some(Ok(mut now)) => {
+                let to = now
+                    .first()
+                    .map_or_else(String::new, |r| r.path.display().to_string());
+                print(&format!(
+                    "converted {} (the earlier regression format) into the case file {to}\n",
+                    legacy.path.display()
+                ));
+                out.append(&mut now);
+            }
+            Some(Err(e)) => {
+                print(&format!(
+                    "note: {} is not converted into a case file ({e}); replaying it as it is\n",
+                    legacy.path.display()
+                ));
+                out.push(regressions::Regression {
+                    name: legacy.path.display().to_string(),
+                    path: legacy.path,
+                    endpoint: legacy.endpoint,
+                    properties: PROPERTIES.to_vec(),
+                    body: legacy.body,
+                });
+            }
+            None => {}
+        }
+    }
+    for r in &mut out {
+        if let (FuzzBody::Json(v), Some((sn, sig))) = (&mut r.body, &known.target_mall)
+            && Discovery::needs(v)
+        {
+            discover::replace(v, sn, sig);
+        }
+    }
+    out
+}
+
 /// Runs the fuzzer.
 pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
     let seed = args.seed.unwrap_or_else(clock_seed);
-    let options = options(&args, seed)?;
+    let mut options = options(&args, seed)?;
     let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(SchemaSet::embedded()?);
-    let saved = regressions::load(&args.regressions).map_err(|e| {
-        UsageError::setting(
-            "--regressions",
-            e.to_string(),
-            Some("fix or delete the file; each holds {endpoint, property, body}"),
-        )
-    })?;
+    let names = schemas.names();
+    let cx = ParseContext {
+        vars: &target.vars,
+        schema_names: &names,
+    };
+    let saved = regressions::load(&args.regressions, &cx).map_err(UsageError::Cases)?;
+    options.save = Some(Saver {
+        dir: args.regressions.clone(),
+        vars: target.vars.clone(),
+        schema_names: names.iter().map(|n| n.to_string()).collect(),
+    });
     let style = Style {
         color: style::use_color(args.color.into()),
     };
@@ -159,7 +216,7 @@ async fn fuzz_target(
     base_url: &str,
     options: FuzzOptions,
     schemas: Arc<SchemaSet>,
-    saved: Vec<regressions::Regression>,
+    stored: regressions::Stored,
     args: &FuzzArgs,
     style: Style,
 ) -> i32 {
@@ -180,8 +237,13 @@ async fn fuzz_target(
     } else {
         "unlimited rate".to_string()
     };
+    let sizes = if options.limits == Limits::OVERSIZE {
+        "oversize probes (--oversize)"
+    } else {
+        "within common HTTP limits (--oversize for larger)"
+    };
     print(&format!(
-        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}\n",
+        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}; sizes {sizes}\n",
         options.cases,
         options.max_time.as_secs(),
         seed = options.seed,
@@ -211,6 +273,7 @@ async fn fuzz_target(
     for note in &known.notes {
         print(&format!("note: {note}\n"));
     }
+    let saved = replays(stored, &options, &known);
     let replays = saved
         .iter()
         .filter(|r| options.endpoints.contains(&r.endpoint))

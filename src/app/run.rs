@@ -84,7 +84,8 @@ fn exercises(case: &Case, id: &str) -> bool {
         return false;
     };
     if id.starts_with("fuzz.") {
-        return false;
+        // Only saved fuzz regressions apply the fuzz properties.
+        return matches!(&case.kind, CaseKind::Exchange(x) if x.expect.checks.iter().any(|c| c.check.id == id));
     }
     if id == catalog::PAGING_PAGE_FAILED.id {
         return matches!(case.kind, CaseKind::Walk(_));

@@ -66,6 +66,8 @@ pub struct RequestSpec {
     pub body: Option<Spanned<Value>>,
     /// A raw body text sent as is (for malformed-body cases).
     pub raw: Option<Spanned<String>>,
+    /// Raw body bytes written in hex (`raw-hex`), for bodies that are not UTF-8 text.
+    pub raw_hex: Option<Spanned<Vec<u8>>>,
     /// Extra headers (e.g. `X-env-flag`).
     pub headers: Vec<(String, String)>,
     /// Authorization mode.

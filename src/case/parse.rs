@@ -40,6 +40,13 @@ pub static EXCHANGE_CHECKS: &[&Check] = &[
     &catalog::OWNERSHIP_MERCHANT,
     &catalog::OWNERSHIP_UNKNOWN_MERCHANT,
     &catalog::PRODUCTS_ORDER,
+    // The fuzz properties, which a saved fuzz regression case applies to its response.
+    &catalog::FUZZ_NO_SERVER_ERROR,
+    &catalog::FUZZ_TIMELY,
+    &catalog::FUZZ_JSON,
+    &catalog::FUZZ_CONTRACT,
+    &catalog::FUZZ_ERROR_NO_DATA,
+    &catalog::FUZZ_OWNERSHIP,
 ];
 
 /// Checks `expect.no-data` may report under (each says "this response carries no merchant data").
@@ -69,7 +76,7 @@ const CASE_KEYS: &[&str] = &[
 ];
 const KIND_KEYS: &[&str] = &["endpoint", "walk", "products-sweep"];
 const EXCHANGE_ONLY_KEYS: &[&str] = &["request", "expect", "snapshot"];
-const REQUEST_KEYS: &[&str] = &["body", "raw", "headers", "auth"];
+const REQUEST_KEYS: &[&str] = &["body", "raw", "raw-hex", "headers", "auth"];
 const EXPECT_KEYS: &[&str] = &["status", "schema", "checks", "no-data", "assert"];
 const ASSERT_KEYS: &[&str] = &[
     "path", "equals", "matches", "one-of", "count", "exists", "type",
@@ -564,6 +571,17 @@ impl Lower<'_> {
     }
 
     fn root(&mut self, root: &Node) -> Vec<Case> {
+        if let NodeKind::Map(entries) = &root.kind
+            && entries.iter().any(|(k, _)| k.text == "property")
+            && entries.iter().any(|(k, _)| k.text == "endpoint")
+        {
+            self.error_help(
+                head(root),
+                "this is a fuzz regression in the format of earlier mallcheck versions, not a case file",
+                "run `mallcheck fuzz` once: it converts every such file of its --regressions directory into a case file",
+            );
+            return Vec::new();
+        }
         let Some(fields) = self.fields(root, "a case file", ROOT_KEYS) else {
             return Vec::new();
         };
@@ -732,13 +750,18 @@ impl Lower<'_> {
             .get("body")
             .map(|b| self.value(b).map(|v| Spanned::new(v, b.span.clone())));
         let raw = fields.get("raw").map(|r| self.string(r, "`request.raw`"));
-        match (fields.key("body"), fields.key("raw")) {
-            (Some(_), Some(raw_key)) => self.error_help(
-                raw_key.span.clone(),
-                "`body` and `raw` are both set",
-                "`body` is JSON built from YAML, `raw` is text sent as is: keep one",
+        let raw_hex = fields.get("raw-hex").map(|r| self.hex(r));
+        let bodies: Vec<&Key> = ["body", "raw", "raw-hex"]
+            .iter()
+            .filter_map(|k| fields.key(k))
+            .collect();
+        match bodies.as_slice() {
+            [first, second, ..] => self.error_help(
+                second.span.clone(),
+                format!("`{}` and `{}` are both set", first.text, second.text),
+                "`body` is JSON built from YAML, `raw` is text and `raw-hex` bytes sent as they are: keep one",
             ),
-            (None, None) => self.error_help(
+            [] => self.error_help(
                 head(node),
                 "a request needs a `body` or a `raw` body",
                 "add `body: {...}` (JSON) or `raw: \"...\"` (sent as is)",
@@ -756,9 +779,26 @@ impl Lower<'_> {
         Some(RequestSpec {
             body: optional(body)?,
             raw: optional(raw)?,
+            raw_hex: optional(raw_hex)?,
             headers: headers?,
             auth: auth?,
         })
+    }
+
+    /// Bytes written as a hex string (`raw-hex`).
+    fn hex(&mut self, node: &Node) -> Option<Spanned<Vec<u8>>> {
+        let text = self.string(node, "`request.raw-hex`")?;
+        match hex::decode(text.value.trim()) {
+            Ok(bytes) => Some(Spanned::new(bytes, text.span)),
+            Err(e) => {
+                self.error_help(
+                    text.span,
+                    format!("`request.raw-hex` is not hex: {e}"),
+                    "write two hex digits per byte, e.g. `7b ff` as `7bff`",
+                );
+                None
+            }
+        }
     }
 
     fn auth(&mut self, node: &Node) -> Option<AuthMode> {
@@ -1575,6 +1615,9 @@ cases:
             ("syntax error", base("    endpoint: [mall-list\n    request: x\n"), 4, "invalid YAML", ""),
             ("missing cases", "case: []\n".to_string(), 1, "unknown key `case`", "did you mean `cases`?"),
             ("authorization header", base("    endpoint: mall-list\n    request: { body: {}, headers: { Authorization: x } }\n"), 4, "Authorization header", ""),
+            ("bad hex", base("    endpoint: mall-list\n    request: { raw-hex: \"7bz\" }\n"), 4, "`request.raw-hex` is not hex", "two hex digits"),
+            ("raw and raw-hex", base("    endpoint: mall-list\n    request:\n      raw: x\n      raw-hex: \"7b\"\n"), 6, "`raw` and `raw-hex` are both set", ""),
+            ("legacy fuzz regression", "{\"endpoint\": \"mall-list\", \"property\": \"fuzz.timely\", \"body\": {}}\n".to_string(), 1, "fuzz regression in the format of earlier", "run `mallcheck fuzz` once"),
         ];
         for (why, text, line, message, help) in rows {
             let diags = errors(text);

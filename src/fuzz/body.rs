@@ -1,10 +1,71 @@
 //! A generated request body: JSON built by editing a valid baseline body, or raw bytes that are
-//! not (or not quite) JSON; how it is serialised, signed, displayed and compared.
+//! not (or not quite) JSON; how it is serialised, signed, displayed and compared, and the sizes
+//! it is kept within.
 
 use std::fmt;
 
 use md5::{Digest, Md5};
 use serde_json::{Map, Value};
+
+/// Sizes of what the fuzzer generates. By default they stay within what stock HTTP layers and
+/// gateways accept, so that a rejection by the front server (431, 413, nginx's 400) is never
+/// taken for a break of the interface; `--oversize` lifts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Longest run of one character in a generated string, in characters.
+    pub max_run: u64,
+    /// Deepest nesting of a generated raw body.
+    pub max_nesting: u64,
+    /// Largest body in bytes; `None` is unlimited.
+    pub max_body: Option<usize>,
+    /// Longest appid, in bytes, copied from the body into the Authorization header; a longer
+    /// one is replaced by the configured appid. `None` copies any.
+    pub max_header_appid: Option<usize>,
+}
+
+impl Limits {
+    /// Within common limits: nginx, Tomcat and Node accept 8 KiB of request headers (so the
+    /// appid, with the signature and the other headers, stays under half of it) and Express
+    /// accepts 100 KB of JSON body (nginx 1 MiB).
+    pub const COMMON: Limits = Limits {
+        max_run: 4096,
+        max_nesting: 10_000,
+        max_body: Some(64 * 1024),
+        max_header_appid: Some(4096),
+    };
+
+    /// Oversize probes (`--oversize`): strings of up to 70,000 characters, nesting of up to
+    /// 100,000 levels, any body size and any appid in the header.
+    pub const OVERSIZE: Limits = Limits {
+        max_run: 70_000,
+        max_nesting: 100_000,
+        max_body: None,
+        max_header_appid: None,
+    };
+
+    /// The limits for `--oversize` on or off.
+    pub fn new(oversize: bool) -> Limits {
+        if oversize {
+            Limits::OVERSIZE
+        } else {
+            Limits::COMMON
+        }
+    }
+
+    /// Whether `body` is small enough.
+    pub fn admits(&self, body: &FuzzBody) -> bool {
+        self.max_body.is_none_or(|max| body.len() <= max)
+    }
+
+    /// Whether a request with this body and this appid in its Authorization header goes
+    /// beyond the common limits (a front server may then reject it before the service sees it).
+    pub fn beyond_common(body: &FuzzBody, header_appid: &str) -> bool {
+        !Limits::COMMON.admits(body)
+            || Limits::COMMON
+                .max_header_appid
+                .is_some_and(|max| header_appid.len() > max)
+    }
+}
 
 /// One change to a baseline body, addressed by a JSON Pointer into it.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,14 +114,29 @@ impl FuzzBody {
         }
     }
 
+    /// Length of the body in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            FuzzBody::Json(v) => serde_json::to_vec(v).map_or(0, |b| b.len()),
+            FuzzBody::Raw { bytes, .. } => bytes.len(),
+        }
+    }
+
+    /// Whether the body has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The appid for the Authorization header: the body's own appid when it is a string that
-    /// fits in a header (spec §5.1: the first part equals the body's appid), else `fallback`.
-    pub fn header_appid<'a>(&'a self, fallback: &'a str) -> &'a str {
+    /// fits in a header within `limits` (spec §5.1: the first part equals the body's appid),
+    /// else `fallback`.
+    pub fn header_appid<'a>(&'a self, fallback: &'a str, limits: &Limits) -> &'a str {
         match self {
             FuzzBody::Json(v) => v
                 .get("appid")
                 .and_then(Value::as_str)
                 .filter(|a| fits_header(a))
+                .filter(|a| limits.max_header_appid.is_none_or(|max| a.len() <= max))
                 .unwrap_or(fallback),
             FuzzBody::Raw { .. } => fallback,
         }
@@ -215,15 +291,34 @@ mod tests {
     #[test]
     fn header_appid_falls_back_when_the_body_appid_cannot_be_a_header() {
         let ok = FuzzBody::Json(json!({"appid": "app"}));
-        assert_eq!(ok.header_appid("cfg"), "app");
+        assert_eq!(ok.header_appid("cfg", &Limits::COMMON), "app");
         for bad in [
             json!({"appid": 7}),
             json!({"appid": "a b"}),
             json!({"appid": "a\u{1}"}),
             json!([]),
         ] {
-            assert_eq!(FuzzBody::Json(bad).header_appid("cfg"), "cfg");
+            assert_eq!(
+                FuzzBody::Json(bad).header_appid("cfg", &Limits::COMMON),
+                "cfg"
+            );
         }
+    }
+
+    #[test]
+    fn a_long_appid_stays_out_of_the_header_unless_oversize() {
+        let long = "商".repeat(2000);
+        let body = FuzzBody::Json(json!({ "appid": long }));
+        assert_eq!(body.header_appid("cfg", &Limits::COMMON), "cfg");
+        assert_eq!(body.header_appid("cfg", &Limits::OVERSIZE), long);
+        assert!(Limits::beyond_common(&body, &long));
+        assert!(!Limits::beyond_common(&body, "cfg"));
+        let big = FuzzBody::Raw {
+            label: "x".into(),
+            bytes: vec![b'['; 64 * 1024 + 1],
+        };
+        assert!(!Limits::COMMON.admits(&big) && Limits::OVERSIZE.admits(&big));
+        assert!(Limits::beyond_common(&big, "cfg"));
     }
 
     #[test]

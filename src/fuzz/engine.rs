@@ -12,10 +12,10 @@ use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
 use tokio::runtime::Handle;
 
-use crate::fuzz::body::FuzzBody;
+use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
-use crate::fuzz::regressions::{self, Regression};
+use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
 use crate::fuzz::strategies;
 use crate::runner::client::Client;
@@ -40,8 +40,10 @@ pub struct FuzzOptions {
     pub rate: f64,
     /// Candidates tried while shrinking one failure.
     pub max_shrink_tries: u32,
-    /// Where minimal failing bodies are saved; `None` saves nothing.
-    pub save_dir: Option<PathBuf>,
+    /// Where minimal failing bodies are saved as case files; `None` saves nothing.
+    pub save: Option<Saver>,
+    /// Sizes of generated values (common limits unless `--oversize`).
+    pub limits: Limits,
 }
 
 /// Where a reported failure comes from.
@@ -99,6 +101,9 @@ pub struct EndpointStats {
     pub stopped_by_time: bool,
     /// Responses that broke each property (by check id), shrinking excluded.
     pub violations: BTreeMap<&'static str, u32>,
+    /// Requests beyond the common size limits that the HTTP layer refused, by status (not
+    /// contract findings), shrinking excluded.
+    pub rejected: BTreeMap<u16, u32>,
 }
 
 /// What the fuzzer reports as it goes.
@@ -177,6 +182,8 @@ pub struct Fuzzer {
 struct Probe {
     exchange: Exchange,
     violations: Vec<Violation>,
+    /// The status with which the HTTP layer refused a request beyond the common limits.
+    rejected: Option<u16>,
 }
 
 impl Probe {
@@ -239,7 +246,9 @@ impl Session<'_> {
     fn probe(&mut self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
         self.pace();
         let f = self.fuzzer;
-        let appid = body.header_appid(&f.known.appid).to_string();
+        let appid = body
+            .header_appid(&f.known.appid, &f.options.limits)
+            .to_string();
         let sent = self.handle.block_on(f.client.send_raw(
             endpoint,
             body.to_bytes(),
@@ -248,10 +257,16 @@ impl Session<'_> {
             &[],
         ));
         self.requests += 1;
-        let violations = properties::evaluate(endpoint, body, &sent, &f.schemas, &f.known);
+        let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
+        let violations = if rejected.is_some() {
+            Vec::new()
+        } else {
+            properties::evaluate(endpoint, body, &sent, &f.schemas, &f.known)
+        };
         Probe {
             exchange: sent.exchange,
             violations,
+            rejected,
         }
     }
 
@@ -292,10 +307,12 @@ impl Session<'_> {
             .breaks(property)
             .map(|v| v.findings.clone())
             .unwrap_or_default();
-        let saved = self.fuzzer.options.save_dir.as_ref().map(|dir| {
-            regressions::save(dir, endpoint, property, &shrunk.value)
-                .map_err(|e| format!("cannot save to {}: {e}", dir.display()))
-        });
+        let saved = self
+            .fuzzer
+            .options
+            .save
+            .as_ref()
+            .map(|saver| saver.save(endpoint, property, &shrunk.value, &self.fuzzer.known));
         FuzzFailure {
             endpoint,
             property,
@@ -365,13 +382,18 @@ impl Fuzzer {
             sent.entry(regression.endpoint.name())
                 .or_default()
                 .insert(regression.body.fingerprint());
+            let violations: Vec<&Violation> = probe
+                .violations
+                .iter()
+                .filter(|v| regression.properties.iter().any(|p| p.id == v.property.id))
+                .collect();
             out.event(FuzzEvent::Replayed {
                 path: regression.path.clone(),
                 endpoint: regression.endpoint,
-                failing: probe.violations.iter().map(|v| v.property).collect(),
+                failing: violations.iter().map(|v| v.property).collect(),
             });
             let seen = found.entry(regression.endpoint.name()).or_default();
-            for v in &probe.violations {
+            for v in violations {
                 if seen.insert(v.property.id) {
                     out.failure(FuzzFailure {
                         endpoint: regression.endpoint,
@@ -423,7 +445,7 @@ impl EndpointRun {
     fn fuzz(&mut self, session: &mut Session<'_>, out: &mut Out<'_>) -> EndpointStats {
         let fuzzer = session.fuzzer;
         let config = config(&fuzzer.options, self.endpoint);
-        let random = strategies::body(self.endpoint, &fuzzer.known);
+        let random = strategies::body(self.endpoint, &fuzzer.known, fuzzer.options.limits);
         let sweep = strategies::sweep(self.endpoint, &fuzzer.known);
         let mut swept = 0;
         let mut runner = TestRunner::new(config.clone());
@@ -434,6 +456,7 @@ impl EndpointRun {
             duplicates: 0,
             stopped_by_time: false,
             violations: BTreeMap::new(),
+            rejected: BTreeMap::new(),
         };
         out.event(FuzzEvent::EndpointStarted {
             endpoint: self.endpoint,
@@ -465,6 +488,9 @@ impl EndpointRun {
             }
             stats.run += 1;
             let probe = session.probe(self.endpoint, &body);
+            if let Some(status) = probe.rejected {
+                *stats.rejected.entry(status).or_default() += 1;
+            }
             for v in &probe.violations {
                 *stats.violations.entry(v.property.id).or_default() += 1;
             }

@@ -32,6 +32,27 @@ pub struct Violation {
     pub findings: Vec<Finding>,
 }
 
+/// Statuses with which an HTTP layer refuses a request for its size: content too large, URI
+/// too long, header fields too large.
+const SIZE_REJECTIONS: [u16; 3] = [413, 414, 431];
+
+/// The status of an HTTP-layer rejection of a request that goes beyond the common size limits:
+/// 413, 414 or 431, or a 400 whose body is not JSON (nginx answers "Request Header Or Cookie
+/// Too Large" so). Such an answer comes from the server in front of the service, so it breaks
+/// no property; it is reported apart. A request within the common limits is never excused.
+pub fn http_layer_rejection(sent: &Sent, beyond_common: bool) -> Option<u16> {
+    if !beyond_common {
+        return None;
+    }
+    let status = sent.exchange.response.as_ref()?.status;
+    let not_json = sent
+        .result
+        .as_ref()
+        .err()
+        .is_some_and(|f| f.check.id == catalog::RESPONSE_JSON.id);
+    (SIZE_REJECTIONS.contains(&status) || (status == 400 && not_json)).then_some(status)
+}
+
 /// Checks every property on what one body got back.
 pub fn evaluate(
     endpoint: Endpoint,
@@ -40,21 +61,30 @@ pub fn evaluate(
     schemas: &crate::spec::schemas::SchemaSet,
     known: &Known,
 ) -> Vec<Violation> {
+    match &sent.result {
+        Ok(response) => evaluate_response(endpoint, body, response, schemas, known),
+        Err(finding) => {
+            let status = sent.exchange.response.as_ref().map(|r| r.status);
+            vec![Violation {
+                property: transport_property(finding, status),
+                findings: vec![(**finding).clone()],
+            }]
+        }
+    }
+}
+
+/// Checks every property on a decoded JSON response.
+pub fn evaluate_response(
+    endpoint: Endpoint,
+    body: &FuzzBody,
+    response: &Response,
+    schemas: &crate::spec::schemas::SchemaSet,
+    known: &Known,
+) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut add = |property: &'static Check, findings: Vec<Finding>| {
         if !findings.is_empty() {
             out.push(Violation { property, findings });
-        }
-    };
-    let response = match &sent.result {
-        Ok(response) => response,
-        Err(finding) => {
-            let status = sent.exchange.response.as_ref().map(|r| r.status);
-            add(
-                transport_property(finding, status),
-                vec![(**finding).clone()],
-            );
-            return out;
         }
     };
     add(
@@ -324,6 +354,25 @@ mod tests {
                 &err(Some(200), &catalog::RESPONSE_JSON)
             ),
             ["fuzz.json-body"]
+        );
+    }
+
+    #[test]
+    fn only_requests_beyond_common_limits_are_excused_as_http_layer_rejections() {
+        let html = |status| err(Some(status), &catalog::RESPONSE_JSON);
+        assert_eq!(http_layer_rejection(&html(431), true), Some(431));
+        assert_eq!(http_layer_rejection(&html(400), true), Some(400));
+        assert_eq!(http_layer_rejection(&ok(413, json!({})), true), Some(413));
+        assert_eq!(http_layer_rejection(&html(400), false), None, "small");
+        assert_eq!(
+            http_layer_rejection(&ok(400, json!({})), true),
+            None,
+            "JSON 400"
+        );
+        assert_eq!(http_layer_rejection(&html(500), true), None);
+        assert_eq!(
+            http_layer_rejection(&err(None, &catalog::TRANSPORT_CONNECT), true),
+            None
         );
     }
 

@@ -18,7 +18,7 @@ use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy, Union};
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 
-use crate::fuzz::body::{Edit, FuzzBody, apply, splice};
+use crate::fuzz::body::{Edit, FuzzBody, Limits, apply, splice};
 use crate::fuzz::known::Known;
 use crate::verdict::endpoint::Endpoint;
 
@@ -98,14 +98,14 @@ pub fn text(max: usize) -> BoxedStrategy<String> {
         .boxed()
 }
 
-/// Long runs of one character (up to 70,000), shrinking to the shortest still failing.
-pub fn long_text() -> BoxedStrategy<String> {
+/// Long runs of one character (up to `max_run`), shrinking to the shortest still failing.
+pub fn long_text(max_run: u64) -> BoxedStrategy<String> {
     let fill = select(&['a', '9', ' ', '商', 'é', '\u{1f600}'][..]);
     (
         Magnitude {
             lo: 1,
             common: 512,
-            hi: 70_000,
+            hi: max_run.max(512),
         },
         fill,
     )
@@ -317,7 +317,7 @@ pub fn non_string() -> BoxedStrategy<Value> {
 
 /// A string member: the empty string, domain alternatives, random text, near-misses of the
 /// baseline, long runs, special strings, other types, null.
-pub fn string_value(base: &str, alternatives: &[String]) -> BoxedStrategy<Value> {
+pub fn string_value(base: &str, alternatives: &[String], limits: Limits) -> BoxedStrategy<Value> {
     let mut arms = vec![(5, Just(json!("")).boxed())];
     let others: Vec<String> = alternatives
         .iter()
@@ -330,7 +330,7 @@ pub fn string_value(base: &str, alternatives: &[String]) -> BoxedStrategy<Value>
     arms.extend([
         (5, text(24).prop_map(Value::String).boxed()),
         (4, near(base).prop_map(Value::String).boxed()),
-        (1, long_text().prop_map(Value::String).boxed()),
+        (1, long_text(limits.max_run).prop_map(Value::String).boxed()),
         (2, select(SPECIAL_STRINGS).prop_map(|s| json!(s)).boxed()),
         (2, non_string()),
         (1, Just(Value::Null).boxed()),
@@ -402,7 +402,7 @@ pub fn count_value() -> BoxedStrategy<Value> {
 }
 
 /// Mall numbers and cursors: real ones, their neighbours, digit strings, empty, numbers.
-pub fn mall_sn_value(real: &[String]) -> BoxedStrategy<Value> {
+pub fn mall_sn_value(real: &[String], limits: Limits) -> BoxedStrategy<Value> {
     let digits = vec(pchar::range('0', '9'), 1..=20)
         .prop_map(|d| Value::String(d.into_iter().collect()))
         .boxed();
@@ -453,7 +453,7 @@ pub fn mall_sn_value(real: &[String]) -> BoxedStrategy<Value> {
             .boxed(),
         ),
         (3, text(24).prop_map(Value::String).boxed()),
-        (1, long_text().prop_map(Value::String).boxed()),
+        (1, long_text(limits.max_run).prop_map(Value::String).boxed()),
         (1, non_string()),
     ]);
     weighted(arms)
@@ -699,7 +699,12 @@ fn text_at<'a>(base: &'a Value, pointer: &str) -> &'a str {
     base.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
-fn seller_fields(known: &Known, base: &Value, at: &'static [&'static str; 4]) -> Vec<Field> {
+fn seller_fields(
+    known: &Known,
+    base: &Value,
+    at: &'static [&'static str; 4],
+    limits: Limits,
+) -> Vec<Field> {
     let identities: Vec<Value> = known
         .identities
         .iter()
@@ -730,32 +735,32 @@ fn seller_fields(known: &Known, base: &Value, at: &'static [&'static str; 4]) ->
         Field {
             pointer: merchant_id,
             weight: 3,
-            mutation: string_value(text_at(base, merchant_id), &merchant_ids),
+            mutation: string_value(text_at(base, merchant_id), &merchant_ids, limits),
             edges: string_edges(text_at(base, merchant_id), &merchant_ids),
             valid: Some(select(merchant_ids.clone()).prop_map(Value::String).boxed()),
         },
         Field {
             pointer: user_id,
             weight: 3,
-            mutation: string_value(text_at(base, user_id), &user_ids),
+            mutation: string_value(text_at(base, user_id), &user_ids, limits),
             edges: string_edges(text_at(base, user_id), &user_ids),
             valid: Some(select(user_ids.clone()).prop_map(Value::String).boxed()),
         },
         Field {
             pointer: role,
             weight: 3,
-            mutation: string_value(text_at(base, role), &strings(ROLES)),
+            mutation: string_value(text_at(base, role), &strings(ROLES), limits),
             edges: string_edges(text_at(base, role), &strings(ROLES)),
             valid: Some(select(strings(ROLES)).prop_map(Value::String).boxed()),
         },
     ]
 }
 
-fn appid_field(known: &Known) -> Field {
+fn appid_field(known: &Known, limits: Limits) -> Field {
     Field {
         pointer: "/appid",
         weight: 1,
-        mutation: string_value(&known.appid, &[]),
+        mutation: string_value(&known.appid, &[], limits),
         edges: string_edges(&known.appid, &[]),
         valid: None,
     }
@@ -769,11 +774,11 @@ struct Shape {
     parents: Vec<&'static str>,
 }
 
-fn list_shape(known: &Known) -> Shape {
+fn list_shape(known: &Known, limits: Limits) -> Shape {
     let baseline = known.list_body(known.me(), 10);
     let sns: Vec<String> = known.malls.iter().map(|m| m.mall_sn.clone()).collect();
     let mut fields = vec![
-        appid_field(known),
+        appid_field(known, limits),
         Field {
             pointer: "/filter",
             weight: 1,
@@ -791,6 +796,7 @@ fn list_shape(known: &Known) -> Shape {
             "/filter/seller/merchantUserId",
             "/filter/seller/role",
         ],
+        limits,
     ));
     let cursor_valid = if sns.is_empty() {
         Just(Value::Null).boxed()
@@ -811,14 +817,14 @@ fn list_shape(known: &Known) -> Shape {
         Field {
             pointer: "/sort/sortField",
             weight: 2,
-            mutation: string_value("id", &strings(SORT_FIELDS)),
+            mutation: string_value("id", &strings(SORT_FIELDS), limits),
             edges: string_edges("id", &strings(SORT_FIELDS)),
             valid: None,
         },
         Field {
             pointer: "/sort/sort",
             weight: 2,
-            mutation: string_value("DESC", &strings(DIRECTIONS)),
+            mutation: string_value("DESC", &strings(DIRECTIONS), limits),
             edges: string_edges("DESC", &strings(DIRECTIONS)),
             valid: Some(select(&["DESC", "desc"][..]).prop_map(|s| json!(s)).boxed()),
         },
@@ -832,14 +838,14 @@ fn list_shape(known: &Known) -> Shape {
         Field {
             pointer: "/cursor/cursorField",
             weight: 2,
-            mutation: string_value("id", &strings(SORT_FIELDS)),
+            mutation: string_value("id", &strings(SORT_FIELDS), limits),
             edges: string_edges("id", &strings(SORT_FIELDS)),
             valid: Some(Just(Value::Null).boxed()),
         },
         Field {
             pointer: "/cursor/endCursor",
             weight: 3,
-            mutation: mall_sn_value(&sns),
+            mutation: mall_sn_value(&sns, limits),
             edges: sn_edges(&sns),
             valid: Some(cursor_valid),
         },
@@ -866,7 +872,7 @@ fn list_shape(known: &Known) -> Shape {
     }
 }
 
-fn products_shape(known: &Known) -> Shape {
+fn products_shape(known: &Known, limits: Limits) -> Shape {
     let (mall_sn, signature) = known
         .target_mall
         .clone()
@@ -884,7 +890,7 @@ fn products_shape(known: &Known) -> Shape {
         .filter(|m| m.mall_sn != mall_sn)
         .map(|m| json!({"mallSn": m.mall_sn, "signature": m.signature}))
         .collect();
-    let mut fields = vec![appid_field(known)];
+    let mut fields = vec![appid_field(known, limits)];
     fields.extend(seller_fields(
         known,
         &baseline,
@@ -894,6 +900,7 @@ fn products_shape(known: &Known) -> Shape {
             "/seller/merchantUserId",
             "/seller/role",
         ],
+        limits,
     ));
     fields.extend([
         Field {
@@ -906,14 +913,14 @@ fn products_shape(known: &Known) -> Shape {
         Field {
             pointer: "/mallID/mallSn",
             weight: 3,
-            mutation: mall_sn_value(&sns),
+            mutation: mall_sn_value(&sns, limits),
             edges: sn_edges(&sns),
             valid: None,
         },
         Field {
             pointer: "/mallID/signature",
             weight: 3,
-            mutation: string_value(&signature, &signatures),
+            mutation: string_value(&signature, &signatures, limits),
             edges: string_edges(&signature, &signatures),
             valid: None,
         },
@@ -992,7 +999,7 @@ fn raw(label: &str, bytes: Vec<u8>) -> FuzzBody {
 }
 
 /// Bodies that are not the expected object at all.
-fn whole_bodies(shape: &Shape, other: Value) -> BoxedStrategy<FuzzBody> {
+fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> BoxedStrategy<FuzzBody> {
     let base = shape.baseline.clone();
     let text = serde_json::to_string(&base).expect("a serde_json::Value always serializes");
     let bytes = text.clone().into_bytes();
@@ -1059,7 +1066,7 @@ fn whole_bodies(shape: &Shape, other: Value) -> BoxedStrategy<FuzzBody> {
             Magnitude {
                 lo: 1,
                 common: 200,
-                hi: 100_000,
+                hi: limits.max_nesting,
             }
             .prop_map(|n| raw("deeply nested arrays", nested(n)))
             .boxed(),
@@ -1080,7 +1087,7 @@ fn whole_bodies(shape: &Shape, other: Value) -> BoxedStrategy<FuzzBody> {
                 Magnitude {
                     lo: 1,
                     common: 200,
-                    hi: 100_000,
+                    hi: limits.max_nesting,
                 },
             )
                 .prop_map(move |(p, n)| {
@@ -1155,8 +1162,8 @@ fn rename_keys(v: &Value) -> Value {
 /// The baseline (valid) body of an endpoint.
 pub fn baseline(endpoint: Endpoint, known: &Known) -> Value {
     match endpoint {
-        Endpoint::MallList => list_shape(known).baseline,
-        Endpoint::MallProducts => products_shape(known).baseline,
+        Endpoint::MallList => list_shape(known, Limits::COMMON).baseline,
+        Endpoint::MallProducts => products_shape(known, Limits::COMMON).baseline,
     }
 }
 
@@ -1165,8 +1172,8 @@ pub fn baseline(endpoint: Endpoint, known: &Known) -> Value {
 /// Removing the field comes first; numbers and long strings in it still shrink.
 pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<BoxedStrategy<FuzzBody>> {
     let shape = match endpoint {
-        Endpoint::MallList => list_shape(known),
-        Endpoint::MallProducts => products_shape(known),
+        Endpoint::MallList => list_shape(known, Limits::COMMON),
+        Endpoint::MallProducts => products_shape(known, Limits::COMMON),
     };
     // Edge strategies are fixed values (or shrinkable numbers): any runner reads them.
     let mut values = TestRunner::deterministic();
@@ -1219,11 +1226,17 @@ pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<BoxedStrategy<FuzzBody>> 
     out
 }
 
-/// Every generated body of `endpoint`, in four modes (see the module doc).
-pub fn body(endpoint: Endpoint, known: &Known) -> BoxedStrategy<FuzzBody> {
+/// Every generated body of `endpoint`, in four modes (see the module doc), within `limits`.
+pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> BoxedStrategy<FuzzBody> {
     let (shape, other) = match endpoint {
-        Endpoint::MallList => (list_shape(known), products_shape(known).baseline),
-        Endpoint::MallProducts => (products_shape(known), list_shape(known).baseline),
+        Endpoint::MallList => (
+            list_shape(known, limits),
+            products_shape(known, limits).baseline,
+        ),
+        Endpoint::MallProducts => (
+            products_shape(known, limits),
+            list_shape(known, limits).baseline,
+        ),
     };
     let base = Arc::new(shape.baseline.clone());
     let json_of = |edits: BoxedStrategy<Vec<Edit>>| {
@@ -1247,8 +1260,10 @@ pub fn body(endpoint: Endpoint, known: &Known) -> BoxedStrategy<FuzzBody> {
         (11, json_of(weighted(single))),
         (4, json_of(several(valid, 2))),
         (5, json_of(several(mutations, 5))),
-        (3, whole_bodies(&shape, other)),
+        (3, whole_bodies(&shape, other, limits)),
     ])
+    .prop_filter("a body within the size limits", move |b| limits.admits(b))
+    .boxed()
 }
 
 #[cfg(test)]
@@ -1295,7 +1310,7 @@ mod tests {
     }
 
     fn sample(endpoint: Endpoint, seed: u64, n: usize) -> Vec<FuzzBody> {
-        let strategy = body(endpoint, &known());
+        let strategy = body(endpoint, &known(), Limits::COMMON);
         let mut r = runner(seed);
         (0..n)
             .map(|_| strategy.new_tree(&mut r).unwrap().current())
@@ -1427,7 +1442,7 @@ mod tests {
 
     #[test]
     fn a_failing_body_shrinks_to_the_baseline_plus_the_one_change() {
-        let strategy = body(Endpoint::MallList, &known());
+        let strategy = body(Endpoint::MallList, &known(), Limits::COMMON);
         let mut r = runner(11);
         let mut shrunk = 0;
         for _ in 0..400 {
@@ -1498,6 +1513,30 @@ mod tests {
                 baseline_with_count(81)
             );
         }
+    }
+
+    #[test]
+    fn bodies_stay_within_common_limits_unless_oversize() {
+        let beyond = |limits: Limits| {
+            let mut n = 0;
+            for endpoint in [Endpoint::MallList, Endpoint::MallProducts] {
+                let strategy = body(endpoint, &known(), limits);
+                let mut r = runner(5);
+                for _ in 0..1500 {
+                    let b = strategy.new_tree(&mut r).unwrap().current();
+                    let appid = b.header_appid("app", &limits);
+                    if Limits::beyond_common(&b, appid) {
+                        n += 1;
+                    }
+                }
+            }
+            n
+        };
+        assert_eq!(beyond(Limits::COMMON), 0);
+        assert!(
+            beyond(Limits::OVERSIZE) > 0,
+            "oversize probes are generated"
+        );
     }
 
     #[test]

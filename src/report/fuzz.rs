@@ -234,7 +234,34 @@ pub fn event(e: &FuzzEvent, seed: u64, signer: &Signer, style: Style) -> String 
     }
 }
 
+/// "HTTP 431 ×3, HTTP 400 ×1" for the rejections of an endpoint; empty when there are none.
+fn rejections(s: &EndpointStats) -> String {
+    s.rejected
+        .iter()
+        .map(|(status, n)| format!("HTTP {status} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The note on requests the HTTP layer refused for their size, or nothing.
+fn rejected_note(s: &EndpointStats) -> String {
+    let n: u32 = s.rejected.values().sum();
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "{}: {} beyond common size limits refused by the HTTP layer ({}): not contract findings\n",
+        s.endpoint.name(),
+        plural(usize::try_from(n).unwrap_or(usize::MAX), "request"),
+        rejections(s)
+    )
+}
+
 fn endpoint_finished(s: &EndpointStats) -> String {
+    format!("{}{}", endpoint_sent(s), rejected_note(s))
+}
+
+fn endpoint_sent(s: &EndpointStats) -> String {
     let dup = if s.duplicates > 0 {
         format!(" ({} skipped as duplicates)", s.duplicates)
     } else {
@@ -287,6 +314,20 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
                 stats.endpoint.name(),
                 property.id
             );
+        }
+    }
+    let refused: u32 = report
+        .endpoints
+        .iter()
+        .flat_map(|s| s.rejected.values())
+        .sum();
+    if refused > 0 {
+        let _ = writeln!(
+            out,
+            "\nrefused by the HTTP layer (requests beyond common size limits, from --oversize; not contract findings):"
+        );
+        for stats in report.endpoints.iter().filter(|s| !s.rejected.is_empty()) {
+            let _ = writeln!(out, "  {:<14} {}", stats.endpoint.name(), rejections(stats));
         }
     }
     let cases: u32 = report.endpoints.iter().map(|s| s.run).sum();
@@ -346,8 +387,16 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                 }
                 None => {
                     let mut b = TestCaseBuilder::success(name, time);
+                    let refused = if stats.rejected.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; refused by the HTTP layer for their size (not contract findings): {}",
+                            rejections(stats)
+                        )
+                    };
                     b.set_system_out(&format!(
-                        "{} generated cases; seed {}",
+                        "{} generated cases; seed {}{refused}",
                         stats.run, report.seed
                     ));
                     b
@@ -455,6 +504,7 @@ mod tests {
                 duplicates: 0,
                 stopped_by_time: false,
                 violations: Default::default(),
+                rejected: [(431, 2)].into_iter().collect(),
             }],
             failures: vec![],
             replayed: 0,
@@ -464,5 +514,9 @@ mod tests {
         let xml = junit(&report, &Signer::new(SignerKind::Md5, "k".into())).unwrap();
         assert_eq!(xml.matches("<testcase").count(), PROPERTIES.len());
         assert!(xml.contains("fuzz.mall-products"));
+        assert!(xml.contains("not contract findings): HTTP 431 ×2"), "{xml}");
+        let text = summary(&report, Style { color: false });
+        assert!(text.contains("mall-products  HTTP 431 ×2"), "{text}");
+        assert!(text.contains("0 of 6 properties failed"), "{text}");
     }
 }

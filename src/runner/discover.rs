@@ -35,6 +35,15 @@ impl Discovery {
         }
     }
 
+    /// The configured appid (of the first-page request), empty when there is none.
+    pub fn appid(&self) -> &str {
+        self.list_body
+            .as_ref()
+            .and_then(|b| b.get("appid"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
     /// Whether a value holds a sentinel anywhere.
     pub fn needs(value: &Value) -> bool {
         match value {
@@ -79,7 +88,8 @@ impl Discovery {
     }
 }
 
-fn replace(value: &mut Value, sn: &str, sig: &str) {
+/// Replaces the sentinels in `value` with a mall's number and signature.
+pub fn replace(value: &mut Value, sn: &str, sig: &str) {
     match value {
         Value::String(s) if s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL) => {
             *s = s

@@ -9,6 +9,7 @@ use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase
 
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
+use crate::fuzz::regressions;
 use crate::runner::checks::{assert, http, ownership, payload, products};
 use crate::runner::client::{Response, Sent};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
@@ -175,12 +176,31 @@ async fn exchange_case(
     c: &mut Collector<'_>,
 ) -> Result<(), String> {
     let case_span = c.planned.case.name.span.clone();
-    let sent = request::send(&runner.client, &runner.discovery, x).await?;
+    // A saved fuzz regression is sent as the fuzzer sent it and judged by the fuzz properties.
+    let properties = regressions::properties_of(x);
+    let (sent, fuzz_body) = if properties.is_empty() {
+        (
+            request::send(&runner.client, &runner.discovery, x).await?,
+            None,
+        )
+    } else {
+        let (sent, body) = regressions::send(&runner.client, &runner.discovery, x).await?;
+        (sent, Some(body))
+    };
     let request_body: Value =
         serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
     let Some(response) = c.take(sent, &case_span) else {
         return Ok(());
     };
+    if let Some(body) = &fuzz_body {
+        let schemas = &runner.schemas;
+        c.add(
+            crate::runner::cpu_bound(|| {
+                regressions::judge(x.endpoint, body, &response, schemas, &properties)
+            }),
+            &case_span,
+        );
+    }
     let expect = &x.expect;
     let expects_server_error = expect.status.as_ref().is_some_and(|s| s.value >= 500);
     if !expects_server_error {

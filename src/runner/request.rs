@@ -1,5 +1,5 @@
-//! Sends the request an exchange case describes: its raw text or JSON body, with run-time
-//! discovered values filled in, signed as the case says.
+//! Sends the request an exchange case describes: its raw text, raw bytes or JSON body, with
+//! run-time discovered values filled in, signed as the case says.
 
 use serde_json::{Value, json};
 
@@ -15,6 +15,21 @@ pub async fn send(
     x: &ExchangeCase,
 ) -> Result<Sent, String> {
     let request = &x.request;
+    if let Some(bytes) = &request.raw_hex {
+        let appid = serde_json::from_slice::<Value>(&bytes.value)
+            .ok()
+            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default();
+        return Ok(client
+            .send_raw(
+                x.endpoint,
+                bytes.value.clone(),
+                &appid,
+                &request.auth,
+                &request.headers,
+            )
+            .await);
+    }
     if let Some(raw) = &request.raw {
         let mut text = Value::String(raw.value.clone());
         discovery.resolve(client, &mut text).await?;

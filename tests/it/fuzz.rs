@@ -3,7 +3,9 @@
 //! found within the default budget and reported with a shrunk, runnable reproducer; a seed
 //! repeats a run; minimal bodies are saved and replayed.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 
 use crate::common::{Server, bin};
 use assert_cmd::Command;
@@ -12,18 +14,28 @@ use serde_json::Value;
 
 /// A `mallcheck fuzz` command run in `dir` (reports and regressions land there).
 fn fuzz(dir: &Path) -> Command {
+    fuzz_seeded(dir, "1")
+}
+
+/// [`fuzz`] with another seed.
+fn fuzz_seeded(dir: &Path, seed: &str) -> Command {
     let mut cmd = Command::new(bin());
     cmd.current_dir(dir)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(["fuzz", "--seed", "1", "--color", "never"])
+        .args(["fuzz", "--seed", seed, "--color", "never"])
         .args(["--junit", "junit.xml", "--regressions", "regs"]);
     cmd
 }
 
 /// `fuzz` against a base URL as the reference server's main merchant.
 fn fuzz_at(dir: &Path, base_url: &str) -> Command {
-    let mut cmd = fuzz(dir);
+    fuzz_at_seeded(dir, base_url, "1")
+}
+
+/// [`fuzz_at`] with another seed.
+fn fuzz_at_seeded(dir: &Path, base_url: &str, seed: &str) -> Command {
+    let mut cmd = fuzz_seeded(dir, seed);
     cmd.env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
         .env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
         .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id)
@@ -150,9 +162,21 @@ fn a_count_above_80_is_found_shrunk_to_81_saved_and_replayed() {
         .collect();
     assert_eq!(saved.len(), 1, "{saved:?}");
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&saved[0]).unwrap()).unwrap();
-    assert_eq!(file["endpoint"], "mall-list");
-    assert_eq!(file["property"], "fuzz.no-server-error");
-    assert_eq!(file["body"], body);
+    let case = &file["cases"][0];
+    assert_eq!(case["endpoint"], "mall-list");
+    assert_eq!(case["tags"][0], "fuzz-regression");
+    assert!(
+        case["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("fuzz.no-server-error on mall-list")),
+        "{case}"
+    );
+    let mut sent = case["request"]["body"].clone();
+    assert_eq!(sent["appid"], "${MALLCHECK_APPID}", "identity as variables");
+    sent["appid"] = Value::from(DEMO_APPID);
+    sent["filter"]["seller"]["merchantId"] = Value::from(MAIN.merchant_id);
+    sent["filter"]["seller"]["merchantUserId"] = Value::from(MAIN.merchant_user_id);
+    assert_eq!(sent, body);
 
     let again = run(fuzz_at(dir.path(), &url).args(["--cases", "3", "--endpoint", "mall-list"]));
     assert_eq!(again.code, 1, "{}", again.stdout);
@@ -295,5 +319,160 @@ fn max_time_stops_generation_and_reports_how_many_ran() {
         line.is_some_and(|l| l.contains(" of 1000000")),
         "{}",
         r.stdout
+    );
+}
+
+/// nginx from the system's packages, if installed (`.ci/install-nginx.sh`).
+fn nginx_binary() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/local/sbin")])
+        .map(|d| d.join("nginx"))
+        .find(|p| p.is_file())
+}
+
+/// A stock nginx reverse proxy in front of `upstream`, on a free loopback port, stopped on drop.
+struct Nginx {
+    child: Child,
+    base_url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(binary: &Path, upstream: &str) -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let free_port = || {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .unwrap()
+        };
+        // The port is free when asked for; another process may take it before nginx binds it,
+        // so a failed start is tried again on another port.
+        for _ in 0..5 {
+            let port = free_port();
+            let d = dir.path().display();
+            let config = format!(
+                "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+                 events {{ worker_connections 256; }}\n\
+                 http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+                 fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+                 server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      proxy_pass {upstream};\n\
+                 proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n    }}\n  }}\n}}\n"
+            );
+            let conf = dir.path().join("nginx.conf");
+            std::fs::write(&conf, config).unwrap();
+            let mut child = std::process::Command::new(binary)
+                .arg("-c")
+                .arg(&conf)
+                .arg("-p")
+                .arg(dir.path())
+                .arg("-e")
+                .arg(dir.path().join("error.log"))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn nginx");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if child.try_wait().ok().flatten().is_some() {
+                    break;
+                }
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Nginx {
+                        child,
+                        base_url: format!("http://127.0.0.1:{port}"),
+                        _dir: dir,
+                    };
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
+        panic!("nginx did not start:\n{log}");
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// nginx, or a skip message (a failure when `MALLCHECK_REQUIRE_TOOLS=1`, as in CI).
+fn nginx_or_skip(test: &str) -> Option<PathBuf> {
+    let found = nginx_binary();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("MALLCHECK_REQUIRE_TOOLS").is_none_or(|v| v != "1"),
+            "nginx is required (MALLCHECK_REQUIRE_TOOLS=1): run .ci/install-nginx.sh"
+        );
+        eprintln!("skipping {test}: nginx is not installed (.ci/install-nginx.sh installs it)");
+    }
+    found
+}
+
+/// Asserts a run found nothing and saw no HTTP-layer refusal.
+fn assert_clean(r: &Run, what: &str) {
+    assert_eq!(r.code, 0, "{what}:\n{}", r.stdout);
+    assert!(
+        r.stdout.contains("0 of 12 properties failed"),
+        "{what}:\n{}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout.contains("refused by the HTTP layer"),
+        "{what}:\n{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_correct_service_has_no_finding_behind_a_stock_http_server_for_any_seed() {
+    let Some(binary) = nginx_or_skip("the nginx fuzz test") else {
+        return;
+    };
+    let server = Server::start(&[]);
+    let nginx = Nginx::start(&binary, &server.base_url);
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 1..=8 {
+        let seed = seed.to_string();
+        let behind =
+            run(fuzz_at_seeded(dir.path(), &nginx.base_url, &seed).args(["--cases", "1000"]));
+        assert_clean(&behind, &format!("seed {seed} behind nginx"));
+        let direct =
+            run(fuzz_at_seeded(dir.path(), &server.base_url, &seed).args(["--cases", "300"]));
+        assert_clean(
+            &direct,
+            &format!("seed {seed} against the reference server"),
+        );
+    }
+    assert!(!dir.path().join("regs").exists(), "nothing to save");
+
+    // Oversize probes reach nginx's header limit: its refusals are listed apart, and the run
+    // passes.
+    let oversize = run(fuzz_at(dir.path(), &nginx.base_url).args([
+        "--cases",
+        "1000",
+        "--endpoint",
+        "mall-list",
+        "--oversize",
+    ]));
+    assert_eq!(oversize.code, 0, "{}", oversize.stdout);
+    assert!(
+        oversize
+            .stdout
+            .contains("mall-list: 1 request beyond common size limits refused by the HTTP layer (HTTP 400 ×1): not contract findings"),
+        "{}",
+        oversize.stdout
+    );
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        !junit.contains("<failure") && junit.contains("HTTP 400 ×1"),
+        "{junit}"
     );
 }

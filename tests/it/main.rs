@@ -5,6 +5,7 @@ mod case_schema;
 mod common;
 mod faults;
 mod fuzz;
+mod fuzz_chain;
 mod junit_xsd;
 mod layout;
 mod openapi;
