@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use crate::error::UsageError;
 use crate::profile::{self, Profile};
-use crate::runner::client::ClientOptions;
-use crate::runner::discover::{
+use crate::server::{self, RunningServer, ServerOptions, data};
+use crate::service::client::ClientOptions;
+use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
-use crate::server::{self, RunningServer, ServerOptions, data};
 use crate::sign::{Signer, SignerKind};
 
 /// Variable holding the signing key; read from the environment only.

@@ -17,12 +17,12 @@ use crate::fuzz::regressions::Saver;
 use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
-use crate::runner::client::Client;
-use crate::runner::discover::{self, Discovery};
-use crate::runner::discover::{
+use crate::server::data;
+use crate::service::client::Client;
+use crate::service::discover::{self, Discovery};
+use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
-use crate::server::data;
 use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::Endpoint;

@@ -26,10 +26,10 @@ use crate::error::UsageError;
 use crate::profile::Profile;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
-use crate::runner::client::Client;
-use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::{self, RunningServer, ServerOptions};
+use crate::service::client::Client;
+use crate::service::discover::Discovery;
 use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::RunSummary;
@@ -131,13 +131,11 @@ pub async fn measure_all(env: &SuiteEnv, options: &BenchOptions) -> Vec<Measurem
             .await
             .unwrap_or_else(|e| skipped("(b) fuzz rate", FUZZ_RATE_TARGET, e)),
     );
-    for line in crate::runner::cpu_bound(|| validation(&env.schemas, options)) {
+    for line in crate::cpu::cpu_bound(|| validation(&env.schemas, options)) {
         emit(line);
     }
     let probe = memory(&base_url);
-    emit(
-        crate::runner::cpu_bound(probe).unwrap_or_else(|e| skipped("(d) memory", MEMORY_TARGET, e)),
-    );
+    emit(crate::cpu::cpu_bound(probe).unwrap_or_else(|e| skipped("(d) memory", MEMORY_TARGET, e)));
     server.shutdown().await;
     emit(
         scaling(env, &options.scales, options.rounds)

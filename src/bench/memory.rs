@@ -8,10 +8,10 @@ use serde_json::json;
 
 use crate::bench::child::{mallcheck_exe, run_child};
 use crate::bench::measure::{Goal, Measurement, mib};
+use crate::checks::products;
 use crate::exit;
-use crate::runner::checks::products;
-use crate::runner::client::Client;
 use crate::server::data::{Dataset, MAIN, Shape};
+use crate::service::client::Client;
 use crate::settings::Target;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -91,7 +91,7 @@ pub async fn probe(base_url: &str, target: &Target, schemas: &SchemaSet) -> i32 
             Ok(r) => r,
             Err(f) => return format!("{PROBE_PREFIX} error {}", f.actual),
         };
-        let mut findings = crate::runner::cpu_bound(|| {
+        let mut findings = crate::cpu::cpu_bound(|| {
             schemas.check("products-response", &response.json).len()
         });
         findings += products::order(&response.json).len();

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::bench::harness::BenchOptions;
 use crate::bench::measure::{Goal, Measurement, median, mib, ms, ratio, skipped};
-use crate::runner::checks::{ownership, products};
+use crate::checks::{ownership, products};
 use crate::server::data::{self, Dataset, MAIN, Shape};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::Endpoint;

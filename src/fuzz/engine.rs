@@ -18,7 +18,7 @@ use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
 use crate::fuzz::strategies;
-use crate::runner::client::Client;
+use crate::service::client::Client;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::check::Check;
 use crate::verdict::endpoint::{AuthMode, Endpoint};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::runner::client::Client;
+use crate::service::client::Client;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
+use crate::checks::{http, ownership, payload};
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::known::Known;
-use crate::runner::checks::{http, ownership, payload};
-use crate::runner::client::{Response, Sent};
+use crate::service::client::{Response, Sent};
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::endpoint::Endpoint;

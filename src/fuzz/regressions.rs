@@ -15,13 +15,13 @@ use crate::case::model::{CaseKind, ExchangeCase};
 
 use crate::atomic;
 use crate::case::parse::{ParseContext, parse_file};
+use crate::checks::ownership;
 use crate::diag::Diagnostic;
 use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, PROPERTIES};
-use crate::runner::checks::ownership;
-use crate::runner::client::{Client, Response, Sent};
-use crate::runner::discover::Discovery;
+use crate::service::client::{Client, Response, Sent};
+use crate::service::discover::Discovery;
 use crate::spec::catalog;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::check::Check;

@@ -9,12 +9,12 @@ use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase
 
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
+use crate::checks::{assert, http, ownership, payload, products};
 use crate::fuzz::regressions;
-use crate::runner::checks::{assert, http, ownership, payload, products};
-use crate::runner::client::{Response, Sent};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner};
-use crate::runner::{politeness, request};
+use crate::service::client::{Response, Sent};
+use crate::service::{politeness, request};
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
@@ -195,7 +195,7 @@ async fn exchange_case(
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
         c.add(
-            crate::runner::cpu_bound(|| {
+            crate::cpu::cpu_bound(|| {
                 regressions::judge(x.endpoint, body, &response, schemas, &properties)
             }),
             &case_span,
@@ -228,7 +228,7 @@ async fn exchange_case(
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
         c.add(
-            crate::runner::cpu_bound(|| runner.schemas.check(name, &response.json)),
+            crate::cpu::cpu_bound(|| runner.schemas.check(name, &response.json)),
             &span,
         );
     }
@@ -297,7 +297,7 @@ impl PageSource for ClientPages<'_, '_, '_> {
         let span = self.span.clone();
         let schemas = &self.runner.schemas;
         let findings =
-            crate::runner::cpu_bound(|| schemas.validate("mall-list-response", &response.json));
+            crate::cpu::cpu_bound(|| schemas.validate("mall-list-response", &response.json));
         self.collector.add(findings, &span);
         if let Some(merchant) = &self.merchant {
             self.collector
@@ -477,7 +477,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             continue;
         }
         c.add(
-            crate::runner::cpu_bound(|| runner.schemas.check("products-response", &r.json)),
+            crate::cpu::cpu_bound(|| runner.schemas.check("products-response", &r.json)),
             &span,
         );
         if s.order {

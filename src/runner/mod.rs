@@ -3,13 +3,8 @@
 //! [`Runner::run`] executes the planned cases concurrently (bounded by `jobs`), reusing one
 //! connection pool, and hands every [`Event`] to the caller's callback in arrival order.
 
-pub mod checks;
-pub mod client;
-pub mod discover;
 mod execute;
 pub mod paging;
-pub mod politeness;
-pub mod request;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,8 +16,8 @@ use tokio::sync::{Semaphore, mpsc};
 
 use crate::case::model::Case;
 
-use crate::runner::client::Client;
-use crate::runner::discover::Discovery;
+use crate::service::client::Client;
+use crate::service::discover::Discovery;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, Event, RunSummary};
 use crate::verdict::source::SourceFile;
@@ -140,18 +135,6 @@ impl Runner {
         summary.duration = started.elapsed();
         on_event(Event::RunFinished(summary.clone()));
         summary
-    }
-}
-
-/// Runs CPU-bound work (decoding, validating a large body) without starving the async workers
-/// that read other responses: on a multi-threaded runtime the worker hands its other tasks to
-/// another thread first.
-pub(crate) fn cpu_bound<T>(work: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(work)
-        }
-        _ => work(),
     }
 }
 

@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 /// Top-level modules of `src/`, bottom layer first. A module may import any module of a lower
 /// layer and none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
-    &["verdict", "json", "atomic", "redact", "tls"],
+    &["verdict", "json", "atomic", "redact", "tls", "cpu"],
     &["sign", "exit", "diag", "spec"],
     &["case", "error"],
-    &["profile", "snapshot", "server"],
-    &["runner"],
+    &["checks", "profile", "snapshot", "server", "service"],
     &["fuzz", "release"],
-    &["settings", "report"],
+    &["runner", "settings", "report"],
     &["bench"],
     &["cli"],
     &["app"],

@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::case::model::ExchangeCase;
-use crate::runner::client::{Client, Sent};
-use crate::runner::discover::Discovery;
+use crate::service::client::{Client, Sent};
+use crate::service::discover::Discovery;
 
 /// Sends the case's request; Err is the reason the case cannot run (a value that could not be
 /// discovered).

@@ -7,7 +7,7 @@
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
-use crate::runner::client::Client;
+use crate::service::client::Client;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 /// Variable naming the target mall's number.

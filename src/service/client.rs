@@ -11,7 +11,7 @@ use reqwest::redirect;
 use serde_json::Value;
 
 use crate::redact::{self, Secret};
-use crate::runner::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
+use crate::service::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
 use crate::sign::Signer;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -284,7 +284,7 @@ impl Client {
             },
             Ok(Ok((record, response))) => {
                 let following = self.options.follow_redirects;
-                let decoded = crate::runner::cpu_bound(|| decode(response, &record, following));
+                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following));
                 Sent {
                     exchange: Exchange {
                         request,
