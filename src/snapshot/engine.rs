@@ -10,8 +10,6 @@ use std::sync::{Arc, Mutex, Once, PoisonError};
 use insta::{Comparator, DefaultComparator, Settings, Snapshot};
 use serde_json::Value;
 
-use super::snapshotter::REDACTED;
-
 /// What insta writes in this process when a snapshot is new or differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateMode {
@@ -32,6 +30,11 @@ impl UpdateMode {
         }
     }
 }
+
+/// What replaces a value a selector redacts (a volatile value, not a secret: secrets are
+/// scrubbed to `redact::REDACTED` before a value reaches insta). Recorded snapshots hold this
+/// text, so it stays as it is.
+pub const PLACEHOLDER: &str = "[redacted]";
 
 /// Variables insta reads that would redirect or force what it writes; removed from the process.
 const CLEARED_VARS: [&str; 5] = [
@@ -133,7 +136,7 @@ pub struct Assertion<'a> {
     pub name: &'a str,
     /// The value to snapshot (already scrubbed of secrets).
     pub value: &'a Value,
-    /// insta selectors replaced by [`REDACTED`].
+    /// insta selectors replaced by [`PLACEHOLDER`].
     pub redact: &'a [String],
     /// insta selectors whose sequences are sorted.
     pub sort: &'a [String],
@@ -185,7 +188,7 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
         }
         settings.set_comparator(Box::new(recorder.clone()));
         for selector in a.redact {
-            settings.add_redaction(selector, REDACTED);
+            settings.add_redaction(selector, PLACEHOLDER);
         }
         for selector in a.sort {
             settings.sort_selector(selector);

@@ -8,6 +8,6 @@ mod snapshotter;
 pub mod store;
 
 pub use snapshotter::{
-    DEFAULT_REDACTIONS, REDACTED, SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env,
-    scrub_value, snapshot_name,
+    DEFAULT_REDACTIONS, SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env, scrub_value,
+    snapshot_name,
 };

@@ -13,9 +13,6 @@ use crate::redact::{self, Secret};
 use crate::spec::catalog;
 use crate::verdict::event::{CaseId, Finding};
 
-/// Placeholder that replaces a redacted value in a snapshot.
-pub const REDACTED: &str = "[redacted]";
-
 /// Selectors redacted in every snapshot: envelope values that legitimately change on every call
 /// (the spec shows none; these are the usual names of trace ids and server clocks). A selector
 /// that matches nothing has no effect.
