@@ -386,6 +386,17 @@ pub struct ServeArgs {
     /// List the fault modes and exit.
     #[arg(long)]
     pub list_faults: bool,
+    /// Seconds a client has to send a request head, counted from connecting (first request)
+    /// or from the head's first byte; slower connections are closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Seconds the server waits for a client otherwise (between keep-alive requests, for the
+    /// rest of a request body, for the client to read an answer) before closing the connection.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub idle_timeout: f64,
+    /// Connections served at once; further clients wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: usize,
 }
 
 /// `mallcheck checks`.

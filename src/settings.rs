@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::error::UsageError;
 use crate::profile::{self, Profile};
+use crate::redact::{self, MIN_SECRET_LEN};
 use crate::server::{self, RunningServer, ServerOptions, data};
 use crate::service::client::ClientOptions;
 use crate::service::discover::{
@@ -279,6 +280,10 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         None => None,
     };
     let key = key_from_file.or_else(|| env.get(SIGN_KEY_VAR));
+    // Even unused by the signer (a sign command may read it from the environment).
+    if let Some(key) = &key {
+        redact::global().add_secret(key);
+    }
     let signer_name = env
         .get("MALLCHECK_SIGNER")
         .or_else(|| profile.signer.clone());
@@ -295,9 +300,20 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         }
         (None, None) => SignerKind::Md5,
     };
+    // Through the command line, MALLCHECK_BASE_URL arrives as the flag.
+    let url_source = if flags.base_url.is_some() {
+        "--base-url".to_string()
+    } else if env.get("MALLCHECK_BASE_URL").is_some() {
+        "MALLCHECK_BASE_URL".to_string()
+    } else {
+        format!(
+            "base_url (profile `{}`)",
+            flags.profile.as_deref().unwrap_or_default()
+        )
+    };
     let base_url = match pick(&flags.base_url, "MALLCHECK_BASE_URL", &profile.base_url) {
         None => None,
-        Some(raw) => Some(validate_base_url(&raw)?),
+        Some(raw) => Some(validate_base_url(&raw, &url_source)?),
     };
     let embedded = base_url.is_none();
     let secret = if kind == SignerKind::Command {
@@ -319,6 +335,7 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             Some("export the signing key in MALLCHECK_SIGN_KEY or pass --sign-key-file PATH"),
         ));
     };
+    register_secrets(kind, &secret);
     let signer = Signer::new(kind, secret).with_timeout(client.timeout);
     let appid = pick(&flags.appid, "MALLCHECK_APPID", &profile.appid);
     let merchant_id = pick(
@@ -414,26 +431,59 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
     })
 }
 
-fn validate_base_url(raw: &str) -> Result<String, UsageError> {
+/// Registers the key (or the sign command) with the run's redactor, and warns when the key is
+/// too short to be scrubbed from what a service echoes back.
+fn register_secrets(kind: SignerKind, secret: &str) {
+    let redactor = redact::global();
+    let registered = match kind {
+        SignerKind::Command => {
+            redactor.add_sign_command(secret);
+            return;
+        }
+        SignerKind::Md5 | SignerKind::HmacSha256 | SignerKind::Static => {
+            redactor.add_secret(secret)
+        }
+    };
+    if !registered {
+        let what = if kind == SignerKind::Static {
+            "the static signature"
+        } else {
+            "the signing key"
+        };
+        eprintln!(
+            "warning: {what} is shorter than {MIN_SECRET_LEN} characters: mallcheck cannot scrub it \
+             from what a service echoes back (Authorization headers are still redacted); use a \
+             longer key"
+        );
+    }
+}
+
+/// Checks a base URL from `source` (a flag or the profile). Its userinfo is never shown: a
+/// `user:password@` is registered as a secret and masked in every message.
+fn validate_base_url(raw: &str, source: &str) -> Result<String, UsageError> {
+    redact::global().add_url_userinfo(raw);
+    let shown = redact::url_for_display(raw);
     let parsed = url::Url::parse(raw).map_err(|e| {
         UsageError::setting(
-            "--base-url",
-            format!("`{raw}` is not a URL ({e})"),
+            source,
+            format!("`{shown}` is not a URL ({e})"),
             Some("e.g. --base-url https://staging.example.com"),
         )
     })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(UsageError::setting(
-            "--base-url",
-            format!("`{raw}` is not an http(s) URL with a host"),
+            source,
+            format!("`{shown}` is not an http(s) URL with a host"),
             None,
         ));
     }
+    // The Authorization header carries the signature (spec §5): there is no room for HTTP
+    // basic credentials, and a URL is printed in every report.
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(UsageError::setting(
-            "--base-url",
-            "must not carry credentials",
-            Some("authentication goes through the signer"),
+            source,
+            format!("`{shown}` must not carry credentials"),
+            Some("authentication goes through the signer; remove the user:password@ part"),
         ));
     }
     Ok(raw.trim_end_matches('/').to_string())

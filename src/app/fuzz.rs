@@ -122,6 +122,7 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
 }
 
 fn print(text: &str) {
+    let text = crate::redact::global().scrub(text);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();

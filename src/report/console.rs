@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use anstyle::Style;
 
+use crate::redact::ScrubWriter;
 use crate::report::Sink;
 use crate::report::style::{self, Palette};
 use crate::report::text;
@@ -31,9 +32,10 @@ fn outcome_style(o: Outcome) -> Style {
     }
 }
 
-/// Writes human-readable progress to an injected writer.
+/// Writes human-readable progress to an injected writer, every line scrubbed of the run's
+/// secrets.
 pub struct Console<W: Write> {
-    out: W,
+    out: ScrubWriter<W>,
     palette: Palette,
     verbosity: Verbosity,
     strict: bool,
@@ -44,7 +46,7 @@ impl<W: Write> Console<W> {
     /// A console sink writing to `out`.
     pub fn new(out: W, color: bool, verbosity: Verbosity, strict: bool) -> Self {
         Console {
-            out,
+            out: ScrubWriter::new(out),
             palette: Palette::new(color),
             verbosity,
             strict,
@@ -62,7 +64,7 @@ impl<W: Write> Console<W> {
 
     /// The writer back (tests read the captured text).
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.into_inner()
     }
 
     fn indented(&mut self, block: &str) -> io::Result<()> {

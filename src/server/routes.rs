@@ -14,15 +14,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::server::data::{self, Dataset, MAIN, MallSeed, OTHER, SINGLE, Shape};
-use crate::server::faults::{Fault, MALL_SN_PREFIX};
+use crate::server::faults::{Echo, Fault, MALL_SN_PREFIX};
 use crate::server::pages::{self, UnknownCursor};
 use crate::server::request::{self, ListRequest, ProductsRequest, SellerIdentity};
 use crate::server::wire::{self, STALL};
@@ -142,6 +142,8 @@ impl Failure {
 struct Call {
     fault: Option<Fault>,
     accepts_gzip: bool,
+    /// The request, under the echo faults.
+    echo: Option<Echo>,
 }
 
 async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
@@ -160,6 +162,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
                     let call = Call {
                         fault: None,
                         accepts_gzip,
+                        echo: None,
                     };
                     let msg = format!("unknown fault `{name}`");
                     return fail(&state, &call, Failure::not_found(msg));
@@ -168,9 +171,29 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         }
         None => (state.default_fault, path.clone()),
     };
+    let (req, echo) = match fault {
+        Some(Fault::EchoRequest | Fault::EchoErrorPage) => {
+            let (parts, body) = req.into_parts();
+            let bytes = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+                .await
+                .unwrap_or_default();
+            let headers = parts
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                    (k.as_str().to_string(), value)
+                })
+                .collect();
+            let echo = Echo::new(headers, &bytes);
+            (Request::from_parts(parts, Body::from(bytes)), Some(echo))
+        }
+        _ => (req, None),
+    };
     let call = Call {
         fault,
         accepts_gzip,
+        echo,
     };
     let op = match rest.as_str() {
         MALL_LIST_PATH => Operation::MallList,
@@ -209,6 +232,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
             return resp;
         }
         Some(Fault::Http500Html) => return wire::html(StatusCode::INTERNAL_SERVER_ERROR),
+        Some(Fault::EchoErrorPage) => return echo_error_page(&call),
         Some(Fault::Html200) => return wire::html(StatusCode::OK),
         Some(Fault::DeepNesting) => return wire::deep_nesting(),
         Some(Fault::HugeBody) => return wire::huge_body(),
@@ -231,9 +255,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         return fail(&state, &call, too_large());
     };
     match answer(&state, &call, op, &parts.headers, bytes).await {
-        Ok(value) => {
-            wire::json_response(StatusCode::OK, &value, fault, accepts_gzip, &state.shutdown)
-        }
+        Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),
     }
 }
@@ -254,13 +276,50 @@ fn other_port(headers: &HeaderMap) -> String {
 
 fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
     let body = wire::error_envelope(failure.code, &failure.msg);
-    wire::json_response(
-        failure.status,
-        &body,
+    respond(state, call, failure.status, body)
+}
+
+/// A JSON answer; under `echo-request` it echoes the request in its body and headers.
+fn respond(state: &AppState, call: &Call, status: StatusCode, mut value: Value) -> Response {
+    if let Some(echo) = &call.echo {
+        echo.attach(&mut value);
+    }
+    let mut response = wire::json_response(
+        status,
+        &value,
         call.fault,
         call.accepts_gzip,
         &state.shutdown,
-    )
+    );
+    if let Some(echo) = &call.echo {
+        add_headers(&mut response, echo.response_headers());
+    }
+    response
+}
+
+/// The `echo-error-page` answer: HTTP 500 with an HTML page quoting the request.
+fn echo_error_page(call: &Call) -> Response {
+    let page = call.echo.as_ref().map(Echo::error_page).unwrap_or_default();
+    let mut response = Response::new(Body::from(page));
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    let html = HeaderValue::from_static("text/html; charset=utf-8");
+    response.headers_mut().insert(header::CONTENT_TYPE, html);
+    if let Some(echo) = &call.echo {
+        add_headers(&mut response, echo.response_headers());
+    }
+    response
+}
+
+/// Appends headers, skipping any that are not valid on the wire.
+fn add_headers(response: &mut Response, headers: Vec<(String, String)>) {
+    for (k, v) in headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(&v),
+        ) {
+            response.headers_mut().append(name, value);
+        }
+    }
 }
 
 /// Authenticates, validates and answers one call with its JSON data.

@@ -190,11 +190,12 @@ impl Client {
             Ok(None) => {}
             Err(e) => {
                 let request = self.record(&url, &headers, None, record_body);
+                // The error may quote the sign command: the redactor names it instead.
                 let finding = Finding::new(
                     &catalog::HARNESS_SIGNER,
                     "",
                     "a signature from the configured signer",
-                    e.to_string(),
+                    redact::global().scrub_sign_error(&e.to_string()),
                 );
                 return self.failed(request, started, finding);
             }
@@ -214,7 +215,7 @@ impl Client {
                     &catalog::TRANSPORT_CONNECT,
                     "",
                     "valid HTTP header names and values",
-                    format!("{k}: {v}"),
+                    format!("{k}: {}", redact::header_value(k, v)),
                 );
                 return self.failed(request, started, f);
             };
@@ -316,18 +317,25 @@ impl Client {
                 let f = timeout_finding(self.options.timeout);
                 self.failed(request, started, f)
             }
-            Ok(Err((partial, f))) => Sent {
-                exchange: Exchange {
-                    request,
-                    response: partial,
-                    transport_error: Some(self.scrub(&f.actual)),
-                    duration,
-                },
-                result: Err(Box::new(f)),
-            },
+            Ok(Err((partial, mut f))) => {
+                self.scrub_finding(&mut f);
+                Sent {
+                    exchange: Exchange {
+                        request,
+                        response: partial,
+                        transport_error: Some(f.actual.clone()),
+                        duration,
+                    },
+                    result: Err(Box::new(f)),
+                }
+            }
             Ok(Ok((record, response))) => {
                 let following = self.options.follow_redirects;
-                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following));
+                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following))
+                    .map_err(|mut f| {
+                        self.scrub_finding(&mut f);
+                        f
+                    });
                 Sent {
                     exchange: Exchange {
                         request,
@@ -397,6 +405,8 @@ impl Client {
         authorization: Option<&Secret>,
         body: String,
     ) -> RequestRecord {
+        // Credential headers (and the Authorization value, signature by signature) are
+        // registered with the run's redactor here, before anything is sent or recorded.
         let mut recorded: Vec<(String, String)> = headers
             .iter()
             .map(|(k, v)| (k.clone(), redact::header_value(k, v)))
@@ -409,13 +419,14 @@ impl Client {
         }
         RequestRecord {
             method: "POST".to_string(),
-            url: url.to_string(),
+            url: self.scrub(url),
             headers: recorded,
             body: self.scrub(&body),
         }
     }
 
-    fn failed(&self, request: RequestRecord, started: Instant, finding: Finding) -> Sent {
+    fn failed(&self, request: RequestRecord, started: Instant, mut finding: Finding) -> Sent {
+        self.scrub_finding(&mut finding);
         Sent {
             exchange: Exchange {
                 request,
@@ -448,6 +459,12 @@ impl Client {
 
     fn scrub(&self, text: &str) -> String {
         redact::scrub(text, &self.secrets())
+    }
+
+    /// A finding about the exchange quotes what the service sent (a Location, a body excerpt).
+    fn scrub_finding(&self, f: &mut Finding) {
+        f.actual = self.scrub(&f.actual);
+        f.detail = self.scrub(&f.detail);
     }
 
     fn transport_finding(&self, e: &reqwest::Error) -> Finding {
@@ -518,18 +535,21 @@ fn timeout_finding(timeout: Duration) -> Finding {
     )
 }
 
+/// The response as recorded: a service, a proxy or an error page may echo the request, so
+/// credential headers are redacted by name and every header value and the body excerpt are
+/// scrubbed of the run's secrets.
 fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRecord {
-    let excerpt = &body[..body.len().min(EXCERPT_BYTES)];
+    let redactor = redact::global();
     ResponseRecord {
         status,
         headers: headers
             .iter()
             .map(|(k, v)| {
                 let value = String::from_utf8_lossy(v.as_bytes());
-                (k.to_string(), redact::header_value(k.as_str(), &value))
+                (k.to_string(), redactor.header_value(k.as_str(), &value))
             })
             .collect(),
-        body_excerpt: String::from_utf8_lossy(excerpt).into_owned(),
+        body_excerpt: redactor.excerpt(body, EXCERPT_BYTES),
         body_len: body.len(),
     }
 }

@@ -46,18 +46,25 @@ fn serialize_check_id<S: serde::Serializer>(c: &&'static Check, s: S) -> Result<
 pub const ACTUAL_MAX_CHARS: usize = 200;
 
 impl Finding {
-    /// Builds a finding; `actual` is truncated to [`ACTUAL_MAX_CHARS`].
+    /// Builds a finding; `actual` is truncated to [`ACTUAL_MAX_CHARS`] (scrubbed first, so a cut
+    /// never leaves part of a secret that the writers could no longer recognise).
     pub fn new(
         check: &'static Check,
         pointer: impl Into<String>,
         expected: impl Into<String>,
         actual: impl Into<String>,
     ) -> Self {
+        let actual = actual.into();
+        let actual = if actual.len() > ACTUAL_MAX_CHARS {
+            truncate(&crate::redact::global().scrub(&actual), ACTUAL_MAX_CHARS)
+        } else {
+            actual
+        };
         Finding {
             check,
             pointer: pointer.into(),
             expected: expected.into(),
-            actual: truncate(&actual.into(), ACTUAL_MAX_CHARS),
+            actual,
             detail: String::new(),
             location: None,
         }

@@ -2,6 +2,7 @@
 //! (with one module per area) so that the suite links once.
 
 mod bounded;
+mod case_inputs;
 mod case_schema;
 mod common;
 mod faults;
@@ -17,4 +18,5 @@ mod reports;
 mod run_cli;
 mod schemas_meta;
 mod secrets;
+mod serve_limits;
 mod snapshots;
