@@ -11,9 +11,10 @@ use std::time::Instant;
 
 use junit_report::{Duration as JDuration, Report, TestCase, TestCaseBuilder, TestSuiteBuilder};
 
+use crate::atomic;
 use crate::report::cadence::Cadence;
-use crate::report::event::{CaseResult, Event, Outcome};
-use crate::report::{Sink, atomic, text};
+use crate::report::{Sink, text};
+use crate::verdict::event::{CaseResult, Event, Outcome};
 
 /// Writes a JUnit report to a path.
 pub struct Junit {
