@@ -5,6 +5,7 @@
 
 pub mod data;
 pub mod faults;
+pub mod guide;
 mod pages;
 mod request;
 pub mod routes;

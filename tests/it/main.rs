@@ -15,4 +15,5 @@ mod reports;
 mod run_cli;
 mod schemas_meta;
 mod secrets;
+mod serve_guide;
 mod snapshots;
