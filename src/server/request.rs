@@ -31,6 +31,20 @@ pub(crate) struct ProductsRequest {
     pub(crate) signature: String,
 }
 
+/// Name of the optional header of the products call (spec §5.3).
+pub(crate) const ENV_FLAG: &str = "x-env-flag";
+
+/// Validates the optional `X-env-flag` header of the products call: when present, each value
+/// is digits only (spec §5.3: "value of digits"; the OpenAPI export says `^[0-9]+$`).
+pub(crate) fn env_flag<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Result<(), String> {
+    for value in values {
+        if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+            return Err("the X-env-flag header must be digits".into());
+        }
+    }
+    Ok(())
+}
+
 /// The body's `appid`, which must be a string.
 pub(crate) fn appid(body: &Value) -> Result<&str, String> {
     string_at(body, "/appid", "appid")
@@ -299,6 +313,15 @@ mod tests {
             }
         }
         assert!(checked > 300, "{checked}");
+    }
+
+    #[test]
+    fn env_flag_is_digits_when_present() {
+        assert_eq!(env_flag([]), Ok(()));
+        assert_eq!(env_flag([&b"1"[..], b"0042"]), Ok(()));
+        for bad in [&b""[..], b"1a", b" 1", b"-1", "\u{0661}".as_bytes()] {
+            assert!(env_flag([bad]).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

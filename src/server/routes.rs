@@ -2,7 +2,8 @@
 //! under `/fault/<name>`, authentication (§5), validation, and where each fault takes effect.
 //!
 //! Status codes (the spec leaves them open, §7): 200 with the data; 400 (`4000`) for a body that
-//! is not JSON or breaks a rule of `schemas/*-request.json`; 401 (`4010`) for a missing or bad
+//! is not JSON or breaks a rule of `schemas/*-request.json` (or a products call whose
+//! `X-env-flag` is not digits); 401 (`4010`) for a missing or bad
 //! `Authorization` or an appid mismatch; 404 (`4040`) for an unknown path, fault or mall (or a
 //! mall of another merchant, or a wrong mall signature) and for an `endCursor` that names no mall
 //! of the merchant's list; 405 (`4050`, with `Allow: POST`) for a method other than POST; 413
@@ -271,6 +272,8 @@ async fn answer(
             mall_list(state, call.fault, &req)
         }
         Operation::MallProducts => {
+            let flags = headers.get_all(request::ENV_FLAG).into_iter();
+            request::env_flag(flags.map(|v| v.as_bytes())).map_err(Failure::bad_request)?;
             let req = request::parse_products(&body).map_err(Failure::bad_request)?;
             mall_products(state, call.fault, &req)
         }

@@ -277,6 +277,32 @@ async fn products_come_in_numeric_spu_id_descending_order() {
     s.shutdown().await;
 }
 
+/// §5.3: X-env-flag is "a value of digits"; the products call takes it and refuses another.
+#[tokio::test]
+async fn products_take_a_digit_env_flag_and_refuse_another() {
+    let s = server().await;
+    let d = Dataset::new(Shape::Standard);
+    let first = d.malls_of(MAIN.merchant_id)[0];
+    let body = products_body(MAIN, &first.mall_sn, &first.signature);
+    let url = format!("{}{MALL_PRODUCTS_PATH}", s.base_url());
+    for (flag, expected) in [
+        ("1", StatusCode::OK),
+        ("", StatusCode::BAD_REQUEST),
+        ("on", StatusCode::BAD_REQUEST),
+    ] {
+        let resp = client()
+            .post(&url)
+            .header("Authorization", sign(&body))
+            .header("X-env-flag", flag)
+            .body(serde_json::to_vec(&body).unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), expected, "X-env-flag {flag:?}");
+    }
+    s.shutdown().await;
+}
+
 #[tokio::test]
 async fn wrong_mall_signature_or_seller_gets_no_products() {
     let s = server().await;
