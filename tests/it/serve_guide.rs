@@ -141,3 +141,26 @@ fn the_serve_banner_tells_how_to_call_it_and_its_curl_example_works() {
         "the main merchant's malls: {answer}"
     );
 }
+
+/// The README's section on the reference server says what `serve --help` says.
+#[test]
+fn the_readme_shows_the_same_identities_and_example_as_serve_help() {
+    let readme = std::fs::read_to_string(crate::common::repo().join("README.md")).expect("README");
+    let section = readme
+        .split("## The reference server\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("a README section \"The reference server\"");
+    assert_tells_how_to_call(&format!("{section}\n{EXAMPLE_HEADING}"));
+    let help = mallcheck::server::guide::help();
+    let example: Vec<&str> = help
+        .lines()
+        .skip_while(|l| *l != EXAMPLE_HEADING)
+        .skip(1)
+        .collect();
+    assert!(
+        section.contains(&example.join("\n")),
+        "the README's example differs from `serve --help`'s:\n{}",
+        example.join("\n")
+    );
+}
