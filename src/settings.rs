@@ -13,6 +13,7 @@ use crate::service::client::ClientOptions;
 use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
+use crate::service::politeness::DEFAULT_MAX_RETRY_WAIT;
 use crate::sign::{Signer, SignerKind};
 
 /// Variable holding the signing key; read from the environment only.
@@ -43,6 +44,8 @@ pub struct Flags {
     pub sign_key_file: Option<PathBuf>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
+    /// Longest total wait of one request for `Retry-After`, in seconds.
+    pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
     pub max_body: usize,
     /// Follow same-host redirects.
@@ -64,6 +67,7 @@ impl Default for Flags {
             signer: None,
             sign_key_file: None,
             timeout: None,
+            max_retry_wait: None,
             max_body: DEFAULT_MAX_BODY,
             follow_redirects: false,
             profile: None,
@@ -223,6 +227,27 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             None,
         ));
     }
+    let max_retry_wait = match (flags.max_retry_wait, env.get("MALLCHECK_MAX_RETRY_WAIT")) {
+        (Some(w), _) => Some(w),
+        (None, Some(text)) => Some(text.parse::<f64>().map_err(|_| {
+            UsageError::setting(
+                "MALLCHECK_MAX_RETRY_WAIT",
+                format!("`{text}` is not a number of seconds"),
+                None,
+            )
+        })?),
+        (None, None) => None,
+    };
+    let max_retry_wait = max_retry_wait
+        .or(profile.max_retry_wait)
+        .unwrap_or(DEFAULT_MAX_RETRY_WAIT.as_secs_f64());
+    if !(max_retry_wait.is_finite() && (0.0..=3600.0).contains(&max_retry_wait)) {
+        return Err(UsageError::setting(
+            "--max-retry-wait",
+            format!("{max_retry_wait} is not a number of seconds in [0, 3600]"),
+            None,
+        ));
+    }
     if flags.max_body < 1024 {
         return Err(UsageError::setting(
             "--max-body",
@@ -234,6 +259,7 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         timeout: Duration::from_secs_f64(timeout),
         max_body: flags.max_body,
         follow_redirects: flags.follow_redirects,
+        max_retry_wait: Duration::from_secs_f64(max_retry_wait),
         ..ClientOptions::default()
     };
     let key_file = flags
@@ -293,7 +319,7 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             Some("export the signing key in MALLCHECK_SIGN_KEY or pass --sign-key-file PATH"),
         ));
     };
-    let signer = Signer::new(kind, secret);
+    let signer = Signer::new(kind, secret).with_timeout(client.timeout);
     let appid = pick(&flags.appid, "MALLCHECK_APPID", &profile.appid);
     let merchant_id = pick(
         &flags.merchant_id,
@@ -482,6 +508,31 @@ mod tests {
         // why: nobody gives it, so the default holds.
         assert_eq!(id.unknown_merchant_id, UNKNOWN_MERCHANT_ID);
         assert_eq!(t.base_url.as_deref(), Some("https://staging.example.com"));
+    }
+
+    #[test]
+    fn the_retry_wait_comes_from_the_flag_then_the_env_then_the_profile() {
+        let profile = Profile {
+            max_retry_wait: Some(7.0),
+            ..Profile::default()
+        };
+        let wait = |flags: &Flags, env: &Env| {
+            resolve(flags, env, profile.clone())
+                .unwrap()
+                .client
+                .max_retry_wait
+        };
+        let env3 = env(&[("MALLCHECK_MAX_RETRY_WAIT", "3")]);
+        let flag = Flags {
+            max_retry_wait: Some(1.0),
+            ..Flags::default()
+        };
+        assert_eq!(wait(&flag, &env3), Duration::from_secs(1));
+        assert_eq!(wait(&Flags::default(), &env3), Duration::from_secs(3));
+        assert_eq!(
+            wait(&Flags::default(), &Env::default()),
+            Duration::from_secs(7)
+        );
     }
 
     #[test]

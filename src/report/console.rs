@@ -86,7 +86,7 @@ impl<W: Write> Console<W> {
                     )?;
                 }
             }
-            Event::CaseStarted(_) => {}
+            Event::CaseStarted(_) | Event::Tick => {}
             Event::CaseFinished(result) => {
                 let show_line = self.verbosity != Verbosity::Quiet
                     || matches!(result.outcome, Outcome::Fail | Outcome::Error);
@@ -126,6 +126,7 @@ impl<W: Write> Console<W> {
                         shown
                             .iter()
                             .map(|f| text::finding(f))
+                            .chain(text::omitted_lines(result, &shown))
                             .collect::<Vec<_>>()
                             .join("\n")
                     } else {
@@ -166,11 +167,18 @@ impl<W: Write> Sink for Console<W> {
         if let Event::RunStarted { cases, .. } = event {
             bar.set_length(*cases as u64);
         }
-        let written = bar.suspend(|| self.render_event(event));
+        // A tick prints nothing: the bar is not redrawn for it.
+        let written = match event {
+            Event::Tick => Ok(()),
+            Event::RunStarted { .. }
+            | Event::CaseStarted(_)
+            | Event::CaseFinished(_)
+            | Event::RunFinished(_) => bar.suspend(|| self.render_event(event)),
+        };
         match event {
             Event::CaseFinished(_) => bar.inc(1),
             Event::RunFinished(_) => bar.finish_and_clear(),
-            Event::RunStarted { .. } | Event::CaseStarted(_) => {}
+            Event::RunStarted { .. } | Event::CaseStarted(_) | Event::Tick => {}
         }
         written
     }
@@ -200,6 +208,7 @@ mod tests {
             },
             outcome,
             findings: vec![],
+            omitted: vec![],
             exchanges: vec![],
             skip_reason: None,
             flaky: false,

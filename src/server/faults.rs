@@ -16,7 +16,7 @@ use crate::spec::catalog::{
     PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
     PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
     PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS,
-    TRANSPORT_BODY_SIZE, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -223,6 +223,10 @@ faults! {
     NullableSellerFieldsNull = ("nullable-seller-fields-null", Variation, "storeName and crossCityTerminalSn are null in every mall");
     /// No cross-city payments.
     EmptyCrossCityPayments = ("empty-cross-city-payments", Variation, "crossCityPayments is [] in every mall");
+    /// A redirect to the same host on another port (another origin).
+    RedirectOtherPort = ("redirect-other-port", Contract(&TRANSPORT_REDIRECT), "every request is answered 302 to the same host on the next port (another origin)");
+    /// Rate limiting past the retry ceiling.
+    RateLimited = ("rate-limited", Contract(&TRANSPORT_RATE_LIMITED), "every request is answered 429 with Retry-After: 30 (an error of the run, not of the contract)");
 }
 
 impl Fault {

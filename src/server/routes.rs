@@ -206,6 +206,16 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         Some(Fault::RedirectOtherHost) => {
             return wire::redirect(&format!("http://example.invalid{rest}"));
         }
+        Some(Fault::RedirectOtherPort) => {
+            return wire::redirect(&format!("http://{}{rest}", other_port(req.headers())));
+        }
+        Some(Fault::RateLimited) => {
+            let failure = Failure::new(StatusCode::TOO_MANY_REQUESTS, "4290", "too many requests");
+            let mut resp = fail(&state, &call, failure);
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, RATE_LIMITED_RETRY_AFTER.into());
+            return resp;
+        }
         Some(Fault::Http500Html) => return wire::html(StatusCode::INTERNAL_SERVER_ERROR),
         Some(Fault::Html200) => return wire::html(StatusCode::OK),
         Some(Fault::DeepNesting) => return wire::deep_nesting(),
@@ -234,6 +244,20 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         }
         Err(failure) => fail(&state, &call, failure),
     }
+}
+
+/// `Retry-After` of the `rate-limited` fault, in seconds (longer than the default ceiling).
+const RATE_LIMITED_RETRY_AFTER: u32 = 30;
+
+/// The request's host with the next port: another origin on the same machine.
+fn other_port(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1:80");
+    let (name, port) = host.rsplit_once(':').unwrap_or((host, "80"));
+    let port: u16 = port.parse().unwrap_or(80);
+    format!("{name}:{}", port.checked_add(1).unwrap_or(port - 1))
 }
 
 fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
@@ -309,15 +333,12 @@ async fn authenticate(
     if fault == Some(Fault::AuthAnySignature) {
         return Ok(Some(appid.to_string()));
     }
-    let signer = state.signer.clone();
-    let body = bytes.clone();
-    let expected = tokio::task::spawn_blocking(move || signer.sign(&body)).await;
-    match expected {
-        Ok(Ok(expected)) if expected == signature => Ok(Some(appid.to_string())),
-        Ok(Ok(_)) => Err(Failure::unauthorized(
+    match state.signer.sign(bytes).await {
+        Ok(expected) if expected == signature => Ok(Some(appid.to_string())),
+        Ok(_) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),
-        Ok(Err(_)) | Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
+        Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
     }
 }
 

@@ -16,10 +16,7 @@ pub async fn send(
 ) -> Result<Sent, String> {
     let request = &x.request;
     if let Some(bytes) = &request.raw_hex {
-        let appid = serde_json::from_slice::<Value>(&bytes.value)
-            .ok()
-            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
+        let appid = appid_of(&bytes.value);
         return Ok(client
             .send_raw(
                 x.endpoint,
@@ -35,10 +32,7 @@ pub async fn send(
         discovery.resolve(client, &mut text).await?;
         let text = text.as_str().unwrap_or_default().to_string();
         // A raw body is signed with its own appid when it has one.
-        let appid = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
+        let appid = appid_of(text.as_bytes());
         return Ok(client
             .send_raw(
                 x.endpoint,
@@ -54,4 +48,12 @@ pub async fn send(
     Ok(client
         .send_json(x.endpoint, &body, &request.auth, &request.headers)
         .await)
+}
+
+/// The `appid` of a JSON body, which signs a raw body; empty when it has none.
+fn appid_of(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::verdict::check::{Check, Family, Severity};
 use crate::verdict::exchange::Exchange;
+use crate::verdict::findings::Omitted;
 
 /// A place in a case file that a finding can blame, already rendered as `file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -165,8 +166,11 @@ pub struct CaseResult {
     pub id: CaseId,
     /// Verdict.
     pub outcome: Outcome,
-    /// Everything found.
+    /// What was found, in the order found: the first findings of each check (the rest are
+    /// counted in `omitted`).
     pub findings: Vec<Finding>,
+    /// Per check, how many more findings there were than `findings` keeps.
+    pub omitted: Vec<Omitted>,
     /// Every exchange made, redacted.
     pub exchanges: Vec<Exchange>,
     /// Why the case was skipped, when it was.
@@ -245,6 +249,8 @@ pub enum Event {
     CaseStarted(CaseId),
     /// A case ended.
     CaseFinished(Box<CaseResult>),
+    /// Sent every quarter second or so while cases run: sinks may write out what they hold.
+    Tick,
     /// The run ended.
     RunFinished(RunSummary),
 }

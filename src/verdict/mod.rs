@@ -5,4 +5,5 @@ pub mod check;
 pub mod endpoint;
 pub mod event;
 pub mod exchange;
+pub mod findings;
 pub mod source;

@@ -1,11 +1,13 @@
 //! Integration tests: the real binary against the real server over loopback. One test binary
 //! (with one module per area) so that the suite links once.
 
+mod bounded;
 mod case_schema;
 mod common;
 mod faults;
 mod fuzz;
 mod fuzz_chain;
+mod interrupt;
 mod junit_xsd;
 mod layout;
 mod openapi;

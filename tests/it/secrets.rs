@@ -66,7 +66,8 @@ fn nothing_mallcheck_writes_holds_the_key_or_a_signature() {
     )
     .unwrap();
     let signer = Signer::new(SignerKind::Md5, KEY.to_string());
-    let signatures = vec![signer.sign(body.as_bytes()).unwrap()];
+    let signing = tokio::runtime::Runtime::new().unwrap();
+    let signatures = vec![signing.block_on(signer.sign(body.as_bytes())).unwrap()];
 
     let mut outputs = Vec::new();
     // The embedded server shares the key: every case passes, verbose prints every exchange.
