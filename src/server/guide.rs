@@ -136,8 +136,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_example_body_is_a_valid_request_and_the_signature_recipe_matches_the_signer() {
+    #[tokio::test]
+    async fn the_example_body_is_a_valid_request_and_the_signature_recipe_matches_the_signer() {
         let body = list_body(MAIN);
         let value: serde_json::Value = serde_json::from_str(&body).expect("JSON");
         let schemas = crate::spec::schemas::SchemaSet::embedded().expect("schemas");
@@ -148,6 +148,6 @@ mod tests {
         joined.extend_from_slice(DEMO_SIGN_KEY.as_bytes());
         let by_hand = hex::encode(<md5::Md5 as md5::Digest>::digest(&joined));
         let signer = Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string());
-        assert_eq!(signer.sign(body.as_bytes()).expect("md5"), by_hand);
+        assert_eq!(signer.sign(body.as_bytes()).await.expect("md5"), by_hand);
     }
 }

@@ -299,7 +299,7 @@ async fn products_take_a_digit_env_flag_and_refuse_another() {
     ] {
         let resp = client()
             .post(&url)
-            .header("Authorization", sign(&body))
+            .header("Authorization", sign(&body).await)
             .header("X-env-flag", flag)
             .body(serde_json::to_vec(&body).unwrap())
             .send()
