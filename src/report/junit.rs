@@ -24,9 +24,10 @@ use std::time::{Duration, Instant};
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::atomic;
 use crate::report::cadence::Cadence;
-use crate::report::event::{CaseResult, Event, Finding, Outcome};
-use crate::report::{Sink, atomic, text};
+use crate::report::{Sink, text};
+use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 
 /// Writes a JUnit report to a path.
 pub struct Junit {

@@ -4,19 +4,22 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::case::model::{
-    AuthMode, CaseKind, CursorRule, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
-};
-use crate::report::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
-use crate::report::findings::Findings;
-use crate::runner::checks::{assert, http, ownership, payload, products};
-use crate::runner::client::{Response, Sent};
-use crate::runner::exchange::Exchange;
-use crate::runner::fuzz::regressions;
+use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase};
+
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
+use crate::checks::{assert, http, ownership, payload, products};
+use crate::fuzz::regressions;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner};
-use crate::runner::{politeness, request};
+use crate::service::client::{Response, Sent};
+use crate::service::{politeness, request};
 use crate::spec::catalog;
+use crate::verdict::check::Check;
+use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
+use crate::verdict::exchange::Exchange;
+use crate::verdict::findings::Findings;
+use crate::verdict::source::Span;
 
 /// Most exchanges kept in a case result (the first ones, then the last).
 const MAX_EXCHANGES: usize = 10;
@@ -185,7 +188,7 @@ async fn exchange_case(
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
         c.add(
-            crate::runner::cpu_bound(|| {
+            crate::cpu::cpu_bound(|| {
                 regressions::judge(x.endpoint, body, &response, schemas, &properties)
             }),
             &case_span,
@@ -218,7 +221,7 @@ async fn exchange_case(
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
         let mut found = c.bounded();
-        crate::runner::cpu_bound(|| runner.schemas.check_into(name, &response.json, &mut found));
+        crate::cpu::cpu_bound(|| runner.schemas.check_into(name, &response.json, &mut found));
         c.absorb(found, &span);
     }
     for check in &expect.checks {
@@ -289,7 +292,7 @@ impl PageSource for ClientPages<'_, '_, '_> {
         let span = self.span.clone();
         let schemas = &self.runner.schemas;
         let mut found = self.collector.bounded();
-        crate::runner::cpu_bound(|| {
+        crate::cpu::cpu_bound(|| {
             schemas.validate_into("mall-list-response", &response.json, &mut found);
         });
         if let Some(merchant) = &self.merchant {
@@ -472,7 +475,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             continue;
         }
         let mut found = c.bounded();
-        crate::runner::cpu_bound(|| {
+        crate::cpu::cpu_bound(|| {
             runner
                 .schemas
                 .check_into("products-response", &r.json, &mut found);
@@ -491,7 +494,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .and_then(|(sn, _)| malls.iter().find(|(m, _)| m == sn))
         .or(malls.first());
     if let Some((sn, sig)) = target {
-        let mut probes: Vec<(Value, &'static catalog::Check)> = Vec::new();
+        let mut probes: Vec<(Value, &'static Check)> = Vec::new();
         if s.tamper_signature {
             probes.push((
                 products_body(&s.seller, sn, &tamper(sig)),

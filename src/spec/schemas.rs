@@ -12,9 +12,10 @@ use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator}
 use serde_json::Value;
 use url::Url;
 
-use crate::report::event::Finding;
-use crate::report::findings::Findings;
-use crate::spec::catalog::{self, Check, EXTRA_FIELDS, PRODUCT_INTRODUCTION};
+use crate::spec::catalog::{self, EXTRA_FIELDS, PRODUCT_INTRODUCTION};
+use crate::verdict::check::Check;
+use crate::verdict::event::Finding;
+use crate::verdict::findings::Findings;
 
 /// Base URI of the schema files; a file without `$id` is registered as `BASE_URI` + file name.
 pub const BASE_URI: &str = "https://mallcheck.invalid/schemas/";

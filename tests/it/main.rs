@@ -10,6 +10,7 @@ mod fuzz;
 mod fuzz_chain;
 mod interrupt;
 mod junit_xsd;
+mod layout;
 mod openapi;
 mod politeness;
 mod readme;
