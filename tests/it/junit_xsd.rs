@@ -119,12 +119,15 @@ fn junit_reports_validate_against_the_jenkins_schema() {
     }
 }
 
+/// An element's name, attributes and text.
+type Element = (String, Vec<(String, String)>, String);
+
 /// Attributes of every element of an XML document, in document order, with the text of
 /// `<failure>` elements (quick-xml, not the crate that wrote the report).
-fn elements(xml: &str) -> Vec<(String, Vec<(String, String)>, String)> {
+fn elements(xml: &str) -> Vec<Element> {
     use quick_xml::events::Event;
     let mut reader = quick_xml::Reader::from_str(xml);
-    let mut out: Vec<(String, Vec<(String, String)>, String)> = Vec::new();
+    let mut out: Vec<Element> = Vec::new();
     loop {
         match reader.read_event().expect("well-formed XML") {
             Event::Start(e) | Event::Empty(e) => {
