@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs Debian's Chromium for the headless HTML-report test (tests/reports.rs).
+# Installs Debian's Chromium for the headless HTML-report test (tests/it/reports.rs).
 # Idempotent: does nothing when /usr/bin/chromium already runs.
 set -euo pipefail
 

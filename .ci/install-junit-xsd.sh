@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetches the JUnit XSD that Jenkins' xunit plugin uses (junit-10.xsd, MIT, shipped in pytest's
-# source distribution on PyPI) into target/junit-xsd/, and xmllint to validate against it.
+# source distribution on PyPI) into target/junit-xsd/, and xmllint to validate against it, for
+# the JUnit report test (tests/it/junit_xsd.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=target/junit-xsd

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs openapi-spec-validator (PyPI) for the OpenAPI export test (tests/openapi.rs).
+# Installs openapi-spec-validator (PyPI) for the OpenAPI export test (tests/it/openapi.rs).
 # Idempotent: does nothing when the validator is already importable.
 set -euo pipefail
 

@@ -1,11 +1,11 @@
-//! `cargo bench`: the in-process part of issue 7 — parsing a large response alone against
+//! `cargo bench`: the in-process part of the benchmarks — parsing a large response alone against
 //! parsing and checking it as a run does (schema, extra fields, semantic checks), with the
 //! bytes each allocates. The end-to-end ratios are printed by `mallcheck bench`.
 
 use std::sync::LazyLock;
 
 use divan::{AllocProfiler, Bencher, black_box};
-use mallcheck::app::bench::{
+use mallcheck::bench::validation::{
     self, BodyKind, PAGE_MALLS, RESPONSE_PRODUCTS, SampleBody, check_body, parse_only,
 };
 use mallcheck::spec::schemas::SchemaSet;
@@ -15,9 +15,9 @@ static ALLOC: AllocProfiler = AllocProfiler::system();
 
 static SCHEMAS: LazyLock<SchemaSet> =
     LazyLock::new(|| SchemaSet::embedded().expect("the embedded schemas compile"));
-static PAGE: LazyLock<SampleBody> = LazyLock::new(|| bench::mall_page(PAGE_MALLS));
+static PAGE: LazyLock<SampleBody> = LazyLock::new(|| validation::mall_page(PAGE_MALLS));
 static PRODUCTS: LazyLock<SampleBody> =
-    LazyLock::new(|| bench::products_response(RESPONSE_PRODUCTS));
+    LazyLock::new(|| validation::products_response(RESPONSE_PRODUCTS));
 
 fn body(kind: BodyKind) -> &'static SampleBody {
     match kind {

@@ -26,6 +26,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Run(Box<RunArgs>),
     /// Serve the reference implementation of the interface (optionally with a fault).
+    #[command(after_help = crate::server::guide::help())]
     Serve(ServeArgs),
     /// Print the cases that `run` would run with the same selection flags.
     List(Box<RunArgs>),
@@ -75,6 +76,27 @@ pub enum SignerArg {
     Static,
     /// MALLCHECK_SIGN_COMMAND reads the body on stdin and prints the signature.
     Command,
+}
+
+impl From<ColorChoice> for crate::report::style::ColorMode {
+    fn from(choice: ColorChoice) -> Self {
+        match choice {
+            ColorChoice::Auto => crate::report::style::ColorMode::Auto,
+            ColorChoice::Always => crate::report::style::ColorMode::Always,
+            ColorChoice::Never => crate::report::style::ColorMode::Never,
+        }
+    }
+}
+
+impl From<SignerArg> for crate::sign::SignerKind {
+    fn from(arg: SignerArg) -> Self {
+        match arg {
+            SignerArg::Md5 => crate::sign::SignerKind::Md5,
+            SignerArg::HmacSha256 => crate::sign::SignerKind::HmacSha256,
+            SignerArg::Static => crate::sign::SignerKind::Static,
+            SignerArg::Command => crate::sign::SignerKind::Command,
+        }
+    }
 }
 
 /// Snapshot mode of `run`.
@@ -165,7 +187,7 @@ pub struct TargetArgs {
     )]
     pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 16 * 1024 * 1024, help_heading = "Limits")]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::settings::DEFAULT_MAX_BODY, help_heading = "Limits")]
     pub max_body: usize,
     /// Follow redirects within the base URL's origin (scheme, host and port); a redirect to
     /// another origin is never followed and is always a `transport.redirect` finding.
@@ -188,6 +210,26 @@ pub struct TargetArgs {
         help_heading = "Target"
     )]
     pub config: PathBuf,
+}
+
+impl From<&TargetArgs> for crate::settings::Flags {
+    fn from(args: &TargetArgs) -> Self {
+        crate::settings::Flags {
+            base_url: args.base_url.clone(),
+            appid: args.appid.clone(),
+            merchant_id: args.merchant_id.clone(),
+            merchant_user_id: args.merchant_user_id.clone(),
+            role: args.role.clone(),
+            signer: args.signer.map(Into::into),
+            sign_key_file: args.sign_key_file.clone(),
+            timeout: args.timeout,
+            max_retry_wait: args.max_retry_wait,
+            max_body: args.max_body,
+            follow_redirects: args.follow_redirects,
+            profile: args.profile.clone(),
+            config: args.config.clone(),
+        }
+    }
 }
 
 /// Output settings shared by run and fuzz.

@@ -17,7 +17,7 @@ use miette::{
     SourceCode, SourceSpan, SpanContents,
 };
 
-pub use crate::case::model::{SourceFile, Span};
+use crate::verdict::source::{SourceFile, Span};
 
 /// Width the renderer wraps text at; wide enough that paths and messages rarely wrap.
 const RENDER_WIDTH: usize = 120;

@@ -19,7 +19,7 @@ pub enum UsageError {
         help: Option<String>,
     },
     /// Case files have problems (one diagnostic each).
-    #[error("{} in case files", crate::report::text::plural(.0.len(), "problem"))]
+    #[error("{} problem{} in case files", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Cases(Vec<Diagnostic>),
     /// A schema file could not be loaded or compiled.
     #[error(transparent)]

@@ -1,6 +1,6 @@
 //! The three exit codes and the one function that picks one.
 
-use crate::report::event::Outcome;
+use crate::verdict::event::Outcome;
 
 /// Everything passed (warnings allowed outside `--strict`).
 pub const PASS: i32 = 0;

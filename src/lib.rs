@@ -4,15 +4,27 @@
 //! [`app`] and maps the result to an exit code ([`exit`]).
 
 pub mod app;
+pub mod atomic;
+pub mod bench;
 pub mod case;
+pub mod checks;
 pub mod cli;
+pub mod cpu;
 pub mod diag;
 pub mod error;
 pub mod exit;
+pub mod fuzz;
+pub mod json;
+pub mod profile;
 pub mod redact;
+pub mod release;
 pub mod report;
 pub mod runner;
 pub mod server;
+pub mod service;
+pub mod settings;
 pub mod sign;
+pub mod snapshot;
 pub mod spec;
 pub mod tls;
+pub mod verdict;

@@ -21,7 +21,7 @@ fn main() {
     let code = match mallcheck::app::main(cli) {
         Ok(code) => code,
         Err(e) => {
-            let color = std::io::IsTerminal::is_terminal(&std::io::stderr());
+            let color = mallcheck::report::style::use_color_on_stderr();
             eprintln!(
                 "error: {}",
                 mallcheck::redact::global().scrub(&e.render(color))

@@ -6,25 +6,26 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::app::settings::{self, Target};
-use crate::case::model::Endpoint;
+use crate::atomic;
 use crate::case::parse::ParseContext;
 use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
 use crate::exit;
-use crate::report::atomic;
-use crate::runner::client::Client;
-use crate::runner::discover::{self, Discovery};
-use crate::runner::discover::{
+use crate::fuzz::body::{FuzzBody, Limits};
+use crate::fuzz::properties::PROPERTIES;
+use crate::fuzz::regressions::Saver;
+use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
+use crate::report::fuzz::{self as render, Style};
+use crate::report::style;
+use crate::server::data;
+use crate::service::client::Client;
+use crate::service::discover::{self, Discovery};
+use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
-use crate::runner::fuzz::body::{FuzzBody, Limits};
-use crate::runner::fuzz::properties::PROPERTIES;
-use crate::runner::fuzz::regressions::Saver;
-use crate::runner::fuzz::render::{self, Style};
-use crate::runner::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
-use crate::server::data;
+use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::endpoint::Endpoint;
 
 /// Candidates tried while shrinking one failure.
 const MAX_SHRINK_TRIES: u32 = 1000;
@@ -43,10 +44,11 @@ fn var(target: &Target, name: &str) -> String {
 
 /// The configured identity first, then the others the target knows.
 fn identities(target: &Target) -> Vec<Identity> {
+    let id = &target.identity;
     let me = Identity {
-        merchant_id: var(target, "MALLCHECK_MERCHANT_ID"),
-        merchant_user_id: var(target, "MALLCHECK_MERCHANT_USER_ID"),
-        role: var(target, "MALLCHECK_ROLE"),
+        merchant_id: id.merchant_id.clone(),
+        merchant_user_id: id.merchant_user_id.clone(),
+        role: id.role.clone(),
     };
     let mut out = vec![me.clone()];
     let others: Vec<Identity> = if target.base_url.is_none() {
@@ -60,8 +62,8 @@ fn identities(target: &Target) -> Vec<Identity> {
             .collect()
     } else {
         vec![Identity {
-            merchant_id: var(target, "MALLCHECK_OTHER_MERCHANT_ID"),
-            merchant_user_id: var(target, "MALLCHECK_OTHER_MERCHANT_USER_ID"),
+            merchant_id: id.other_merchant_id.clone(),
+            merchant_user_id: id.other_merchant_user_id.clone(),
             role: me.role.clone(),
         }]
     };
@@ -177,7 +179,7 @@ fn replays(
 pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
     let seed = args.seed.unwrap_or_else(clock_seed);
     let mut options = options(&args, seed)?;
-    let target = settings::resolve(&args.target)?;
+    let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(SchemaSet::embedded()?);
     let names = schemas.names();
     let cx = ParseContext {
@@ -191,7 +193,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
         schema_names: names.iter().map(|n| n.to_string()).collect(),
     });
     let style = Style {
-        color: settings::use_color(args.color),
+        color: style::use_color(args.color.into()),
     };
     let rt = super::runtime()?;
     let code = rt.block_on(async {
@@ -248,7 +250,7 @@ async fn fuzz_target(
         options.max_time.as_secs(),
         seed = options.seed,
     ));
-    let unknown = vec![var(target, "MALLCHECK_UNKNOWN_MERCHANT_ID")];
+    let unknown = vec![target.identity.unknown_merchant_id.clone()];
     let pause = if options.rate > 0.0 {
         Duration::from_secs_f64(1.0 / options.rate)
     } else {
@@ -256,7 +258,7 @@ async fn fuzz_target(
     };
     let known: Known = match discover(
         &client,
-        &target.appid,
+        &target.identity.appid,
         identities(target),
         unknown,
         given_mall(target),

@@ -6,10 +6,8 @@ pub mod diff;
 pub mod fuzz;
 pub mod merge;
 pub mod openapi;
-pub mod profile;
 pub mod run;
 pub mod serve;
-pub mod settings;
 pub mod snapshots;
 pub mod validate;
 

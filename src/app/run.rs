@@ -5,9 +5,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::app::settings::{self, Target};
-use crate::case::model::{Case, CaseFile, CaseKind, CursorRule, Endpoint};
+use crate::case::model::{CaseFile, CursorRule};
 use crate::case::parse::{ParseContext, load_paths};
+use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::exit;
@@ -15,11 +15,12 @@ use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
 use crate::report::file::{FileReport, Render};
 use crate::report::junit::Junit;
+use crate::report::style;
 use crate::report::{html, json, markdown};
-use crate::runner::client::Client;
-use crate::runner::discover::Discovery;
 use crate::runner::{PlannedCase, RunOptions, Runner};
-use crate::spec::catalog::{self, Family};
+use crate::service::client::Client;
+use crate::service::discover::Discovery;
+use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
 
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
@@ -50,78 +51,6 @@ pub fn load_cases(
         schema_names: &names,
     };
     load_paths(&paths, &cx).map_err(UsageError::Cases)
-}
-
-/// Whether a case selects under `--filter`: `tag:NAME`, `check:ID`, or text found in the case
-/// name, file path, endpoint, a tag, or a check id the case exercises.
-fn selected(filters: &[String], file: &CaseFile, case: &Case) -> bool {
-    if filters.is_empty() {
-        return true;
-    }
-    let path = file.source.path.display().to_string();
-    filters.iter().any(|f| {
-        let f = f.as_str();
-        if let Some(tag) = f.strip_prefix("tag:") {
-            return case.tags.iter().any(|t| t == tag);
-        }
-        if let Some(id) = f.strip_prefix("check:") {
-            return exercises(case, id);
-        }
-        case.name.value.contains(f)
-            || path.contains(f)
-            || case.endpoint().name() == f
-            || case.tags.iter().any(|t| t == f)
-            || (catalog::find(f).is_some() && exercises(case, f))
-    })
-}
-
-/// Whether running `case` can produce a finding of check `id`.
-fn exercises(case: &Case, id: &str) -> bool {
-    let Some(check) = catalog::find(id) else {
-        return false;
-    };
-    if id.starts_with("fuzz.") {
-        // Only saved fuzz regressions apply the fuzz properties.
-        return matches!(&case.kind, CaseKind::Exchange(x) if x.expect.checks.iter().any(|c| c.check.id == id));
-    }
-    if id == catalog::PAGING_PAGE_FAILED.id {
-        return matches!(case.kind, CaseKind::Walk(_));
-    }
-    // Transport and decoding problems can come from any request.
-    if check.family == Family::Transport
-        || id == catalog::HTTP_SERVER_ERROR.id
-        || id == catalog::RESPONSE_CONTENT_TYPE.id
-    {
-        return true;
-    }
-    let list_schema = |id: &str| id.starts_with("mall") || id == "info.extra-fields";
-    let products_schema = |id: &str| {
-        id.starts_with("product.")
-            || id.starts_with("sku.")
-            || id == "products.shape"
-            || id == "info.extra-fields"
-    };
-    match &case.kind {
-        CaseKind::Exchange(x) => {
-            let e = &x.expect;
-            e.checks.iter().any(|c| c.check.id == id)
-                || e.no_data.as_ref().is_some_and(|c| c.check.id == id)
-                || (id == "case.assert" && !e.asserts.is_empty())
-                || (id == "http.status" && e.status.is_some())
-                || (id == "snapshot.match" && x.snapshot.is_some())
-                || (e.schema_enabled
-                    && match x.endpoint {
-                        Endpoint::MallList => list_schema(id),
-                        Endpoint::MallProducts => products_schema(id),
-                    })
-        }
-        CaseKind::Walk(w) => {
-            id.starts_with("paging.")
-                || list_schema(id)
-                || (w.ownership && id == "ownership.merchant")
-        }
-        CaseKind::ProductsSweep(_) => id.starts_with("products.") || products_schema(id),
-    }
 }
 
 /// Parses `--shard K/N` into a 0-based index and a count.
@@ -169,6 +98,7 @@ struct Plan {
     target: Target,
     schemas: Arc<SchemaSet>,
     planned: Vec<PlannedCase>,
+    cursor: Option<CursorRule>,
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
@@ -198,8 +128,8 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
         ));
     }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
-    let _ = args.cursor.as_deref().map(parse_cursor).transpose()?;
-    let target = settings::resolve(&args.target)?;
+    let cursor = args.cursor.as_deref().map(parse_cursor).transpose()?;
+    let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
     let mut selected_cases: Vec<PlannedCase> = Vec::new();
@@ -210,7 +140,7 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
             cases: vec![],
         };
         for case in cases {
-            if selected(&args.filter, &probe, &case) {
+            if select::selected(&args.filter, &probe, &case) {
                 selected_cases.push(PlannedCase {
                     source: Arc::clone(&source),
                     case,
@@ -240,6 +170,7 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
         target,
         schemas,
         planned,
+        cursor,
     })
 }
 
@@ -276,6 +207,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         mut target,
         schemas,
         planned,
+        cursor,
     } = plan(&args)?;
     let snapshots =
         snapshots.map(|s| s.with_secrets(target.signer.secrets().into_iter().cloned().collect()));
@@ -292,7 +224,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             .is_some_and(|u| !settings::is_loopback(u));
         remote.then_some(DEFAULT_REMOTE_RATE)
     });
-    let color = settings::use_color(args.output.color);
+    let color = style::use_color(args.output.color.into());
     let verbosity = if args.output.quiet {
         Verbosity::Quiet
     } else if args.output.verbose {
@@ -310,7 +242,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             .walk_prefix
             .or(target.profile.walk_prefix)
             .unwrap_or(crate::runner::DEFAULT_WALK_PREFIX),
-        cursor: args.cursor.as_deref().map(parse_cursor).transpose()?,
+        cursor,
         ..RunOptions::default()
     };
     let mut sinks = FanOut::default();
@@ -358,7 +290,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             discovery: Discovery::new(target.first_page_body(10)),
             snapshots: snapshots.clone(),
         });
-        let mut on_event = |event: crate::report::event::Event| sinks.on_event(&event);
+        let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
         let run = runner.run(planned, &mut on_event);
         let summary = tokio::select! {
             summary = run => Ok(summary),
@@ -458,52 +390,6 @@ mod tests {
                 "{bad}"
             );
         }
-    }
-
-    #[test]
-    fn check_filters_select_the_cases_that_exercise_the_check() {
-        let target = settings::resolve(&crate::cli::TargetArgs {
-            base_url: None,
-            appid: None,
-            merchant_id: None,
-            merchant_user_id: None,
-            role: None,
-            signer: None,
-            sign_key_file: None,
-            timeout: None,
-            max_retry_wait: None,
-            max_body: 1 << 20,
-            follow_redirects: false,
-            profile: None,
-            config: "mallcheck.toml".into(),
-        })
-        .unwrap();
-        let schemas = SchemaSet::embedded().unwrap();
-        let cases = concat!(env!("CARGO_MANIFEST_DIR"), "/cases");
-        let files = load_cases(&[cases.into()], &schemas, &target).unwrap();
-        let pick = |filter: &str| -> Vec<String> {
-            let mut names = vec![];
-            for f in &files {
-                for c in &f.cases {
-                    if selected(&[filter.to_string()], f, c) {
-                        names.push(c.name.value.clone());
-                    }
-                }
-            }
-            names
-        };
-        let paging = pick("check:paging.duplicate");
-        assert!(
-            !paging.is_empty() && paging.iter().all(|n| n.contains("walk")),
-            "{paging:?}"
-        );
-        let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 2, "{auth:?}");
-        assert!(pick("check:fuzz.timely").is_empty());
-        assert_eq!(
-            pick("check:transport.timeout").len(),
-            files.iter().map(|f| f.cases.len()).sum::<usize>()
-        );
     }
 
     #[test]

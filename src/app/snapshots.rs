@@ -7,10 +7,10 @@ use std::path::Path;
 use crate::cli::{RunArgs, SnapshotAction, SnapshotArg, SnapshotsArgs};
 use crate::error::UsageError;
 use crate::exit;
-use crate::runner::snapshot::engine;
-use crate::runner::snapshot::render;
-use crate::runner::snapshot::store::{self, Pending};
-use crate::runner::snapshot::{SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env};
+use crate::snapshot::engine;
+use crate::snapshot::render;
+use crate::snapshot::store::{self, Pending};
+use crate::snapshot::{SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env};
 
 /// The snapshot behaviour of `run` (`None` with `--snapshots off`), configuring insta for the
 /// process. Call it before the async runtime or any other thread starts: it sets environment

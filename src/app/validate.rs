@@ -5,15 +5,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::app::run::load_schemas;
-use crate::app::settings;
 use crate::cli::ValidateArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
-use crate::report::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
+use crate::report::style;
 use crate::spec::catalog::RESPONSE_JSON;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
 
 /// Findings of one captured body: a `response.json` finding when it is not JSON, else the
 /// schema's findings.
@@ -56,7 +56,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
         bodies.push((path, bytes));
     }
     let started = Instant::now();
-    let color = settings::use_color(args.color);
+    let color = style::use_color(args.color.into());
     let mut console = Console::new(std::io::stdout(), color, Verbosity::Normal, false);
     let mut summary = RunSummary::default();
     for (index, (path, bytes)) in bodies.iter().enumerate() {

@@ -3,4 +3,5 @@
 pub mod model;
 pub mod node;
 pub mod parse;
+pub mod select;
 pub mod vars;

@@ -5,65 +5,15 @@
 //! that calls the products operation for the listed malls. Variables (`${MALLCHECK_APPID}`)
 //! are already substituted when the model is built.
 
-use std::ops::Range;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use regex::Regex;
 use serde_json::Value;
 use serde_json_path::JsonPath;
 
-use crate::report::event::SourceLocation;
-use crate::spec::catalog::Check;
-
-/// A loaded source file (case file), kept whole so diagnostics and findings can point into it.
-#[derive(Debug)]
-pub struct SourceFile {
-    /// Path as given by the user (relative to the cwd when it was relative).
-    pub path: PathBuf,
-    /// Full text.
-    pub text: String,
-}
-
-impl SourceFile {
-    /// 1-based line and column of a byte offset.
-    pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, col)
-    }
-
-    /// Location of a span's start, for findings.
-    pub fn location(&self, span: &Span) -> SourceLocation {
-        let (line, column) = self.line_col(span.start);
-        SourceLocation {
-            file: self.path.clone(),
-            line,
-            column,
-        }
-    }
-}
-
-/// A byte range in a case file.
-pub type Span = Range<usize>;
-
-/// A value and the span it came from.
-#[derive(Debug, Clone)]
-pub struct Spanned<T> {
-    /// The value.
-    pub value: T,
-    /// Where it was written.
-    pub span: Span,
-}
-
-impl<T> Spanned<T> {
-    /// Wraps a value with its span.
-    pub fn new(value: T, span: Span) -> Self {
-        Spanned { value, span }
-    }
-}
+use crate::verdict::check::Check;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+use crate::verdict::source::{SourceFile, Span, Spanned};
 
 /// A parsed case file.
 #[derive(Debug)]
@@ -98,41 +48,6 @@ impl Case {
     }
 }
 
-/// The two operations of spec §4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Endpoint {
-    /// `POST /optimus/core/open/mall/queryMallList` (§4.1).
-    MallList,
-    /// `POST /optimus/core/open/mall/queryMallProducts` (§4.2).
-    MallProducts,
-}
-
-impl Endpoint {
-    /// Path appended to the base URL.
-    pub fn path(self) -> &'static str {
-        match self {
-            Endpoint::MallList => "/optimus/core/open/mall/queryMallList",
-            Endpoint::MallProducts => "/optimus/core/open/mall/queryMallProducts",
-        }
-    }
-
-    /// Name used in case files and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Endpoint::MallList => "mall-list",
-            Endpoint::MallProducts => "mall-products",
-        }
-    }
-
-    /// Response schema checked by default.
-    pub fn response_schema(self) -> &'static str {
-        match self {
-            Endpoint::MallList => "mall-list-response",
-            Endpoint::MallProducts => "products-response",
-        }
-    }
-}
-
 /// What a case does.
 #[derive(Debug)]
 pub enum CaseKind {
@@ -142,19 +57,6 @@ pub enum CaseKind {
     Walk(WalkCase),
     /// Call the products operation for the malls of the list.
     ProductsSweep(SweepCase),
-}
-
-/// How the `Authorization` header is built for a request (spec §5).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AuthMode {
-    /// Signed with the configured signer, appid taken from the body (the normal call).
-    Signed,
-    /// No Authorization header at all.
-    Missing,
-    /// The right appid with a signature that cannot be valid.
-    WrongSignature,
-    /// Signed correctly but with an appid different from the body's.
-    AppidMismatch,
 }
 
 /// The request of an exchange case.

@@ -9,7 +9,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Number;
 use serde_saphyr::{Location, MessageFormatter, UserMessageFormatter};
 
-use super::model::Span;
+use crate::verdict::source::Span;
 
 /// A YAML node with the byte span it covers (collections reach to the end of their last child).
 #[derive(Debug, Clone)]

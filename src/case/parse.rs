@@ -15,14 +15,19 @@ use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
 
 use super::model::{
-    AssertOp, Assertion, AuthMode, Case, CaseFile, CaseKind, CheckRef, CursorRule, Endpoint,
-    ExchangeCase, Expect, RequestSpec, SnapshotSpec, SourceFile, Span, Spanned, SweepCase,
-    WalkCase, limits,
+    AssertOp, Assertion, Case, CaseFile, CaseKind, CheckRef, CursorRule, ExchangeCase, Expect,
+    RequestSpec, SnapshotSpec, SweepCase, WalkCase, limits,
 };
+
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
+use crate::verdict::source::{SourceFile, Span, Spanned};
+
 use super::node::{self, Key, Node, NodeKind};
 use super::vars;
 use crate::diag::Diagnostic;
-use crate::spec::catalog::{self, CATALOG, Check};
+use crate::spec::catalog::{self, CATALOG};
+use crate::verdict::check::Check;
 
 /// What lowering needs from the application: variable values and the known schema names.
 pub struct ParseContext<'a> {
@@ -172,8 +177,8 @@ pub fn parse_file(
             diags.push(Diagnostic::for_path(
                 path,
                 format!(
-                    "{} not shown: fix the problems above first",
-                    crate::report::text::plural(more, "more problem")
+                    "{more} more problem{} not shown: fix the problems above first",
+                    if more == 1 { "" } else { "s" }
                 ),
             ));
         }

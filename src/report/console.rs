@@ -4,10 +4,13 @@ use std::io::{self, Write};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use anstyle::Style;
+
 use crate::redact::ScrubWriter;
 use crate::report::Sink;
-use crate::report::event::{Event, Outcome};
+use crate::report::style::{self, Palette};
 use crate::report::text;
+use crate::verdict::event::{Event, Outcome};
 
 /// How much the console prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,43 +23,12 @@ pub enum Verbosity {
     Verbose,
 }
 
-/// ANSI styles; all empty when colour is off.
-#[derive(Debug, Clone, Copy)]
-struct Styles {
-    pass: &'static str,
-    warn: &'static str,
-    fail: &'static str,
-    dim: &'static str,
-    reset: &'static str,
-}
-
-impl Styles {
-    fn new(color: bool) -> Styles {
-        if color {
-            Styles {
-                pass: "\x1b[32m",
-                warn: "\x1b[33m",
-                fail: "\x1b[31;1m",
-                dim: "\x1b[2m",
-                reset: "\x1b[0m",
-            }
-        } else {
-            Styles {
-                pass: "",
-                warn: "",
-                fail: "",
-                dim: "",
-                reset: "",
-            }
-        }
-    }
-
-    fn outcome(&self, o: Outcome) -> &'static str {
-        match o {
-            Outcome::Pass => self.pass,
-            Outcome::Skip | Outcome::Warn => self.warn,
-            Outcome::Fail | Outcome::Error => self.fail,
-        }
+/// The style of an outcome's label.
+fn outcome_style(o: Outcome) -> Style {
+    match o {
+        Outcome::Pass => style::PASS,
+        Outcome::Skip | Outcome::Warn => style::WARN,
+        Outcome::Fail | Outcome::Error => style::FAIL,
     }
 }
 
@@ -64,7 +36,7 @@ impl Styles {
 /// secrets.
 pub struct Console<W: Write> {
     out: ScrubWriter<W>,
-    styles: Styles,
+    palette: Palette,
     verbosity: Verbosity,
     strict: bool,
     progress: Option<ProgressBar>,
@@ -75,7 +47,7 @@ impl<W: Write> Console<W> {
     pub fn new(out: W, color: bool, verbosity: Verbosity, strict: bool) -> Self {
         Console {
             out: ScrubWriter::new(out),
-            styles: Styles::new(color),
+            palette: Palette::new(color),
             verbosity,
             strict,
             progress: None,
@@ -105,7 +77,7 @@ impl<W: Write> Console<W> {
 
 impl<W: Write> Console<W> {
     fn render_event(&mut self, event: &Event) -> io::Result<()> {
-        let s = self.styles;
+        let p = self.palette;
         match event {
             Event::RunStarted { base_url, cases } => {
                 if self.verbosity != Verbosity::Quiet {
@@ -123,21 +95,21 @@ impl<W: Write> Console<W> {
                 if !show_line {
                     return Ok(());
                 }
+                let label = if result.flaky {
+                    format!("{} (flaky)", result.outcome.label())
+                } else {
+                    result.outcome.label().to_string()
+                };
                 writeln!(
                     self.out,
-                    "{}{:<5}{} {} › {} {}({:.3}s){}",
-                    s.outcome(result.outcome),
-                    if result.flaky {
-                        format!("{} (flaky)", result.outcome.label())
-                    } else {
-                        result.outcome.label().to_string()
-                    },
-                    s.reset,
+                    "{} {} › {} {}",
+                    p.paint(outcome_style(result.outcome), &format!("{label:<5}")),
                     result.id.file.display(),
                     result.id.name,
-                    s.dim,
-                    result.duration.as_secs_f64(),
-                    s.reset
+                    p.paint(
+                        style::DIM,
+                        &format!("({:.3}s)", result.duration.as_secs_f64())
+                    ),
                 )?;
                 if let Some(reason) = &result.skip_reason {
                     self.indented(&format!("skipped: {reason}"))?;
@@ -176,11 +148,10 @@ impl<W: Write> Console<W> {
                 }
             }
             Event::RunFinished(summary) => {
-                let color = s.outcome(summary.outcome());
                 writeln!(
                     self.out,
-                    "{color}Summary{}: {}: {} passed, {} warned, {} failed, {} errored, {} skipped in {:.2}s",
-                    s.reset,
+                    "{}: {}: {} passed, {} warned, {} failed, {} errored, {} skipped in {:.2}s",
+                    p.paint(outcome_style(summary.outcome()), "Summary"),
                     text::plural(summary.total(), "case"),
                     summary.passed,
                     summary.warned,
@@ -221,5 +192,140 @@ impl<W: Write> Sink for Console<W> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::spec::catalog;
+    use crate::verdict::event::{CaseId, CaseResult, Finding, RunSummary, SourceLocation};
+    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
+
+    fn result(index: usize, name: &str, outcome: Outcome) -> CaseResult {
+        CaseResult {
+            id: CaseId {
+                file: PathBuf::from("cases/mall-list.yaml"),
+                name: name.to_string(),
+                endpoint: "mall-list".to_string(),
+                index,
+            },
+            outcome,
+            findings: vec![],
+            omitted: vec![],
+            exchanges: vec![],
+            skip_reason: None,
+            flaky: false,
+            duration: Duration::from_millis(12 + index as u64),
+            coverage: vec![],
+        }
+    }
+
+    fn exchange() -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                method: "POST".to_string(),
+                url: "http://127.0.0.1:8080/optimus/core/open/mall/queryMallList".to_string(),
+                headers: vec![
+                    ("content-type".to_string(), "application/json".to_string()),
+                    ("authorization".to_string(), "app <redacted>".to_string()),
+                ],
+                body: r#"{"appid":"app"}"#.to_string(),
+            },
+            response: Some(ResponseRecord {
+                status: 200,
+                headers: vec![],
+                body_excerpt: r#"{"success":true,"code":"0000","data":[{"state":3}]}"#.to_string(),
+                body_len: 52,
+            }),
+            transport_error: None,
+            duration: Duration::from_millis(7),
+        }
+    }
+
+    /// A run with one case of each outcome, a flaky pass and a summary.
+    fn events() -> Vec<Event> {
+        let pass = result(0, "first page is a success envelope", Outcome::Pass);
+        let mut fail = result(1, "state is in range", Outcome::Fail);
+        fail.findings = vec![
+            Finding::new(&catalog::MALL_STATE, "/data/0/state", "0, 1 or 2", "3").at(Some(
+                SourceLocation {
+                    file: PathBuf::from("cases/mall-list.yaml"),
+                    line: 12,
+                    column: 7,
+                },
+            )),
+        ];
+        fail.exchanges = vec![exchange()];
+        let mut warn = result(2, "products come in order", Outcome::Warn);
+        warn.findings = vec![
+            Finding::new(
+                &catalog::PRODUCTS_ORDER,
+                "/1/spuId",
+                "descending",
+                "90001 after 90000",
+            )
+            .with_detail("compared as numbers"),
+        ];
+        let mut skip = result(3, "products of the given mall", Outcome::Skip);
+        skip.skip_reason = Some("the merchant lists no mall".to_string());
+        let mut error = result(4, "slow service", Outcome::Error);
+        error.findings = vec![Finding::new(
+            &catalog::TRANSPORT_TIMEOUT,
+            "",
+            "a response within 10s",
+            "no response",
+        )];
+        let mut flaky = result(5, "retried page", Outcome::Pass);
+        flaky.flaky = true;
+        let cases = [pass, fail, warn, skip, error, flaky];
+        let mut summary = RunSummary::default();
+        let mut out = vec![Event::RunStarted {
+            base_url: "http://127.0.0.1:8080".to_string(),
+            cases: cases.len(),
+        }];
+        for case in cases {
+            summary.add(case.outcome);
+            out.push(Event::CaseStarted(case.id.clone()));
+            out.push(Event::CaseFinished(Box::new(case)));
+        }
+        summary.duration = Duration::from_millis(1234);
+        out.push(Event::RunFinished(summary));
+        out
+    }
+
+    fn render(color: bool, verbosity: Verbosity) -> String {
+        let mut console = Console::new(Vec::new(), color, verbosity, false);
+        for event in events() {
+            console.on_event(&event).expect("writing to a buffer");
+        }
+        console.finish().expect("flushing a buffer");
+        String::from_utf8(console.into_inner()).expect("UTF-8 output")
+    }
+
+    #[test]
+    fn normal_console_shows_a_line_per_case_and_details_under_problems() {
+        insta::assert_snapshot!(render(false, Verbosity::Normal));
+    }
+
+    #[test]
+    fn quiet_console_shows_only_failures_and_the_summary() {
+        insta::assert_snapshot!(render(false, Verbosity::Quiet));
+    }
+
+    #[test]
+    fn verbose_console_adds_every_exchange() {
+        insta::assert_snapshot!(render(false, Verbosity::Verbose));
+    }
+
+    #[test]
+    fn colour_paints_only_the_labels() {
+        let coloured = render(true, Verbosity::Normal);
+        assert!(coloured.contains('\u{1b}'), "{coloured}");
+        let stripped = anstream::adapter::strip_str(&coloured).to_string();
+        assert_eq!(stripped, render(false, Verbosity::Normal));
     }
 }

@@ -7,9 +7,10 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::atomic;
+use crate::report::Sink;
 use crate::report::cadence::Cadence;
-use crate::report::event::{CaseResult, Event, RunSummary};
-use crate::report::{Sink, atomic};
+use crate::verdict::event::{CaseResult, Event, RunSummary};
 
 /// Everything a report is rendered from.
 pub struct Run<'a> {
@@ -114,7 +115,7 @@ pub(crate) mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::report::event::{CaseId, Outcome};
+    use crate::verdict::event::{CaseId, Outcome};
 
     /// A passing case with nothing found and no exchange.
     pub(crate) fn passed(index: usize) -> CaseResult {

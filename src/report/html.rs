@@ -8,11 +8,12 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::report::event::{CaseResult, Finding, Outcome, truncate};
 use crate::report::file::Run;
 use crate::report::text;
-use crate::runner::exchange::Exchange;
-use crate::spec::catalog::{CATALOG, Severity};
+use crate::spec::catalog::CATALOG;
+use crate::verdict::check::Severity;
+use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
+use crate::verdict::exchange::Exchange;
 
 /// Most findings of one check in one case shown.
 pub const MAX_FINDINGS_PER_CHECK: usize = 25;
@@ -462,11 +463,11 @@ mod tests {
 
     use super::*;
     use crate::report::Sink;
-    use crate::report::event::CaseId;
-    use crate::report::event::{Event, RunSummary};
     use crate::report::file::FileReport;
-    use crate::runner::exchange::{RequestRecord, ResponseRecord};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
+    use crate::verdict::event::CaseId;
+    use crate::verdict::event::{Event, RunSummary};
+    use crate::verdict::exchange::{RequestRecord, ResponseRecord};
 
     fn exchange(body: &str) -> Exchange {
         Exchange {

@@ -10,8 +10,8 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::report::event::{CaseResult, RunSummary};
 use crate::report::file::Run;
+use crate::verdict::event::{CaseResult, RunSummary};
 
 /// Version of the JSON report format.
 pub const FORMAT_VERSION: u32 = 1;

@@ -8,9 +8,9 @@
 
 use std::fmt::Write as _;
 
-use crate::report::event::{CaseResult, Finding, Outcome, truncate};
 use crate::report::file::Run;
 use crate::report::text;
+use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
 
 /// Most rows of the failure table; later rows are counted, not shown.
 pub const MAX_TABLE_ROWS: usize = 60;
@@ -303,11 +303,11 @@ mod tests {
 
     use super::*;
     use crate::report::Sink;
-    use crate::report::event::CaseId;
-    use crate::report::event::{Event, RunSummary};
     use crate::report::file::FileReport;
-    use crate::runner::exchange::{Exchange, RequestRecord, ResponseRecord};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
+    use crate::verdict::event::CaseId;
+    use crate::verdict::event::{Event, RunSummary};
+    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
 
     fn exchange(body: &str) -> Exchange {
         Exchange {

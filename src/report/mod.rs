@@ -1,20 +1,21 @@
 //! Events and the sinks that render them: console, JUnit, JSON, Markdown, HTML.
 
-pub mod atomic;
 pub mod cadence;
 pub mod console;
-pub mod event;
+pub mod diff;
 pub mod file;
-pub mod findings;
+pub mod fuzz;
 pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod merge;
+pub mod style;
 pub mod text;
 
 use std::io;
 
-use crate::report::event::Event;
+use crate::verdict::event::Event;
 
 /// A consumer of run events. Every implementation matches [`Event`] exhaustively.
 pub trait Sink {

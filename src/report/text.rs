@@ -3,9 +3,9 @@
 
 use std::fmt::Write as _;
 
-use crate::report::event::{CaseResult, Finding, Outcome, truncate};
-use crate::runner::exchange::Exchange;
-use crate::spec::catalog::Check;
+use crate::verdict::check::Check;
+use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
+use crate::verdict::exchange::Exchange;
 
 /// Body characters shown in a report excerpt.
 pub const BODY_EXCERPT_CHARS: usize = 600;

@@ -4,20 +4,22 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::case::model::{
-    AuthMode, CaseKind, CursorRule, Endpoint, ExchangeCase, Span, SweepCase, WalkCase,
-};
-use crate::report::event::{CaseId, CaseResult, Coverage, Finding, Outcome, SourceLocation};
-use crate::report::findings::Findings;
-use crate::runner::checks::{assert, http, ownership, payload, products};
-use crate::runner::client::{Response, Sent};
-use crate::runner::exchange::Exchange;
-use crate::runner::fuzz::regressions;
+use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase};
+
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
+use crate::checks::{assert, http, ownership, payload, products};
+use crate::fuzz::regressions;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner};
-use crate::report::text;
-use crate::runner::{politeness, request};
+use crate::service::client::{Response, Sent};
+use crate::service::{politeness, request};
 use crate::spec::catalog;
+use crate::verdict::check::Check;
+use crate::verdict::event::{CaseId, CaseResult, Coverage, Finding, Outcome, SourceLocation};
+use crate::verdict::exchange::Exchange;
+use crate::verdict::findings::Findings;
+use crate::verdict::source::Span;
 
 /// Most exchanges kept in a case result (the first ones, then the last).
 const MAX_EXCHANGES: usize = 10;
@@ -198,7 +200,7 @@ async fn exchange_case(
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
         c.add(
-            crate::runner::cpu_bound(|| {
+            crate::cpu::cpu_bound(|| {
                 regressions::judge(x.endpoint, body, &response, schemas, &properties)
             }),
             &case_span,
@@ -231,7 +233,7 @@ async fn exchange_case(
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
         let mut found = c.bounded();
-        crate::runner::cpu_bound(|| runner.schemas.check_into(name, &response.json, &mut found));
+        crate::cpu::cpu_bound(|| runner.schemas.check_into(name, &response.json, &mut found));
         c.absorb(found, &span);
     }
     for check in &expect.checks {
@@ -312,7 +314,7 @@ impl PageSource for ClientPages<'_, '_, '_> {
         let span = self.span.clone();
         let schemas = &self.runner.schemas;
         let mut found = self.collector.bounded();
-        crate::runner::cpu_bound(|| {
+        crate::cpu::cpu_bound(|| {
             schemas.validate_into("mall-list-response", &response.json, &mut found);
         });
         if let Some(merchant) = &self.merchant {
@@ -470,11 +472,11 @@ fn walk_coverage(
     };
     let largest = w.sizes.get(reference).copied().unwrap_or(0);
     let list = if full.complete {
-        format!("{} malls", text::thousands(full.keys.len()))
+        format!("{} malls", thousands(full.keys.len()))
     } else {
         format!(
             "a list that did not end normally ({} malls read)",
-            text::thousands(full.keys.len())
+            thousands(full.keys.len())
         )
     };
     let sizes = |pick: &dyn Fn(u64) -> bool| {
@@ -494,7 +496,7 @@ fn walk_coverage(
     }
     c.covered(
         record_checks,
-        format!("every page fetched ({} pages)", text::thousands(pages)),
+        format!("every page fetched ({} pages)", thousands(pages)),
     );
     let prefix_read = |small: &str| {
         let n = full.keys.len();
@@ -503,7 +505,7 @@ fn walk_coverage(
         } else {
             format!(
                 "first {} of {list} at {small}",
-                text::thousands(prefix)
+                thousands(prefix)
             )
         }
     };
@@ -532,6 +534,19 @@ fn walk_coverage(
         };
         c.covered(catalog::PAGING_REPEATABLE.id, scope);
     }
+}
+
+/// `10000` as `10,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Changes a signature so that it cannot be valid, keeping its length and alphabet.
@@ -666,7 +681,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             continue;
         }
         let mut found = c.bounded();
-        crate::runner::cpu_bound(|| {
+        crate::cpu::cpu_bound(|| {
             runner
                 .schemas
                 .check_into("products-response", &r.json, &mut found);
@@ -685,7 +700,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .and_then(|(sn, _)| malls.iter().find(|(m, _)| m == sn))
         .or(malls.first());
     if let Some((sn, sig)) = target {
-        let mut probes: Vec<(Value, &'static catalog::Check)> = Vec::new();
+        let mut probes: Vec<(Value, &'static Check)> = Vec::new();
         if s.tamper_signature {
             probes.push((
                 products_body(&s.seller, sn, &tamper(sig)),
@@ -715,7 +730,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
 
 /// `8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled`.
 fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool) -> String {
-    let total = text::thousands(listed.len());
+    let total = thousands(listed.len());
     let list = if complete {
         format!("{total} listed malls")
     } else {

@@ -3,17 +3,8 @@
 //! [`Runner::run`] executes the planned cases concurrently (bounded by `jobs`), reusing one
 //! connection pool, and hands every [`Event`] to the caller's callback in arrival order.
 
-pub mod checks;
-pub mod client;
-pub mod discover;
-pub mod exchange;
 mod execute;
-pub mod fuzz;
 pub mod paging;
-pub mod politeness;
-pub mod release_diff;
-pub mod request;
-pub mod snapshot;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,11 +14,13 @@ use std::panic::AssertUnwindSafe;
 use futures_util::FutureExt;
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::case::model::{Case, SourceFile};
-use crate::report::event::{CaseId, Event, RunSummary};
-use crate::runner::client::Client;
-use crate::runner::discover::Discovery;
+use crate::case::model::Case;
+
+use crate::service::client::Client;
+use crate::service::discover::Discovery;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::{CaseId, Event, RunSummary};
+use crate::verdict::source::SourceFile;
 
 /// How often the runner sends [`Event::Tick`], so that a report file holding back a write
 /// never lags far behind the cases that finished.
@@ -111,7 +104,7 @@ pub struct Runner {
     /// Values found at run time (a mall to target when the user gave none).
     pub discovery: Discovery,
     /// Snapshot comparison; `None` when snapshots are off.
-    pub snapshots: Option<snapshot::Snapshotter>,
+    pub snapshots: Option<crate::snapshot::Snapshotter>,
 }
 
 impl Runner {
@@ -169,18 +162,6 @@ impl Runner {
         summary.duration = started.elapsed();
         on_event(Event::RunFinished(summary.clone()));
         summary
-    }
-}
-
-/// Runs CPU-bound work (decoding, validating a large body) without starving the async workers
-/// that read other responses: on a multi-threaded runtime the worker hands its other tasks to
-/// another thread first.
-pub(crate) fn cpu_bound<T>(work: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(work)
-        }
-        _ => work(),
     }
 }
 

@@ -9,9 +9,10 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::case::model::CursorRule;
-use crate::report::event::Finding;
-use crate::report::findings::Findings;
 use crate::spec::catalog;
+use crate::verdict::check::Check;
+use crate::verdict::event::Finding;
+use crate::verdict::findings::Findings;
 
 /// One page as the walker sees it: the response body, or the findings that stopped the walk.
 #[derive(Debug)]
@@ -293,7 +294,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
 /// that ended inside the other walk's prefix is a difference. `check` is
 /// `paging.size-consistency` (different sizes) or `paging.repeatable` (same size twice).
 pub fn compare_walks(
-    check: &'static catalog::Check,
+    check: &'static Check,
     (label_a, a): (&str, &Walk),
     (label_b, b): (&str, &Walk),
 ) -> Vec<Finding> {

@@ -4,54 +4,7 @@
 //! `mallcheck checks` prints [`CATALOG`]. Schema files name their rules with an `x-check`
 //! annotation whose value must be one of these ids (a test enforces it).
 
-use std::fmt;
-
-/// How a finding of a check weighs in the verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The spec states it: a finding fails the run.
-    Contract,
-    /// Only observed in the spec's examples: a finding warns, and fails under `--strict`.
-    Observed,
-    /// Additive or informational (e.g. an extra field): never fails.
-    Info,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Contract => "contract",
-            Severity::Observed => "observed",
-            Severity::Info => "info",
-        })
-    }
-}
-
-/// What kind of problem a check reports: a broken contract, or a service/transport problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Family {
-    /// A rule about the content of responses.
-    Contract,
-    /// The service could not be talked to properly (transport, non-JSON body, limits).
-    Transport,
-}
-
-/// One entry of the catalogue.
-#[derive(Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct Check {
-    /// Stable id, e.g. `mall.state`.
-    pub id: &'static str,
-    /// Spec section enforced, e.g. `§3`.
-    pub section: &'static str,
-    /// Weight of a finding.
-    pub severity: Severity,
-    /// Contract rule or transport/harness problem.
-    pub family: Family,
-    /// One line on what the check enforces.
-    pub summary: &'static str,
-}
+use crate::verdict::check::{Check, Family, Severity};
 
 macro_rules! checks {
     ($( $(#[$doc:meta])* $name:ident = ($id:literal, $section:literal, $sev:ident, $fam:ident, $summary:literal); )*) => {

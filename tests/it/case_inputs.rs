@@ -265,7 +265,7 @@ fn load_checked(name: &str, bytes: Vec<u8>) -> Result<(), TestCaseError> {
     };
     let diags = match decode(bytes) {
         Err(e) => {
-            let file = std::sync::Arc::new(diag::SourceFile {
+            let file = std::sync::Arc::new(mallcheck::verdict::source::SourceFile {
                 path: name.into(),
                 text: e.text,
             });

@@ -190,7 +190,7 @@ fn check_lists_of_the_schema_match_the_parser() {
         v.sort();
         v
     };
-    let sorted = |checks: &[&mallcheck::spec::catalog::Check]| -> Vec<String> {
+    let sorted = |checks: &[&mallcheck::verdict::check::Check]| -> Vec<String> {
         let mut v: Vec<String> = checks.iter().map(|c| c.id.to_string()).collect();
         v.sort();
         v

@@ -1,0 +1,490 @@
+//! `mallcheck bench`: end-to-end benchmarks against the embedded server on loopback, printed in
+//! one run as ratios measured side by side, since no absolute time is stable on a
+//! shared machine.
+//!
+//! The lines: (a) the suite against a bare replay of its own requests, (b) the fuzzer's request
+//! rate against a bare concurrent loop, (c) checking a large body against parsing it alone,
+//! (d) the peak memory of checking the 5,000-product response against its size, and (e) the
+//! suite's wall time as the data grows. The in-process parts also have a `cargo bench`.
+
+use std::io::{self};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::bench::fuzz_rate::{FUZZ_RATE_TARGET, fuzz_rate};
+use crate::bench::measure::print;
+use crate::bench::measure::{Goal, Measurement, machine, median, mib, ms, ratio, skipped};
+use crate::bench::memory::{MEMORY_TARGET, memory};
+use crate::bench::proxy::{Proxy, Recorded};
+use crate::bench::validation::validation;
+use crate::case::parse::{ParseContext, load_paths};
+use crate::error::UsageError;
+use crate::profile::Profile;
+use crate::report::FanOut;
+use crate::report::console::{Console, Verbosity};
+use crate::runner::{PlannedCase, RunOptions, Runner};
+use crate::server::{self, RunningServer, ServerOptions};
+use crate::service::client::Client;
+use crate::service::discover::Discovery;
+use crate::settings::{self, Target};
+use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::RunSummary;
+
+/// (a) Suite wall time over the bare replay of the same requests.
+const SUITE_OVERHEAD_TARGET: Goal = Goal::AtMost(1.3);
+/// (e) Growth of the suite's wall time over the growth of the data between the two largest
+/// scales (1.0 is linear; the margin absorbs noise).
+const SCALING_TARGET: Goal = Goal::AtMost(1.2);
+
+/// Sizes and repetitions of a bench run, free of CLI types.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Case files or directories of the suite.
+    pub cases: Vec<PathBuf>,
+    /// Timed rounds of each side-by-side pair (medians are compared).
+    pub rounds: usize,
+    /// Cases run at once by the suite and by its replay.
+    pub jobs: usize,
+    /// Data scale factors of line (e).
+    pub scales: Vec<u32>,
+    /// `mallcheck fuzz --cases` of line (b); 0 skips the line.
+    pub fuzz_cases: u32,
+    /// Duration of the bare concurrent loop of line (b).
+    pub load_time: Duration,
+    /// Malls of the page of line (c).
+    pub page_malls: usize,
+    /// Products of the response of lines (c) and (d).
+    pub response_products: u32,
+}
+
+/// The first lines: build, machine and what is measured.
+pub fn banner(compile_time: Duration) -> String {
+    let build = if cfg!(debug_assertions) {
+        "DEBUG build: figures are meaningless, use `cargo run --release -- bench`"
+    } else {
+        "release build"
+    };
+    format!(
+        "mallcheck bench: {build}; {}; embedded server on 127.0.0.1\nschemas compiled once in {} (not part of any line)\n\n",
+        machine(),
+        ms(compile_time),
+    )
+}
+
+/// The target `mallcheck run` uses without `--base-url`: the embedded server's identities and
+/// signer, with any `MALLCHECK_*` overrides of the environment.
+pub fn embedded_target() -> Result<Target, UsageError> {
+    let env =
+        settings::Env::from_pairs(std::env::vars().filter(|(k, _)| k != "MALLCHECK_BASE_URL"));
+    settings::resolve(&settings::Flags::default(), &env, Profile::default())
+}
+
+/// What every suite run needs.
+pub struct SuiteEnv {
+    /// The embedded target.
+    pub target: Target,
+    /// Compiled schemas.
+    pub schemas: Arc<SchemaSet>,
+    /// Case files or directories of the suite.
+    pub cases: Vec<PathBuf>,
+    /// Cases run at once.
+    pub jobs: usize,
+}
+
+async fn start_server(target: &Target, scale: u32) -> Result<RunningServer, String> {
+    server::start(ServerOptions {
+        signer: target.signer.clone(),
+        appid: target.identity.appid.clone(),
+        scale,
+        ..ServerOptions::default()
+    })
+    .await
+    .map_err(|e| format!("cannot start the embedded server: {e}"))
+}
+
+/// Measures every line.
+pub async fn measure_all(env: &SuiteEnv, options: &BenchOptions) -> Vec<Measurement> {
+    let mut lines = Vec::new();
+    let server = match start_server(&env.target, 1).await {
+        Ok(s) => s,
+        Err(e) => {
+            print(&format!("error: {e}\n"));
+            return lines;
+        }
+    };
+    let base_url = server.base_url();
+    let mut emit = |line: Measurement| {
+        print(&line.render());
+        lines.push(line);
+    };
+    emit(
+        suite_overhead(env, &base_url, options.rounds)
+            .await
+            .unwrap_or_else(|e| skipped("(a) suite overhead", SUITE_OVERHEAD_TARGET, e)),
+    );
+    emit(
+        fuzz_rate(env, &base_url, options)
+            .await
+            .unwrap_or_else(|e| skipped("(b) fuzz rate", FUZZ_RATE_TARGET, e)),
+    );
+    for line in crate::cpu::cpu_bound(|| validation(&env.schemas, options)) {
+        emit(line);
+    }
+    let probe = memory(&base_url);
+    emit(crate::cpu::cpu_bound(probe).unwrap_or_else(|e| skipped("(d) memory", MEMORY_TARGET, e)));
+    server.shutdown().await;
+    emit(
+        scaling(env, &options.scales, options.rounds)
+            .await
+            .unwrap_or_else(|e| skipped("(e) scaling", SCALING_TARGET, e)),
+    );
+    lines
+}
+
+// ---------------------------------------------------------------------------------------------
+// (a) Suite overhead: the suite against a bare replay of the requests it made.
+
+/// The cases of the suite, loaded and planned as `mallcheck run` does without a filter.
+fn planned_cases(env: &SuiteEnv) -> Result<Vec<PlannedCase>, String> {
+    let names = env.schemas.names();
+    let cx = ParseContext {
+        vars: &env.target.vars,
+        schema_names: &names,
+    };
+    let files = load_paths(&env.cases, &cx)
+        .map_err(|d| format!("cannot load the cases: {}", crate::diag::render(&d, false)))?;
+    let mut planned = Vec::new();
+    for file in files {
+        for case in file.cases {
+            planned.push(PlannedCase {
+                source: Arc::clone(&file.source),
+                case,
+            });
+        }
+    }
+    Ok(planned)
+}
+
+fn runner(env: &SuiteEnv, base_url: &str) -> Result<Arc<Runner>, String> {
+    let client = Client::new(
+        base_url,
+        env.target.signer.clone(),
+        env.target.client.clone(),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Arc::new(Runner {
+        client,
+        schemas: Arc::clone(&env.schemas),
+        options: RunOptions {
+            jobs: env.jobs,
+            ..RunOptions::default()
+        },
+        discovery: Discovery::new(env.target.first_page_body(10)),
+        snapshots: None,
+    }))
+}
+
+/// One suite run as `mallcheck run` makes it: load the cases, run them with the console sink
+/// writing to nowhere.
+async fn suite_once(env: &SuiteEnv, base_url: &str) -> Result<(Duration, RunSummary), String> {
+    let started = Instant::now();
+    let planned = planned_cases(env)?;
+    let runner = runner(env, base_url)?;
+    let mut sinks = FanOut::default();
+    sinks.push(Box::new(Console::new(
+        io::sink(),
+        false,
+        Verbosity::Normal,
+        false,
+    )));
+    let summary = runner
+        .run(planned, &mut |event| sinks.on_event(&event))
+        .await;
+    let _ = sinks.finish();
+    Ok((started.elapsed(), summary))
+}
+
+/// Runs every case alone through the recording proxy and returns each case's requests.
+async fn record_cases(env: &SuiteEnv, base_url: &str) -> Result<Vec<Vec<Recorded>>, String> {
+    let proxy = Proxy::start(base_url).await?;
+    let runner = runner(env, &proxy.base_url)?;
+    let mut per_case = Vec::new();
+    for case in planned_cases(env)? {
+        Arc::clone(&runner).run(vec![case], &mut |_| {}).await;
+        per_case.push(proxy.take().requests);
+    }
+    proxy.stop();
+    Ok(per_case)
+}
+
+/// A bare client configured as the suite's (pool, timeouts, no redirects), without checks.
+pub(crate) fn bare_client(env: &SuiteEnv) -> Result<reqwest::Client, String> {
+    crate::tls::client_builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(env.target.client.timeout)
+        .connect_timeout(env.target.client.timeout)
+        .no_proxy()
+        .pool_max_idle_per_host(64)
+        .build()
+        .map_err(|e| format!("cannot build the bare client: {e}"))
+}
+
+pub(crate) async fn send_recorded(
+    http: &reqwest::Client,
+    base_url: &str,
+    r: &Recorded,
+) -> Result<usize, String> {
+    let mut builder = http
+        .request(r.method.clone(), format!("{base_url}{}", r.path))
+        .body(r.body.clone());
+    for (k, v) in &r.headers {
+        builder = builder.header(k, v);
+    }
+    let response = builder.send().await.map_err(|e| e.to_string())?;
+    let body = response.bytes().await.map_err(|e| e.to_string())?;
+    Ok(body.len())
+}
+
+/// Sends each case's requests in order, `jobs` cases at once, as the runner schedules them.
+async fn replay(
+    env: &SuiteEnv,
+    base_url: &str,
+    cases: &Arc<Vec<Vec<Recorded>>>,
+) -> Result<Duration, String> {
+    let started = Instant::now();
+    let http = bare_client(env)?;
+    let permits = Arc::new(Semaphore::new(env.jobs.max(1)));
+    let mut tasks = JoinSet::new();
+    for index in 0..cases.len() {
+        let (http, cases, permits) = (http.clone(), Arc::clone(cases), Arc::clone(&permits));
+        let base_url = base_url.to_string();
+        tasks.spawn(async move {
+            let _permit = permits.acquire_owned().await.map_err(|e| e.to_string())?;
+            for r in &cases[index] {
+                send_recorded(&http, &base_url, r).await?;
+            }
+            Ok::<(), String>(())
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| e.to_string())??;
+    }
+    Ok(started.elapsed())
+}
+
+async fn suite_overhead(
+    env: &SuiteEnv,
+    base_url: &str,
+    rounds: usize,
+) -> Result<Measurement, String> {
+    let recorded = Arc::new(record_cases(env, base_url).await?);
+    let requests: usize = recorded.iter().map(Vec::len).sum();
+    suite_once(env, base_url).await?;
+    replay(env, base_url, &recorded).await?;
+    let (mut suite, mut bare) = (Vec::new(), Vec::new());
+    let mut summary = RunSummary::default();
+    for _ in 0..rounds {
+        let (took, s) = suite_once(env, base_url).await?;
+        suite.push(took);
+        summary = s;
+        bare.push(replay(env, base_url, &recorded).await?);
+    }
+    let (s, b) = (median(&suite), median(&bare));
+    let mut details = vec![format!(
+        "{} cases: {} passed, {} warned, {} failed, {} errored, {} skipped; {} jobs; snapshots off",
+        recorded.len(),
+        summary.passed,
+        summary.warned,
+        summary.failed,
+        summary.errored,
+        summary.skipped,
+        env.jobs
+    )];
+    details.push(format!(
+        "per request: suite {:.0} us, bare {:.0} us",
+        s.as_secs_f64() * 1e6 / requests.max(1) as f64,
+        b.as_secs_f64() * 1e6 / requests.max(1) as f64
+    ));
+    Ok(Measurement {
+        item: "(a) suite overhead",
+        figures: format!(
+            "suite {} vs bare replay {} of the same {requests} requests (median of {rounds})",
+            ms(s),
+            ms(b)
+        ),
+        ratio: ratio(s, b),
+        goal: SUITE_OVERHEAD_TARGET,
+        details,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// (e) Scaling: the suite at growing data.
+
+/// The suite's figures at one scale.
+#[derive(Debug, Clone)]
+struct ScalePoint {
+    scale: u32,
+    time: Duration,
+    requests: usize,
+    response_bytes: u64,
+    summary: RunSummary,
+}
+
+async fn scale_point(env: &SuiteEnv, scale: u32, rounds: usize) -> Result<ScalePoint, String> {
+    let server = start_server(&env.target, scale).await?;
+    let base_url = server.base_url();
+    // The counting pass (all cases at once through the proxy) also warms the server.
+    let proxy = Proxy::start(&base_url).await?;
+    suite_once(env, &proxy.base_url).await?;
+    let log = proxy.take();
+    proxy.stop();
+    let mut times = Vec::new();
+    let mut summary = RunSummary::default();
+    for _ in 0..rounds {
+        let (took, s) = suite_once(env, &base_url).await?;
+        times.push(took);
+        summary = s;
+    }
+    server.shutdown().await;
+    Ok(ScalePoint {
+        scale,
+        time: median(&times),
+        requests: log.requests.len(),
+        response_bytes: log.response_bytes,
+        summary,
+    })
+}
+
+async fn scaling(env: &SuiteEnv, scales: &[u32], rounds: usize) -> Result<Measurement, String> {
+    let mut scales = scales.to_vec();
+    scales.sort_unstable();
+    scales.dedup();
+    if scales.len() < 2 {
+        return Err("--scales needs at least two factors".to_string());
+    }
+    let mut points = Vec::new();
+    for &scale in &scales {
+        // Large scales take long enough per run for one or two rounds to be stable.
+        let runs = match scale {
+            s if s >= 50 => 1,
+            s if s >= 5 => rounds.min(3),
+            _ => rounds,
+        };
+        points.push(scale_point(env, scale, runs).await?);
+    }
+    let figures = points
+        .iter()
+        .map(|p| format!("{}x {}", p.scale, ms(p.time)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut details: Vec<String> = points
+        .iter()
+        .map(|p| {
+            let problems = p.summary.failed + p.summary.errored;
+            let note = if problems > 0 {
+                format!("; {problems} cases failed or errored")
+            } else {
+                String::new()
+            };
+            format!(
+                "{:>4}x: {} requests, {} received, {:.0} us per request{note}",
+                p.scale,
+                p.requests,
+                mib(p.response_bytes as f64),
+                p.time.as_secs_f64() * 1e6 / p.requests.max(1) as f64
+            )
+        })
+        .collect();
+    let (lo, hi) = (&points[points.len() - 2], &points[points.len() - 1]);
+    let data_growth = f64::from(hi.scale) / f64::from(lo.scale);
+    let growth = ratio(hi.time, lo.time);
+    if let Some(g) = growth {
+        details.push(format!(
+            "{}x -> {}x: data x{data_growth:.0}, time x{g:.1}, requests x{:.1}, bytes x{:.1}",
+            lo.scale,
+            hi.scale,
+            hi.requests as f64 / lo.requests.max(1) as f64,
+            hi.response_bytes as f64 / lo.response_bytes.max(1) as f64,
+        ));
+    }
+    Ok(Measurement {
+        item: "(e) scaling",
+        figures: format!("suite wall time at {figures} (MAIN's malls and products scaled)"),
+        ratio: growth.map(|g| g / data_growth),
+        goal: SCALING_TARGET,
+        details,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::fuzz_rate::{first_page_request, loopback_limit};
+
+    fn env_for(cases: Vec<PathBuf>) -> SuiteEnv {
+        let target = embedded_target().expect("the embedded target resolves");
+        let schemas = Arc::new(SchemaSet::embedded().expect("the embedded schemas compile"));
+        SuiteEnv {
+            target,
+            schemas,
+            cases,
+            jobs: 2,
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn suite_and_replay_run_the_same_requests_on_a_tiny_case_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let case = r#"
+cases:
+  - name: first page
+    endpoint: mall-list
+    request:
+      body:
+        appid: "${MALLCHECK_APPID}"
+        filter:
+          seller:
+            merchantId: "${MALLCHECK_MERCHANT_ID}"
+            merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+            role: "${MALLCHECK_ROLE}"
+        sort: { sortField: id, sort: DESC }
+        cursor: { cursorField: id, endCursor: null, count: 3 }
+    expect:
+      status: 200
+"#;
+        std::fs::write(dir.path().join("tiny.yaml"), case).unwrap();
+        let env = env_for(vec![dir.path().to_path_buf()]);
+        let server = start_server(&env.target, 1).await.unwrap();
+        let line = suite_overhead(&env, &server.base_url(), 1).await.unwrap();
+        assert!(
+            line.figures.contains("same 1 requests"),
+            "{}",
+            line.render()
+        );
+        assert!(line.details[0].contains("1 passed"), "{}", line.render());
+        assert!(line.ratio.is_some_and(|r| r > 0.0));
+        let limit = loopback_limit(
+            &env,
+            &server.base_url(),
+            first_page_request(&env.target).await.unwrap(),
+            2,
+            Duration::from_millis(50),
+        )
+        .await
+        .unwrap();
+        assert!(limit.0 > 0);
+        server.shutdown().await;
+        let scaled = scaling(&env, &[1, 2], 1).await.unwrap();
+        assert!(scaled.ratio.is_some(), "{}", scaled.render());
+        assert!(
+            scaled.details[0].contains("1 requests"),
+            "{}",
+            scaled.render()
+        );
+    }
+}

@@ -1,0 +1,9 @@
+//! `mallcheck bench`: end-to-end figures side by side with their baselines, as ratios.
+
+pub mod child;
+pub mod fuzz_rate;
+pub mod harness;
+pub mod measure;
+pub mod memory;
+pub mod proxy;
+pub mod validation;

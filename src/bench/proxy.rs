@@ -1,0 +1,159 @@
+//! A reverse proxy on loopback that records every request of the suite before forwarding it,
+//! so line (a) can replay the same requests with a bare client.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use tokio::net::TcpListener;
+
+/// Largest request body the recording proxy accepts.
+pub(crate) const PROXY_MAX_BODY: usize = 2 * 1024 * 1024;
+/// Headers reqwest sets by itself, so a replay must not set them again.
+pub(crate) const AUTOMATIC_HEADERS: [&str; 6] = [
+    "host",
+    "content-length",
+    "connection",
+    "accept",
+    "accept-encoding",
+    "user-agent",
+];
+
+/// One request as the suite sent it, for a replay.
+#[derive(Debug, Clone)]
+pub(crate) struct Recorded {
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    pub(crate) headers: Vec<(HeaderName, HeaderValue)>,
+    pub(crate) body: Bytes,
+}
+
+/// What the recording proxy saw.
+#[derive(Debug, Default)]
+pub(crate) struct Log {
+    pub(crate) requests: Vec<Recorded>,
+    pub(crate) response_bytes: u64,
+}
+
+#[derive(Clone)]
+pub(crate) struct Recorder {
+    upstream: String,
+    http: reqwest::Client,
+    log: Arc<Mutex<Log>>,
+}
+
+/// A reverse proxy on loopback that records every request before forwarding it unchanged.
+pub(crate) struct Proxy {
+    pub(crate) base_url: String,
+    pub(crate) log: Arc<Mutex<Log>>,
+    pub(crate) task: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    pub(crate) async fn start(upstream: &str) -> Result<Proxy, String> {
+        let http = crate::tls::client_builder()
+            .no_proxy()
+            .no_gzip()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build the proxy's client: {e}"))?;
+        let log = Arc::new(Mutex::new(Log::default()));
+        let recorder = Recorder {
+            upstream: upstream.to_string(),
+            http,
+            log: Arc::clone(&log),
+        };
+        let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .map_err(|e| format!("cannot bind the recording proxy: {e}"))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| format!("cannot bind the recording proxy: {e}"))?;
+        let app = Router::new().fallback(forward).with_state(recorder);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Proxy {
+            base_url: format!("http://{addr}"),
+            log,
+            task,
+        })
+    }
+
+    /// Takes what was recorded since the last call.
+    pub(crate) fn take(&self) -> Log {
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::take(&mut *log)
+    }
+
+    pub(crate) fn stop(self) {
+        self.task.abort();
+    }
+}
+
+pub(crate) async fn forward(State(rec): State<Recorder>, req: Request) -> axum::response::Response {
+    let (parts, body) = req.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, PROXY_MAX_BODY).await else {
+        return status_only(StatusCode::PAYLOAD_TOO_LARGE);
+    };
+    let path = parts.uri.path_and_query().map_or_else(
+        || parts.uri.path().to_string(),
+        |pq| pq.as_str().to_string(),
+    );
+    let headers: Vec<(HeaderName, HeaderValue)> = parts
+        .headers
+        .iter()
+        .filter(|(k, _)| !AUTOMATIC_HEADERS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut builder = rec
+        .http
+        .request(parts.method.clone(), format!("{}{path}", rec.upstream))
+        .body(body.clone());
+    for (k, v) in &headers {
+        builder = builder.header(k, v);
+    }
+    if let Some(v) = parts.headers.get(header::ACCEPT_ENCODING) {
+        builder = builder.header(header::ACCEPT_ENCODING, v);
+    }
+    rec.log
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .requests
+        .push(Recorded {
+            method: parts.method,
+            path,
+            headers,
+            body,
+        });
+    let Ok(upstream) = builder.send().await else {
+        return status_only(StatusCode::BAD_GATEWAY);
+    };
+    let status = upstream.status();
+    let upstream_headers = upstream.headers().clone();
+    let Ok(bytes) = upstream.bytes().await else {
+        return status_only(StatusCode::BAD_GATEWAY);
+    };
+    rec.log
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .response_bytes += bytes.len() as u64;
+    let mut response = axum::response::Response::new(Body::from(bytes));
+    *response.status_mut() = status;
+    for (k, v) in &upstream_headers {
+        if k != header::CONTENT_LENGTH && k != header::TRANSFER_ENCODING && k != header::CONNECTION
+        {
+            response.headers_mut().append(k.clone(), v.clone());
+        }
+    }
+    response
+}
+
+pub(crate) fn status_only(status: StatusCode) -> axum::response::Response {
+    let mut response = axum::response::Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
+}

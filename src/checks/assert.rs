@@ -1,0 +1,158 @@
+//! Ad hoc JSONPath assertions written in case files (`case.assert`).
+
+use serde_json::Value;
+
+use crate::json::json_type;
+
+use crate::case::model::{AssertOp, Assertion};
+use crate::spec::catalog;
+use crate::verdict::event::Finding;
+
+fn has_type(v: &Value, wanted: &str) -> bool {
+    let actual = json_type(v);
+    actual == wanted || (wanted == "number" && actual == "integer")
+}
+
+/// Evaluates one assertion against a response body. `matches`, `one-of` and `type` speak of
+/// every selected node, so they hold when nothing is selected (an empty mall list is valid);
+/// `exists` and `count` are the way to demand nodes.
+pub fn evaluate(assertion: &Assertion, body: &Value) -> Vec<Finding> {
+    let nodes = assertion.path.query_located(body).all();
+    let path = &assertion.path_text;
+    let fail = |pointer: String, expected: String, actual: String| {
+        vec![
+            Finding::new(&catalog::CASE_ASSERT, pointer, expected, actual)
+                .with_detail(format!("assertion on {path}")),
+        ]
+    };
+    let pointer_of = |i: usize| nodes[i].location().to_json_pointer();
+    match &assertion.op {
+        AssertOp::Count(n) => {
+            if nodes.len() != *n {
+                return fail(
+                    String::new(),
+                    format!("{n} node(s) at {path}"),
+                    nodes.len().to_string(),
+                );
+            }
+        }
+        AssertOp::Exists(want) => {
+            if nodes.is_empty() == *want {
+                let expected = if *want {
+                    "at least one node"
+                } else {
+                    "no node"
+                };
+                let (pointer, actual) = match nodes.first() {
+                    Some(n) => (
+                        n.location().to_json_pointer(),
+                        format!("{} node(s), first {}", nodes.len(), n.node()),
+                    ),
+                    None => (String::new(), "no node".to_string()),
+                };
+                return fail(pointer, format!("{expected} at {path}"), actual);
+            }
+        }
+        AssertOp::Equals(value) => {
+            if nodes.len() != 1 {
+                return fail(
+                    String::new(),
+                    format!("exactly one node at {path} equal to {value}"),
+                    format!("{} node(s)", nodes.len()),
+                );
+            }
+            if nodes[0].node() != value {
+                return fail(
+                    pointer_of(0),
+                    value.to_string(),
+                    nodes[0].node().to_string(),
+                );
+            }
+        }
+        AssertOp::Matches(re) => {
+            for (i, n) in nodes.iter().enumerate() {
+                if !n.node().as_str().is_some_and(|s| re.is_match(s)) {
+                    return fail(
+                        pointer_of(i),
+                        format!("a string matching /{re}/"),
+                        n.node().to_string(),
+                    );
+                }
+            }
+        }
+        AssertOp::OneOf(values) => {
+            for (i, n) in nodes.iter().enumerate() {
+                if !values.contains(n.node()) {
+                    let list: Vec<String> = values.iter().map(Value::to_string).collect();
+                    return fail(
+                        pointer_of(i),
+                        format!("one of [{}]", list.join(", ")),
+                        n.node().to_string(),
+                    );
+                }
+            }
+        }
+        AssertOp::Type(t) => {
+            for (i, n) in nodes.iter().enumerate() {
+                if !has_type(n.node(), t) {
+                    return fail(
+                        pointer_of(i),
+                        format!("type {t}"),
+                        format!("{} {}", json_type(n.node()), n.node()),
+                    );
+                }
+            }
+        }
+    }
+    vec![]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use serde_json_path::JsonPath;
+
+    fn a(path: &str, op: AssertOp) -> Assertion {
+        Assertion {
+            path_text: path.into(),
+            path: JsonPath::parse(path).unwrap(),
+            op,
+            span: 0..0,
+        }
+    }
+
+    #[test]
+    fn one_of_reports_the_first_offender_with_its_pointer() {
+        let body = json!({"data": [{"state": 1}, {"state": 3}]});
+        let f = evaluate(
+            &a(
+                "$.data[*].state",
+                AssertOp::OneOf(vec![json!(0), json!(1), json!(2)]),
+            ),
+            &body,
+        );
+        assert_eq!(f[0].pointer, "/data/1/state");
+    }
+
+    #[test]
+    fn count_equals_type_and_exists() {
+        let body = json!({"code": "0000", "data": [1, 2]});
+        assert!(evaluate(&a("$.data[*]", AssertOp::Count(2)), &body).is_empty());
+        assert_eq!(
+            evaluate(&a("$.data[*]", AssertOp::Count(3)), &body).len(),
+            1
+        );
+        assert!(evaluate(&a("$.code", AssertOp::Equals(json!("0000"))), &body).is_empty());
+        assert_eq!(
+            evaluate(&a("$.code", AssertOp::Equals(json!("0001"))), &body).len(),
+            1
+        );
+        assert!(evaluate(&a("$.data[*]", AssertOp::Type("number".into())), &body).is_empty());
+        assert_eq!(
+            evaluate(&a("$.nope", AssertOp::Exists(true)), &body).len(),
+            1
+        );
+        assert!(evaluate(&a("$.nope[*]", AssertOp::Type("string".into())), &body).is_empty());
+    }
+}

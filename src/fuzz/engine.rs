@@ -1,0 +1,525 @@
+//! The fuzzing loop: replay saved failures, then per endpoint alternate the single-field edge
+//! sweep with random bodies drawn from a seeded proptest [`TestRunner`], send each one (signed, paced by `--rate`), check every property, and shrink
+//! the first failure of each property to a minimal body. Runs on a blocking thread and drives
+//! HTTP through a tokio [`Handle`]; reports through events and never prints.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
+use tokio::runtime::Handle;
+
+use crate::fuzz::body::{FuzzBody, Limits};
+use crate::fuzz::known::Known;
+use crate::fuzz::properties::{self, Violation};
+use crate::fuzz::regressions::{Regression, Saver};
+use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
+use crate::fuzz::strategies;
+use crate::service::client::Client;
+use crate::spec::schemas::SchemaSet;
+use crate::verdict::check::Check;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+use crate::verdict::event::Finding;
+use crate::verdict::exchange::Exchange;
+
+/// How a fuzz run behaves, free of CLI types.
+#[derive(Debug, Clone)]
+pub struct FuzzOptions {
+    /// Operations to fuzz, in order.
+    pub endpoints: Vec<Endpoint>,
+    /// Generated bodies per endpoint.
+    pub cases: u32,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Time after which no new body is generated (shrinking also stops).
+    pub max_time: Duration,
+    /// Requests per second; 0 is unlimited.
+    pub rate: f64,
+    /// Candidates tried while shrinking one failure.
+    pub max_shrink_tries: u32,
+    /// Where minimal failing bodies are saved as case files; `None` saves nothing.
+    pub save: Option<Saver>,
+    /// Sizes of generated values (common limits unless `--oversize`).
+    pub limits: Limits,
+}
+
+/// Where a reported failure comes from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// A generated body, shrunk.
+    Generated {
+        /// 1-based number of the generated case that failed first.
+        case: u32,
+        /// Simplifications accepted while shrinking.
+        steps: u32,
+        /// Candidates sent while shrinking.
+        tries: u32,
+        /// Why shrinking stopped.
+        end: ShrinkEnd,
+    },
+    /// A body replayed from the regressions directory.
+    Replayed {
+        /// The regression file.
+        path: PathBuf,
+    },
+}
+
+/// One property of one endpoint that failed, with its minimal reproducer.
+#[derive(Debug, Clone)]
+pub struct FuzzFailure {
+    /// The operation.
+    pub endpoint: Endpoint,
+    /// The property that failed.
+    pub property: &'static Check,
+    /// The minimal failing body.
+    pub body: FuzzBody,
+    /// What the response to the minimal body broke.
+    pub findings: Vec<Finding>,
+    /// The exchange of the minimal body (redacted).
+    pub exchange: Exchange,
+    /// Generated and shrunk, or replayed.
+    pub origin: Origin,
+    /// Where the body was saved (or why it could not be).
+    pub saved: Option<Result<PathBuf, String>>,
+}
+
+/// What happened on one endpoint.
+#[derive(Debug, Clone)]
+pub struct EndpointStats {
+    /// The operation.
+    pub endpoint: Endpoint,
+    /// Generated cases asked for.
+    pub planned: u32,
+    /// Generated cases sent.
+    pub run: u32,
+    /// Generated bodies not sent because the same bytes were already sent.
+    pub duplicates: u32,
+    /// Generation stopped at `--max-time`.
+    pub stopped_by_time: bool,
+    /// Responses that broke each property (by check id), shrinking excluded.
+    pub violations: BTreeMap<&'static str, u32>,
+    /// Requests beyond the common size limits that the HTTP layer refused, by status (not
+    /// contract findings), shrinking excluded.
+    pub rejected: BTreeMap<u16, u32>,
+}
+
+/// What the fuzzer reports as it goes.
+#[derive(Debug, Clone)]
+pub enum FuzzEvent {
+    /// A saved body was replayed.
+    Replayed {
+        /// The regression file.
+        path: PathBuf,
+        /// The operation.
+        endpoint: Endpoint,
+        /// Properties it still breaks.
+        failing: Vec<&'static Check>,
+    },
+    /// Generation on an endpoint begins.
+    EndpointStarted {
+        /// The operation.
+        endpoint: Endpoint,
+        /// Cases planned.
+        cases: u32,
+    },
+    /// A property failed; the body is minimal.
+    Failure(Box<FuzzFailure>),
+    /// Generation on an endpoint ended.
+    EndpointFinished(EndpointStats),
+}
+
+/// The outcome of a whole run.
+#[derive(Debug, Clone)]
+pub struct FuzzReport {
+    /// The seed used.
+    pub seed: u64,
+    /// Endpoints fuzzed, in order.
+    pub endpoints: Vec<EndpointStats>,
+    /// Every property that failed, first failure each.
+    pub failures: Vec<FuzzFailure>,
+    /// Saved bodies replayed.
+    pub replayed: usize,
+    /// Requests sent, replay and shrinking included.
+    pub requests: u64,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+impl FuzzReport {
+    /// Whether any property failed.
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    /// The failure of one property on one endpoint.
+    pub fn failure(&self, endpoint: Endpoint, property: &Check) -> Option<&FuzzFailure> {
+        self.failures
+            .iter()
+            .find(|f| f.endpoint == endpoint && f.property.id == property.id)
+    }
+}
+
+/// A fuzzer ready to run.
+#[derive(Debug)]
+pub struct Fuzzer {
+    /// The signing client.
+    pub client: Client,
+    /// Compiled schemas.
+    pub schemas: Arc<SchemaSet>,
+    /// Identities and malls.
+    pub known: Known,
+    /// Options.
+    pub options: FuzzOptions,
+    /// Saved failures, replayed first.
+    pub regressions: Vec<Regression>,
+}
+
+/// What one body got.
+#[derive(Debug, Clone)]
+struct Probe {
+    exchange: Exchange,
+    violations: Vec<Violation>,
+    /// The status with which the HTTP layer refused a request beyond the common limits.
+    rejected: Option<u16>,
+}
+
+impl Probe {
+    fn breaks(&self, property: &Check) -> Option<&Violation> {
+        self.violations
+            .iter()
+            .find(|v| v.property.id == property.id)
+    }
+}
+
+/// A seed of its own for each endpoint (splitmix64), so one endpoint's cases do not depend on
+/// which others are fuzzed.
+pub fn endpoint_seed(seed: u64, endpoint: Endpoint) -> u64 {
+    let salt: u64 = match endpoint {
+        Endpoint::MallList => 1,
+        Endpoint::MallProducts => 2,
+    };
+    let mut z = seed.wrapping_add(salt.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The proptest configuration of one endpoint: fixed seed, no failure persistence (minimal
+/// bodies are saved as JSON instead), our own case and shrink limits.
+pub fn config(options: &FuzzOptions, endpoint: Endpoint) -> Config {
+    Config {
+        cases: options.cases,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(endpoint_seed(options.seed, endpoint)),
+        rng_algorithm: RngAlgorithm::ChaCha,
+        max_shrink_iters: options.max_shrink_tries,
+        max_global_rejects: options.cases.saturating_mul(10),
+        verbose: 0,
+        ..Config::default()
+    }
+}
+
+/// The running state of one fuzz run.
+struct Session<'a> {
+    fuzzer: &'a Fuzzer,
+    handle: Handle,
+    requests: u64,
+    next_slot: Instant,
+    deadline: Instant,
+}
+
+impl Session<'_> {
+    fn pace(&mut self) {
+        if self.fuzzer.options.rate > 0.0 {
+            let now = Instant::now();
+            if self.next_slot > now {
+                std::thread::sleep(self.next_slot - now);
+            }
+            let interval = Duration::from_secs_f64(1.0 / self.fuzzer.options.rate);
+            self.next_slot = self.next_slot.max(Instant::now()) + interval;
+        }
+    }
+
+    fn probe(&mut self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
+        self.pace();
+        let f = self.fuzzer;
+        let appid = body
+            .header_appid(&f.known.appid, &f.options.limits)
+            .to_string();
+        let sent = self.handle.block_on(f.client.send_raw(
+            endpoint,
+            body.to_bytes(),
+            &appid,
+            &AuthMode::Signed,
+            &[],
+        ));
+        self.requests += 1;
+        let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
+        let violations = if rejected.is_some() {
+            Vec::new()
+        } else {
+            properties::evaluate(endpoint, body, &sent, &f.schemas, &f.known)
+        };
+        Probe {
+            exchange: sent.exchange,
+            violations,
+            rejected,
+        }
+    }
+
+    /// Shrinks a failing tree while `property` keeps failing.
+    fn shrink(
+        &mut self,
+        endpoint: Endpoint,
+        tree: impl ValueTree<Value = FuzzBody>,
+        first: Probe,
+        property: &'static Check,
+        case: u32,
+    ) -> FuzzFailure {
+        let mut tried: HashMap<[u8; 16], Option<Probe>> = HashMap::new();
+        let deadline = self.deadline;
+        let shrunk = minimise(
+            tree,
+            first,
+            self.fuzzer.options.max_shrink_tries,
+            |candidate| {
+                if Instant::now() >= deadline {
+                    return Verdict::Stop;
+                }
+                let key = candidate.fingerprint();
+                let probe = match tried.get(&key) {
+                    Some(known) => known.clone(),
+                    None => {
+                        let probe = self.probe(endpoint, candidate);
+                        let kept = probe.breaks(property).is_some().then_some(probe);
+                        tried.insert(key, kept.clone());
+                        kept
+                    }
+                };
+                probe.map_or(Verdict::Passes, Verdict::Fails)
+            },
+        );
+        let findings = shrunk
+            .evidence
+            .breaks(property)
+            .map(|v| v.findings.clone())
+            .unwrap_or_default();
+        let saved = self
+            .fuzzer
+            .options
+            .save
+            .as_ref()
+            .map(|saver| saver.save(endpoint, property, &shrunk.value, &self.fuzzer.known));
+        FuzzFailure {
+            endpoint,
+            property,
+            body: shrunk.value,
+            findings,
+            exchange: shrunk.evidence.exchange,
+            origin: Origin::Generated {
+                case,
+                steps: shrunk.steps,
+                tries: shrunk.tries,
+                end: shrunk.end,
+            },
+            saved,
+        }
+    }
+}
+
+/// Collects the report and forwards every event.
+struct Out<'e> {
+    on_event: &'e mut dyn FnMut(&FuzzEvent),
+    report: FuzzReport,
+}
+
+impl Out<'_> {
+    fn event(&mut self, event: FuzzEvent) {
+        (self.on_event)(&event);
+    }
+
+    fn failure(&mut self, failure: FuzzFailure) {
+        (self.on_event)(&FuzzEvent::Failure(Box::new(failure.clone())));
+        self.report.failures.push(failure);
+    }
+}
+
+impl Fuzzer {
+    /// Replays the saved failures, then fuzzes every endpoint; call from a blocking thread
+    /// (not from async code) with a handle of the runtime the client lives on.
+    pub fn run(&self, handle: Handle, on_event: &mut dyn FnMut(&FuzzEvent)) -> FuzzReport {
+        let started = Instant::now();
+        let mut session = Session {
+            fuzzer: self,
+            handle,
+            requests: 0,
+            next_slot: started,
+            deadline: started + self.options.max_time,
+        };
+        let mut out = Out {
+            on_event,
+            report: FuzzReport {
+                seed: self.options.seed,
+                endpoints: Vec::new(),
+                failures: Vec::new(),
+                replayed: 0,
+                requests: 0,
+                duration: Duration::ZERO,
+            },
+        };
+        let mut found: BTreeMap<&'static str, BTreeSet<&'static str>> = BTreeMap::new();
+        let mut sent: BTreeMap<&'static str, HashSet<[u8; 16]>> = BTreeMap::new();
+        for regression in self
+            .regressions
+            .iter()
+            .filter(|r| self.options.endpoints.contains(&r.endpoint))
+        {
+            let probe = session.probe(regression.endpoint, &regression.body);
+            out.report.replayed += 1;
+            sent.entry(regression.endpoint.name())
+                .or_default()
+                .insert(regression.body.fingerprint());
+            let violations: Vec<&Violation> = probe
+                .violations
+                .iter()
+                .filter(|v| regression.properties.iter().any(|p| p.id == v.property.id))
+                .collect();
+            out.event(FuzzEvent::Replayed {
+                path: regression.path.clone(),
+                endpoint: regression.endpoint,
+                failing: violations.iter().map(|v| v.property).collect(),
+            });
+            let seen = found.entry(regression.endpoint.name()).or_default();
+            for v in violations {
+                if seen.insert(v.property.id) {
+                    out.failure(FuzzFailure {
+                        endpoint: regression.endpoint,
+                        property: v.property,
+                        body: regression.body.clone(),
+                        findings: v.findings.clone(),
+                        exchange: probe.exchange.clone(),
+                        origin: Origin::Replayed {
+                            path: regression.path.clone(),
+                        },
+                        saved: None,
+                    });
+                }
+            }
+        }
+        let endpoints = &self.options.endpoints;
+        for (i, &endpoint) in endpoints.iter().enumerate() {
+            let now = Instant::now();
+            let remaining = u32::try_from(endpoints.len() - i).unwrap_or(1);
+            let slice_end = now + session.deadline.saturating_duration_since(now) / remaining;
+            let mut run = EndpointRun {
+                endpoint,
+                slice_end,
+                found: found.remove(endpoint.name()).unwrap_or_default(),
+                sent: sent.remove(endpoint.name()).unwrap_or_default(),
+            };
+            let stats = run.fuzz(&mut session, &mut out);
+            out.event(FuzzEvent::EndpointFinished(stats.clone()));
+            out.report.endpoints.push(stats);
+        }
+        out.report.requests = session.requests;
+        out.report.duration = started.elapsed();
+        out.report
+    }
+}
+
+/// Generation on one endpoint.
+struct EndpointRun {
+    endpoint: Endpoint,
+    /// No new case after this.
+    slice_end: Instant,
+    /// Properties already reported (not shrunk again).
+    found: BTreeSet<&'static str>,
+    /// Fingerprints of bodies already sent.
+    sent: HashSet<[u8; 16]>,
+}
+
+impl EndpointRun {
+    fn fuzz(&mut self, session: &mut Session<'_>, out: &mut Out<'_>) -> EndpointStats {
+        let fuzzer = session.fuzzer;
+        let config = config(&fuzzer.options, self.endpoint);
+        let random = strategies::body(self.endpoint, &fuzzer.known, fuzzer.options.limits);
+        let sweep = strategies::sweep(self.endpoint, &fuzzer.known);
+        let mut swept = 0;
+        let mut runner = TestRunner::new(config.clone());
+        let mut stats = EndpointStats {
+            endpoint: self.endpoint,
+            planned: config.cases,
+            run: 0,
+            duplicates: 0,
+            stopped_by_time: false,
+            violations: BTreeMap::new(),
+            rejected: BTreeMap::new(),
+        };
+        out.event(FuzzEvent::EndpointStarted {
+            endpoint: self.endpoint,
+            cases: config.cases,
+        });
+        let mut draws: u32 = 0;
+        while stats.run < config.cases && draws < config.max_global_rejects.max(config.cases) {
+            if Instant::now() >= self.slice_end {
+                stats.stopped_by_time = true;
+                break;
+            }
+            draws += 1;
+            // Every other case is the next single-field edge case until the sweep is done.
+            let strategy = match sweep.get(swept) {
+                Some(edge) if stats.run.is_multiple_of(2) => {
+                    swept += 1;
+                    edge
+                }
+                _ => &random,
+            };
+            let rng_before = runner.rng().clone();
+            let Ok(tree) = strategy.new_tree(&mut runner) else {
+                continue;
+            };
+            let body = tree.current();
+            if !self.sent.insert(body.fingerprint()) {
+                stats.duplicates += 1;
+                continue;
+            }
+            stats.run += 1;
+            let probe = session.probe(self.endpoint, &body);
+            if let Some(status) = probe.rejected {
+                *stats.rejected.entry(status).or_default() += 1;
+            }
+            for v in &probe.violations {
+                *stats.violations.entry(v.property.id).or_default() += 1;
+            }
+            let fresh: Vec<&'static Check> = probe
+                .violations
+                .iter()
+                .map(|v| v.property)
+                .filter(|p| !self.found.contains(p.id))
+                .collect();
+            let mut tree = Some(tree);
+            for property in fresh {
+                self.found.insert(property.id);
+                let failure = match tree.take() {
+                    Some(t) => session.shrink(self.endpoint, t, probe.clone(), property, stats.run),
+                    None => {
+                        // The first shrink consumed the tree: draw the same one again.
+                        let mut again =
+                            TestRunner::new_with_rng(config.clone(), rng_before.clone());
+                        match strategy.new_tree(&mut again) {
+                            Ok(t) => {
+                                session.shrink(self.endpoint, t, probe.clone(), property, stats.run)
+                            }
+                            Err(_) => continue,
+                        }
+                    }
+                };
+                out.failure(failure);
+            }
+        }
+        stats
+    }
+}

@@ -1,0 +1,207 @@
+//! What the fuzzer knows about the service before it starts: seller identities to use, and
+//! real malls (number, signature, owner) read from first mall-list pages (spec §4.1), so that
+//! generated bodies can carry real cursors and mall ids and responses can be checked for
+//! ownership.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::service::client::Client;
+use crate::spec::catalog;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
+/// A seller identity object (spec §2.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// `merchantId`.
+    pub merchant_id: String,
+    /// `merchantUserId`.
+    pub merchant_user_id: String,
+    /// `role`.
+    pub role: String,
+}
+
+impl Identity {
+    /// The identity as the JSON seller object.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "merchantId": self.merchant_id,
+            "merchantUserId": self.merchant_user_id,
+            "role": self.role,
+        })
+    }
+}
+
+/// A mall seen in a real mall-list page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownMall {
+    /// `mallSn`.
+    pub mall_sn: String,
+    /// `signature`.
+    pub signature: String,
+    /// `seller.merchantId` of the mall.
+    pub owner: String,
+}
+
+/// Identities and malls known before fuzzing.
+#[derive(Debug, Clone)]
+pub struct Known {
+    /// The application id of the target.
+    pub appid: String,
+    /// The configured identity first, then others the service knows.
+    pub identities: Vec<Identity>,
+    /// Merchant ids no service should know.
+    pub unknown_merchant_ids: Vec<String>,
+    /// Malls of every identity, the configured merchant's first.
+    pub malls: Vec<KnownMall>,
+    /// The mall the products baseline asks for (user-given or the first known one).
+    pub target_mall: Option<(String, String)>,
+    /// Problems met while discovering (shown as notes, never fatal).
+    pub notes: Vec<String>,
+}
+
+impl Known {
+    /// The configured identity.
+    pub fn me(&self) -> &Identity {
+        self.identities
+            .first()
+            .expect("discover always puts the configured identity first")
+    }
+
+    /// The known mall with this number.
+    pub fn mall(&self, mall_sn: &str) -> Option<&KnownMall> {
+        self.malls.iter().find(|m| m.mall_sn == mall_sn)
+    }
+
+    /// A first-page mall-list body (spec §4.1) for `identity`.
+    pub fn list_body(&self, identity: &Identity, count: u64) -> Value {
+        json!({
+            "appid": self.appid,
+            "filter": {"seller": identity.to_json()},
+            "sort": {"sortField": "id", "sort": "DESC"},
+            "cursor": {"cursorField": "id", "endCursor": null, "count": count},
+        })
+    }
+}
+
+/// Page size of the discovery requests.
+const DISCOVERY_COUNT: u64 = 50;
+
+/// Reads the first mall-list page of every identity, at most one request per `pause`. Err only
+/// when the service cannot be reached at all (the configured identity's request gets no HTTP
+/// answer).
+pub async fn discover(
+    client: &Client,
+    appid: &str,
+    identities: Vec<Identity>,
+    unknown_merchant_ids: Vec<String>,
+    given_mall: Option<(String, String)>,
+    pause: Duration,
+) -> Result<Known, String> {
+    let mut known = Known {
+        appid: appid.to_string(),
+        identities,
+        unknown_merchant_ids,
+        malls: Vec::new(),
+        target_mall: given_mall,
+        notes: Vec::new(),
+    };
+    for (i, identity) in known.identities.clone().iter().enumerate() {
+        if i > 0 && !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+        let body = known.list_body(identity, DISCOVERY_COUNT);
+        let sent = client
+            .send_json(Endpoint::MallList, &body, &AuthMode::Signed, &[])
+            .await;
+        let response = match sent.result {
+            Ok(r) => r,
+            Err(f) if i == 0 && f.check.id == catalog::TRANSPORT_CONNECT.id => {
+                return Err(format!("cannot reach {}: {}", client.base_url(), f.actual));
+            }
+            // No generated request could fare better: stop instead of failing every one.
+            Err(f)
+                if i == 0
+                    && (f.check.id == catalog::HARNESS_SIGNER.id
+                        || f.check.id == catalog::TRANSPORT_RATE_LIMITED.id) =>
+            {
+                return Err(format!(
+                    "cannot fuzz {}: {} ({})",
+                    client.base_url(),
+                    f.actual,
+                    f.check.id
+                ));
+            }
+            Err(f) => {
+                known.notes.push(format!(
+                    "the first mall-list page of merchant {} failed: {}",
+                    identity.merchant_id,
+                    f.headline()
+                ));
+                continue;
+            }
+        };
+        let Some(malls) = response.json.get("data").and_then(Value::as_array) else {
+            known.notes.push(format!(
+                "the first mall-list page of merchant {} has no data array (HTTP {})",
+                identity.merchant_id, response.status
+            ));
+            continue;
+        };
+        for mall in malls {
+            let text = |p: &str| mall.pointer(p).and_then(Value::as_str).map(str::to_string);
+            let (Some(mall_sn), Some(signature)) = (text("/mallSn"), text("/signature")) else {
+                continue;
+            };
+            let owner = text("/seller/merchantId").unwrap_or_else(|| identity.merchant_id.clone());
+            if known.mall(&mall_sn).is_none() {
+                known.malls.push(KnownMall {
+                    mall_sn,
+                    signature,
+                    owner,
+                });
+            }
+        }
+    }
+    if known.target_mall.is_none() {
+        let me = known.me().merchant_id.clone();
+        known.target_mall = known
+            .malls
+            .iter()
+            .find(|m| m.owner == me)
+            .map(|m| (m.mall_sn.clone(), m.signature.clone()));
+    }
+    if known.target_mall.is_none() {
+        known.notes.push(
+            "no mall of the configured merchant is known: the products baseline uses a made-up mall"
+                .to_string(),
+        );
+    }
+    Ok(known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_body_is_the_spec_shape() {
+        let known = Known {
+            appid: "app".into(),
+            identities: vec![Identity {
+                merchant_id: "m".into(),
+                merchant_user_id: "u".into(),
+                role: "super_admin".into(),
+            }],
+            unknown_merchant_ids: vec![],
+            malls: vec![],
+            target_mall: None,
+            notes: vec![],
+        };
+        let body = known.list_body(known.me(), 10);
+        assert_eq!(body["filter"]["seller"]["merchantUserId"], "u");
+        assert_eq!(body["cursor"]["count"], 10);
+        assert!(body["cursor"]["endCursor"].is_null());
+    }
+}

@@ -1,0 +1,477 @@
+//! The properties every response to a generated body must have (spec §4, §7): no 5xx, an
+//! answer in time, a JSON body, a success that passes the contract, an error without data, and
+//! no mall or product of another merchant. Pure functions of the body and what came back.
+
+use serde_json::Value;
+
+use crate::checks::{http, ownership, payload};
+use crate::fuzz::body::FuzzBody;
+use crate::fuzz::known::Known;
+use crate::service::client::{Response, Sent};
+use crate::spec::catalog;
+use crate::verdict::check::Check;
+use crate::verdict::endpoint::Endpoint;
+use crate::verdict::event::{Finding, Outcome};
+
+/// Every property, in the order they are reported.
+pub static PROPERTIES: [&Check; 6] = [
+    &catalog::FUZZ_NO_SERVER_ERROR,
+    &catalog::FUZZ_TIMELY,
+    &catalog::FUZZ_JSON,
+    &catalog::FUZZ_CONTRACT,
+    &catalog::FUZZ_ERROR_NO_DATA,
+    &catalog::FUZZ_OWNERSHIP,
+];
+
+/// One property broken by one response, with the findings that show it.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    /// The property (a `fuzz.*` catalogue entry).
+    pub property: &'static Check,
+    /// What was found, under the checks that found it.
+    pub findings: Vec<Finding>,
+}
+
+/// Statuses with which an HTTP layer refuses a request for its size: content too large, URI
+/// too long, header fields too large.
+const SIZE_REJECTIONS: [u16; 3] = [413, 414, 431];
+
+/// The status of an HTTP-layer rejection of a request that goes beyond the common size limits:
+/// 413, 414 or 431, or a 400 whose body is not JSON (nginx answers "Request Header Or Cookie
+/// Too Large" so). Such an answer comes from the server in front of the service, so it breaks
+/// no property; it is reported apart. A request within the common limits is never excused.
+pub fn http_layer_rejection(sent: &Sent, beyond_common: bool) -> Option<u16> {
+    if !beyond_common {
+        return None;
+    }
+    let status = sent.exchange.response.as_ref()?.status;
+    let not_json = sent
+        .result
+        .as_ref()
+        .err()
+        .is_some_and(|f| f.check.id == catalog::RESPONSE_JSON.id);
+    (SIZE_REJECTIONS.contains(&status) || (status == 400 && not_json)).then_some(status)
+}
+
+/// Checks every property on what one body got back.
+pub fn evaluate(
+    endpoint: Endpoint,
+    body: &FuzzBody,
+    sent: &Sent,
+    schemas: &crate::spec::schemas::SchemaSet,
+    known: &Known,
+) -> Vec<Violation> {
+    match &sent.result {
+        Ok(response) => evaluate_response(endpoint, body, response, schemas, known),
+        Err(finding) => {
+            let status = sent.exchange.response.as_ref().map(|r| r.status);
+            vec![Violation {
+                property: transport_property(finding, status),
+                findings: vec![(**finding).clone()],
+            }]
+        }
+    }
+}
+
+/// Checks every property on a decoded JSON response.
+pub fn evaluate_response(
+    endpoint: Endpoint,
+    body: &FuzzBody,
+    response: &Response,
+    schemas: &crate::spec::schemas::SchemaSet,
+    known: &Known,
+) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut add = |property: &'static Check, findings: Vec<Finding>| {
+        if !findings.is_empty() {
+            out.push(Violation { property, findings });
+        }
+    };
+    add(
+        &catalog::FUZZ_NO_SERVER_ERROR,
+        http::server_error(response.status),
+    );
+    if is_success(endpoint, response) {
+        add(
+            &catalog::FUZZ_CONTRACT,
+            contract(endpoint, body, response, schemas),
+        );
+    } else {
+        add(
+            &catalog::FUZZ_ERROR_NO_DATA,
+            payload::no_data(&catalog::FUZZ_ERROR_NO_DATA, &response.json),
+        );
+    }
+    let foreign = match endpoint {
+        Endpoint::MallList => foreign_malls(body, &response.json, known),
+        Endpoint::MallProducts => foreign_products(body, response, known),
+    };
+    add(&catalog::FUZZ_OWNERSHIP, foreign);
+    out
+}
+
+/// Which property a response without a usable JSON body breaks.
+fn transport_property(finding: &Finding, status: Option<u16>) -> &'static Check {
+    let id = finding.check.id;
+    if id == catalog::TRANSPORT_TIMEOUT.id {
+        &catalog::FUZZ_TIMELY
+    } else if status.is_some_and(|s| s >= 500) || id == catalog::HTTP_SERVER_ERROR.id {
+        &catalog::FUZZ_NO_SERVER_ERROR
+    } else if status.is_none() && id == catalog::TRANSPORT_CONNECT.id {
+        // No HTTP answer at all (connection reset or closed): the server failed on the body.
+        &catalog::FUZZ_NO_SERVER_ERROR
+    } else {
+        &catalog::FUZZ_JSON
+    }
+}
+
+/// A success response: the mall list's `success` is true (§4.1, §7.1); the products operation
+/// answers 2xx with an array (§4.2). Everything else is an error response.
+pub fn is_success(endpoint: Endpoint, response: &Response) -> bool {
+    match endpoint {
+        Endpoint::MallList => response.json.get("success") == Some(&Value::Bool(true)),
+        Endpoint::MallProducts => (200..300).contains(&response.status) && response.json.is_array(),
+    }
+}
+
+/// The contract checks of `run` on a success response: the response schema (envelope, malls,
+/// products) and, for the mall list, the page size against `cursor.count`.
+fn contract(
+    endpoint: Endpoint,
+    body: &FuzzBody,
+    response: &Response,
+    schemas: &crate::spec::schemas::SchemaSet,
+) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = schemas
+        .validate(endpoint.response_schema(), &response.json)
+        .into_iter()
+        .filter(|f| matches!(f.outcome(false), Outcome::Fail | Outcome::Error))
+        .collect();
+    if endpoint == Endpoint::MallList {
+        let count = body
+            .json()
+            .and_then(|b| b.pointer("/cursor/count"))
+            .and_then(Value::as_u64);
+        let len = response
+            .json
+            .get("data")
+            .and_then(Value::as_array)
+            .map(Vec::len);
+        if let (Some(count), Some(len)) = (count, len)
+            && u64::try_from(len).unwrap_or(u64::MAX) > count
+        {
+            findings.push(Finding::new(
+                &catalog::PAGING_PAGE_SIZE,
+                "/data",
+                format!("at most {count} malls (cursor.count)"),
+                format!("{len} malls"),
+            ));
+        }
+    }
+    findings
+}
+
+/// Malls of a merchant other than the one in `filter.seller.merchantId`, or any mall for a
+/// merchant id known not to exist (§4.1).
+fn foreign_malls(body: &FuzzBody, json: &Value, known: &Known) -> Vec<Finding> {
+    let Some(merchant) = body.json().and_then(ownership::requested_merchant) else {
+        return Vec::new();
+    };
+    let unknown = known.unknown_merchant_ids.iter().any(|u| u == merchant);
+    let findings = if unknown {
+        ownership::unknown_merchant(json)
+    } else {
+        ownership::merchant(json, merchant)
+    };
+    findings
+        .into_iter()
+        .map(|f| Finding {
+            check: &catalog::FUZZ_OWNERSHIP,
+            ..f
+        })
+        .collect()
+}
+
+/// Products of a known mall served to another merchant's seller or for a wrong signature
+/// (§4.2: mallSn and signature identify a mall of the seller).
+fn foreign_products(body: &FuzzBody, response: &Response, known: &Known) -> Vec<Finding> {
+    let Some(json) = body.json() else {
+        return Vec::new();
+    };
+    let served = (200..300).contains(&response.status)
+        && response.json.as_array().is_some_and(|a| !a.is_empty());
+    let Some(mall) = json
+        .pointer("/mallID/mallSn")
+        .and_then(Value::as_str)
+        .and_then(|sn| known.mall(sn))
+    else {
+        return Vec::new();
+    };
+    if !served {
+        return Vec::new();
+    }
+    let seller = json.pointer("/seller/merchantId").and_then(Value::as_str);
+    let signature = json.pointer("/mallID/signature").and_then(Value::as_str);
+    let n = response.json.as_array().map_or(0, Vec::len);
+    let mut out = Vec::new();
+    if seller != Some(mall.owner.as_str()) {
+        out.push(Finding::new(
+            &catalog::FUZZ_OWNERSHIP,
+            "",
+            format!(
+                "no products of mall {} (merchant {}) for seller {}",
+                mall.mall_sn,
+                mall.owner,
+                describe(seller)
+            ),
+            format!("{n} product(s)"),
+        ));
+    } else if signature != Some(mall.signature.as_str()) {
+        out.push(Finding::new(
+            &catalog::FUZZ_OWNERSHIP,
+            "",
+            format!(
+                "no products of mall {} for a signature other than its own",
+                mall.mall_sn
+            ),
+            format!("{n} product(s) for signature {}", describe(signature)),
+        ));
+    }
+    out
+}
+
+fn describe(v: Option<&str>) -> String {
+    v.map_or_else(|| "(not a string)".to_string(), |s| format!("{s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::known::{Identity, KnownMall};
+    use crate::spec::schemas::SchemaSet;
+    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
+    use bytes::Bytes;
+    use reqwest::header::HeaderMap;
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn known() -> Known {
+        Known {
+            appid: "app".into(),
+            identities: vec![Identity {
+                merchant_id: "m1".into(),
+                merchant_user_id: "u1".into(),
+                role: "r".into(),
+            }],
+            unknown_merchant_ids: vec!["m0".into()],
+            malls: vec![KnownMall {
+                mall_sn: "7".into(),
+                signature: "s7".into(),
+                owner: "m2".into(),
+            }],
+            target_mall: None,
+            notes: vec![],
+        }
+    }
+
+    fn exchange(status: Option<u16>) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                method: "POST".into(),
+                url: "u".into(),
+                headers: vec![],
+                body: String::new(),
+            },
+            response: status.map(|status| ResponseRecord {
+                status,
+                headers: vec![],
+                body_excerpt: String::new(),
+                body_len: 0,
+            }),
+            transport_error: None,
+            duration: Duration::ZERO,
+        }
+    }
+
+    fn ok(status: u16, json: Value) -> Sent {
+        Sent {
+            exchange: exchange(Some(status)),
+            result: Ok(Response {
+                status,
+                headers: HeaderMap::new(),
+                body: Bytes::new(),
+                json,
+            }),
+        }
+    }
+
+    fn err(status: Option<u16>, check: &'static Check) -> Sent {
+        Sent {
+            exchange: exchange(status),
+            result: Err(Box::new(Finding::new(check, "", "e", "a"))),
+        }
+    }
+
+    fn ids(endpoint: Endpoint, body: Value, sent: &Sent) -> Vec<&'static str> {
+        let schemas = SchemaSet::embedded().unwrap();
+        evaluate(endpoint, &FuzzBody::Json(body), sent, &schemas, &known())
+            .iter()
+            .map(|v| v.property.id)
+            .collect()
+    }
+
+    #[test]
+    fn transport_problems_map_to_their_property() {
+        let b = json!({});
+        assert_eq!(
+            ids(
+                Endpoint::MallList,
+                b.clone(),
+                &err(None, &catalog::TRANSPORT_TIMEOUT)
+            ),
+            ["fuzz.timely"]
+        );
+        assert_eq!(
+            ids(
+                Endpoint::MallList,
+                b.clone(),
+                &err(Some(502), &catalog::HTTP_SERVER_ERROR)
+            ),
+            ["fuzz.no-server-error"]
+        );
+        assert_eq!(
+            ids(
+                Endpoint::MallList,
+                b.clone(),
+                &err(None, &catalog::TRANSPORT_CONNECT)
+            ),
+            ["fuzz.no-server-error"]
+        );
+        assert_eq!(
+            ids(
+                Endpoint::MallList,
+                b,
+                &err(Some(200), &catalog::RESPONSE_JSON)
+            ),
+            ["fuzz.json-body"]
+        );
+    }
+
+    #[test]
+    fn only_requests_beyond_common_limits_are_excused_as_http_layer_rejections() {
+        let html = |status| err(Some(status), &catalog::RESPONSE_JSON);
+        assert_eq!(http_layer_rejection(&html(431), true), Some(431));
+        assert_eq!(http_layer_rejection(&html(400), true), Some(400));
+        assert_eq!(http_layer_rejection(&ok(413, json!({})), true), Some(413));
+        assert_eq!(http_layer_rejection(&html(400), false), None, "small");
+        assert_eq!(
+            http_layer_rejection(&ok(400, json!({})), true),
+            None,
+            "JSON 400"
+        );
+        assert_eq!(http_layer_rejection(&html(500), true), None);
+        assert_eq!(
+            http_layer_rejection(&err(None, &catalog::TRANSPORT_CONNECT), true),
+            None
+        );
+    }
+
+    #[test]
+    fn a_json_500_breaks_only_no_server_error() {
+        let sent = ok(
+            500,
+            json!({"success": false, "code": "5000", "msg": "x", "data": null}),
+        );
+        assert_eq!(
+            ids(Endpoint::MallList, json!({}), &sent),
+            ["fuzz.no-server-error"]
+        );
+    }
+
+    #[test]
+    fn error_responses_must_carry_no_data_and_success_must_pass_the_schema() {
+        let sent = ok(
+            400,
+            json!({"success": false, "code": "4000", "msg": "x", "data": [{"mallSn": "1"}]}),
+        );
+        assert_eq!(
+            ids(Endpoint::MallList, json!({}), &sent),
+            ["fuzz.error-no-data"]
+        );
+        let sent = ok(
+            200,
+            json!({"success": true, "code": "0000", "msg": "ok", "data": [{"mallSn": "1"}]}),
+        );
+        assert_eq!(
+            ids(Endpoint::MallList, json!({}), &sent),
+            ["fuzz.success-contract"]
+        );
+        let sent = ok(
+            200,
+            json!({"success": true, "code": "0000", "msg": "ok", "data": []}),
+        );
+        assert!(ids(Endpoint::MallList, json!({"cursor": {"count": 0}}), &sent).is_empty());
+    }
+
+    #[test]
+    fn malls_of_another_merchant_break_ownership() {
+        let sent = ok(
+            400,
+            json!({"success": false, "data": [{"seller": {"merchantId": "m2"}}]}),
+        );
+        let body = json!({"filter": {"seller": {"merchantId": "m1"}}});
+        assert_eq!(
+            ids(Endpoint::MallList, body, &sent),
+            ["fuzz.error-no-data", "fuzz.ownership"]
+        );
+    }
+
+    #[test]
+    fn malls_for_a_merchant_known_not_to_exist_break_ownership() {
+        let sent = ok(
+            200,
+            json!({"success": true, "code": "0000", "msg": "ok", "data": [{"seller": {"merchantId": "m0"}}]}),
+        );
+        let body = json!({"filter": {"seller": {"merchantId": "m0"}}});
+        assert!(ids(Endpoint::MallList, body, &sent).contains(&"fuzz.ownership"));
+    }
+
+    #[test]
+    fn products_of_another_merchants_mall_break_ownership() {
+        let products = ok(200, json!([]));
+        let body = |seller: &str, sig: &str| json!({"seller": {"merchantId": seller}, "mallID": {"mallSn": "7", "signature": sig}});
+        assert!(
+            ids(Endpoint::MallProducts, body("m1", "s7"), &products).is_empty(),
+            "an empty list is no leak"
+        );
+        let served = Sent {
+            result: Ok(Response {
+                status: 200,
+                headers: HeaderMap::new(),
+                body: Bytes::new(),
+                json: json!([1]),
+            }),
+            exchange: exchange(Some(200)),
+        };
+        let found = |b| {
+            let schemas = SchemaSet::embedded().unwrap();
+            evaluate(
+                Endpoint::MallProducts,
+                &FuzzBody::Json(b),
+                &served,
+                &schemas,
+                &known(),
+            )
+            .into_iter()
+            .filter(|v| v.property.id == "fuzz.ownership")
+            .count()
+        };
+        assert_eq!(found(body("m1", "s7")), 1, "seller m1 does not own mall 7");
+        assert_eq!(found(body("m2", "bad")), 1, "wrong signature");
+        assert_eq!(
+            found(body("m2", "s7")),
+            0,
+            "the owner with the right signature"
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! Release comparison: each case with a snapshot recorded against the baseline release is sent
+//! to the candidate, and the response is compared field by field with the snapshot, every
+//! change classified (breaking, additive, data).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::case::model::{CaseFile, CaseKind, ExchangeCase, SnapshotSpec};
+use crate::exit;
+use crate::redact::Secret;
+use crate::service::client::Client;
+use crate::service::discover::Discovery;
+use crate::service::request;
+use crate::snapshot::classify::{self, Change, Class, Contract};
+use crate::snapshot::engine::{self, Assertion, Verdict};
+use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
+
+/// Schemas of response documents whose properties give the closed sets, types and nullability
+/// used to classify changes.
+pub const RESPONSE_SCHEMAS: [&str; 10] = [
+    "mall-list-response",
+    "mall",
+    "seller",
+    "order-statistics",
+    "seller-statistics",
+    "cross-city-payment",
+    "products-response",
+    "product",
+    "sku",
+    "content-block",
+];
+
+/// The result of one case.
+#[derive(Debug, Clone)]
+pub struct CaseDiff {
+    /// Case file as given.
+    pub file: PathBuf,
+    /// Case name.
+    pub case: String,
+    /// Baseline snapshot, as shown to the user.
+    pub snapshot: PathBuf,
+    /// The changes, or why the case could not be compared.
+    pub outcome: Result<Vec<Change>, String>,
+    /// Time to fetch and compare.
+    pub duration: Duration,
+}
+
+/// Verdict of a case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DiffVerdict {
+    /// Nothing changed.
+    Unchanged,
+    /// Only values changed.
+    Data,
+    /// Something was added; nothing breaks.
+    Additive,
+    /// A change breaks the contract of the baseline.
+    Breaking,
+    /// The candidate could not be compared (transport, unreadable snapshot).
+    Error,
+}
+
+impl DiffVerdict {
+    /// Upper-case label.
+    pub fn label(self) -> &'static str {
+        match self {
+            DiffVerdict::Unchanged => "UNCHANGED",
+            DiffVerdict::Data => "DATA",
+            DiffVerdict::Additive => "ADDITIVE",
+            DiffVerdict::Breaking => "BREAKING",
+            DiffVerdict::Error => "ERROR",
+        }
+    }
+}
+
+impl CaseDiff {
+    /// The case's verdict.
+    pub fn verdict(&self) -> DiffVerdict {
+        match &self.outcome {
+            Err(_) => DiffVerdict::Error,
+            Ok(changes) => {
+                let has = |class: Class| changes.iter().any(|c| c.class == class);
+                if has(Class::Breaking) {
+                    DiffVerdict::Breaking
+                } else if has(Class::Additive) {
+                    DiffVerdict::Additive
+                } else if has(Class::Data) {
+                    DiffVerdict::Data
+                } else {
+                    DiffVerdict::Unchanged
+                }
+            }
+        }
+    }
+
+    /// How many changes of a class the case has (0 when it could not be compared).
+    pub fn count(&self, class: Class) -> usize {
+        self.outcome
+            .as_ref()
+            .map_or(0, |c| c.iter().filter(|x| x.class == class).count())
+    }
+
+    /// `file › case`, as reports name the case.
+    pub fn label(&self) -> String {
+        format!("{} › {}", self.file.display(), self.case)
+    }
+}
+
+/// Exit code of a diff: 1 when a change is breaking or a case could not be compared.
+pub fn exit_code(results: &[CaseDiff]) -> i32 {
+    if results
+        .iter()
+        .any(|r| matches!(r.verdict(), DiffVerdict::Breaking | DiffVerdict::Error))
+    {
+        exit::FAILURE
+    } else {
+        exit::PASS
+    }
+}
+
+/// One case to compare.
+pub struct Work<'a> {
+    /// Case file as given.
+    pub file: PathBuf,
+    /// Case name.
+    pub case: String,
+    /// The request to send.
+    pub exchange: &'a ExchangeCase,
+    /// The case's snapshot settings (redactions, sorting).
+    pub spec: &'a SnapshotSpec,
+    /// Snapshot name in the baseline directory.
+    pub name: String,
+}
+
+/// The exchange cases with a snapshot, split into those with a baseline snapshot in `baseline`
+/// (to compare) and the names of those without one.
+pub fn plan<'a>(files: &'a [CaseFile], baseline: &Path) -> (Vec<Work<'a>>, Vec<String>) {
+    let mut work: Vec<Work<'_>> = Vec::new();
+    let mut without: Vec<String> = Vec::new();
+    for file in files {
+        for case in &file.cases {
+            let CaseKind::Exchange(x) = &case.kind else {
+                continue;
+            };
+            let Some(spec) = &x.snapshot else { continue };
+            let name = snapshot_name(&file.source.path, &case.name.value);
+            if store::snap_path(baseline, &name).is_file() {
+                work.push(Work {
+                    file: file.source.path.clone(),
+                    case: case.name.value.clone(),
+                    exchange: x,
+                    spec,
+                    name,
+                });
+            } else {
+                without.push(format!(
+                    "{} › {}",
+                    file.source.path.display(),
+                    case.name.value
+                ));
+            }
+        }
+    }
+    (work, without)
+}
+
+/// Fetches every case from the candidate and compares it with its baseline snapshot.
+pub async fn compare_all(
+    client: &Client,
+    discovery: &Discovery,
+    secrets: &[&Secret],
+    work: &[Work<'_>],
+    baseline: &Path,
+    shown_dir: &Path,
+    contract: &Contract,
+) -> Vec<CaseDiff> {
+    let mut results = Vec::new();
+    for w in work {
+        let started = Instant::now();
+        let outcome = match fetch(client, discovery, w.exchange).await {
+            Ok(body) => compare_case(baseline, w, &scrub_value(&body, secrets), contract),
+            Err(e) => Err(e),
+        };
+        results.push(CaseDiff {
+            file: w.file.clone(),
+            case: w.case.clone(),
+            snapshot: store::snap_path(shown_dir, &w.name),
+            outcome,
+            duration: started.elapsed(),
+        });
+    }
+    results
+}
+
+/// Sends the case's request to the candidate; Ok is the JSON body.
+async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Result<Value, String> {
+    let sent = request::send(client, discovery, x).await?;
+    sent.result.map(|r| r.json).map_err(|f| f.headline())
+}
+
+/// Compares one response with its baseline snapshot, through insta so that the case's
+/// redactions and sorting apply to the response exactly as they did when it was recorded.
+fn compare_case(
+    baseline: &Path,
+    w: &Work<'_>,
+    body: &Value,
+    contract: &Contract,
+) -> Result<Vec<Change>, String> {
+    let redact = Snapshotter::redactions(w.spec);
+    let description = format!("release diff of case `{}`", w.case);
+    let assertion = Assertion {
+        dir: baseline,
+        name: &w.name,
+        value: body,
+        redact: &redact,
+        sort: &w.spec.sort,
+        description: &description,
+        input_file: None,
+    };
+    match engine::assert_json(&assertion) {
+        Verdict::Match => Ok(vec![]),
+        Verdict::Mismatch { reference, test } => {
+            let parse = |t: &str, what: &str| {
+                serde_json::from_str::<Value>(t).map_err(|e| format!("the {what} is not JSON: {e}"))
+            };
+            Ok(classify::compare(
+                &parse(&reference, "baseline snapshot")?,
+                &parse(&test, "candidate response")?,
+                contract,
+            ))
+        }
+        Verdict::New => Err("the baseline snapshot could not be read".to_string()),
+        Verdict::Failed(message) => Err(message),
+    }
+}
+
+/// Small builders for the tests of this module and of its renderers.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+    use crate::snapshot::classify::ChangeKind;
+
+    pub(crate) fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
+        Change {
+            pointer: pointer.into(),
+            record: None,
+            kind,
+            class,
+            before: Some(serde_json::json!("a|b")),
+            after: None,
+            note: String::new(),
+        }
+    }
+
+    pub(crate) fn result(changes: Result<Vec<Change>, String>) -> CaseDiff {
+        CaseDiff {
+            file: "cases/x.yaml".into(),
+            case: "first page".into(),
+            snapshot: "snapshots/x__first-page.snap".into(),
+            outcome: changes,
+            duration: Duration::ZERO,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{change, result};
+    use super::*;
+    use crate::snapshot::classify::ChangeKind;
+
+    #[test]
+    fn verdict_is_the_worst_class_and_breaking_exits_one() {
+        let breaking = result(Ok(vec![
+            change(
+                ChangeKind::FieldRemoved,
+                Class::Breaking,
+                "/data/0/mallName",
+            ),
+            change(ChangeKind::FieldAdded, Class::Additive, "/x"),
+        ]));
+        let additive = result(Ok(vec![change(
+            ChangeKind::FieldAdded,
+            Class::Additive,
+            "/x",
+        )]));
+        assert_eq!(breaking.verdict(), DiffVerdict::Breaking);
+        assert_eq!(additive.verdict(), DiffVerdict::Additive);
+        assert_eq!(result(Ok(vec![])).verdict(), DiffVerdict::Unchanged);
+        assert_eq!(result(Err("down".into())).verdict(), DiffVerdict::Error);
+        assert_eq!(exit_code(std::slice::from_ref(&additive)), exit::PASS);
+        assert_eq!(exit_code(&[additive, breaking]), exit::FAILURE);
+        assert_eq!(exit_code(&[result(Err("down".into()))]), exit::FAILURE);
+    }
+}

@@ -1,0 +1,530 @@
+//! Text of the fuzzer's console lines and JUnit report: the reproducer of a failure (minimal
+//! body, response, curl command, how to re-sign, seed) and the summary. Pure string building;
+//! the caller decides where it goes.
+
+use std::fmt::Write as _;
+use std::io;
+
+use crate::fuzz::body::FuzzBody;
+use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Origin};
+use crate::fuzz::properties::PROPERTIES;
+use crate::fuzz::shrink::ShrinkEnd;
+use crate::report::junit::xml_safe;
+use crate::report::style::{self, Palette};
+use crate::report::text::plural;
+use crate::sign::Signer;
+use crate::verdict::check::Family;
+use crate::verdict::event::truncate;
+use crate::verdict::exchange::Exchange;
+
+/// Console styling (plain unless colour was asked for).
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    /// Use ANSI colours.
+    pub color: bool,
+}
+
+impl Style {
+    fn fail(self) -> String {
+        Palette::new(self.color).paint(style::FAIL, "FAIL")
+    }
+
+    fn pass(self) -> String {
+        Palette::new(self.color).paint(style::PASS, "pass")
+    }
+}
+
+/// Most response body characters shown.
+const EXCERPT_CHARS: usize = 300;
+
+/// The response part of a reproducer: status and body excerpt, or the transport problem.
+pub fn response_seen(exchange: &Exchange) -> String {
+    match (&exchange.response, &exchange.transport_error) {
+        (Some(r), _) => {
+            let body = if r.body_len == 0 {
+                "empty body".to_string()
+            } else {
+                format!(
+                    "{} bytes: {}",
+                    r.body_len,
+                    truncate(&r.body_excerpt, EXCERPT_CHARS)
+                )
+            };
+            let extra = exchange
+                .transport_error
+                .as_ref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            format!(
+                "HTTP {} after {:.2} s, {body}{extra}",
+                r.status,
+                exchange.duration.as_secs_f64()
+            )
+        }
+        (None, Some(e)) => format!(
+            "no response after {:.2} s: {e}",
+            exchange.duration.as_secs_f64()
+        ),
+        (None, None) => "no response".to_string(),
+    }
+}
+
+fn quote(s: &str) -> String {
+    shell_escape::unix::escape(s.into()).into_owned()
+}
+
+/// A curl command sending exactly `body` as recorded in `exchange` (Authorization stays
+/// redacted). Bodies that are not plain UTF-8 text go through `printf` on stdin.
+pub fn curl(exchange: &Exchange, body: &FuzzBody) -> String {
+    let bytes = body.to_bytes();
+    let mut cmd = format!(
+        "curl -sS -X {} {}",
+        exchange.request.method,
+        quote(&exchange.request.url)
+    );
+    for (k, v) in &exchange.request.headers {
+        let _ = write!(cmd, " -H {}", quote(&format!("{k}: {v}")));
+    }
+    match std::str::from_utf8(&bytes) {
+        Ok(text) if !text.contains('\0') => {
+            let _ = write!(cmd, " --data-raw {}", quote(text));
+            cmd
+        }
+        _ => {
+            let mut escaped = String::new();
+            for &b in &bytes {
+                match b {
+                    b'\\' => escaped.push_str("\\\\"),
+                    0x20..=0x7e => escaped.push(char::from(b)),
+                    _ => {
+                        let _ = write!(escaped, "\\0{b:03o}");
+                    }
+                }
+            }
+            format!("printf '%b' {} | {cmd} --data-binary @-", quote(&escaped))
+        }
+    }
+}
+
+/// How to recompute the redacted signature for the configured signer (spec §5).
+pub fn resign_hint(signer: &Signer) -> String {
+    let how = match signer {
+        Signer::Md5 { .. } => {
+            "lowercase hex md5 of the exact body bytes followed by the key: printf %s \"$BODY$MALLCHECK_SIGN_KEY\" | md5sum"
+        }
+        Signer::HmacSha256 { .. } => {
+            "lowercase hex HMAC-SHA256 of the exact body bytes with the key: printf %s \"$BODY\" | openssl dgst -sha256 -hmac \"$MALLCHECK_SIGN_KEY\""
+        }
+        Signer::Static { .. } => {
+            "the static signature (MALLCHECK_SIGN_KEY or --sign-key-file) as is"
+        }
+        Signer::Command { .. } => {
+            "the output of the sign command on the body: printf %s \"$BODY\" | sh -c \"$MALLCHECK_SIGN_COMMAND\""
+        }
+    };
+    format!("re-sign: replace <redacted> with the {how} (BODY = the --data-raw text)")
+}
+
+fn origin(failure: &FuzzFailure) -> String {
+    match &failure.origin {
+        Origin::Generated {
+            case,
+            steps,
+            tries,
+            end,
+        } => {
+            let note = match end {
+                ShrinkEnd::Minimal => "",
+                ShrinkEnd::Iterations => "; shrink limit reached, the body may not be minimal",
+                ShrinkEnd::Stopped => {
+                    "; shrinking stopped at --max-time, the body may not be minimal"
+                }
+            };
+            format!(
+                "generated case {case}, shrunk in {} ({} sent){note}",
+                plural(usize::try_from(*steps).unwrap_or(usize::MAX), "step"),
+                plural(usize::try_from(*tries).unwrap_or(usize::MAX), "candidate"),
+            )
+        }
+        Origin::Replayed { path } => format!("replayed from {}", path.display()),
+    }
+}
+
+fn indent(text: &str, by: &str) -> String {
+    text.lines()
+        .map(|l| format!("{by}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The full reproducer of a failure, several lines, ending with a newline.
+pub fn failure(f: &FuzzFailure, seed: u64, signer: &Signer, style: Style) -> String {
+    let mut out = format!(
+        "{} {} on {} ({})\n",
+        style.fail(),
+        f.property.id,
+        f.endpoint.name(),
+        f.property.summary
+    );
+    for finding in f.findings.iter().take(5) {
+        let _ = writeln!(out, "  broke: {}", finding.headline());
+    }
+    if f.findings.len() > 5 {
+        let _ = writeln!(out, "  broke: … and {} more", f.findings.len() - 5);
+    }
+    let _ = writeln!(out, "  minimal body ({}):", origin(f));
+    let _ = writeln!(out, "{}", indent(&f.body.display(), "    "));
+    let _ = writeln!(out, "  response: {}", response_seen(&f.exchange));
+    let _ = writeln!(out, "  reproduce:\n    {}", curl(&f.exchange, &f.body));
+    let _ = writeln!(out, "    # {}", resign_hint(signer));
+    match &f.saved {
+        Some(Ok(path)) => {
+            let _ = writeln!(
+                out,
+                "  saved: {} (replayed first on every later run)",
+                path.display()
+            );
+        }
+        Some(Err(e)) => {
+            let _ = writeln!(out, "  not saved: {e}");
+        }
+        None => {}
+    }
+    let _ = writeln!(
+        out,
+        "  seed: {seed} (mallcheck fuzz --seed {seed} --endpoint {})",
+        f.endpoint.name()
+    );
+    out
+}
+
+/// One console block per event.
+pub fn event(e: &FuzzEvent, seed: u64, signer: &Signer, style: Style) -> String {
+    match e {
+        FuzzEvent::Replayed {
+            path,
+            endpoint,
+            failing,
+        } => {
+            let verdict = if failing.is_empty() {
+                "passes now".to_string()
+            } else {
+                format!(
+                    "still fails {}",
+                    failing.iter().map(|c| c.id).collect::<Vec<_>>().join(", ")
+                )
+            };
+            format!(
+                "replayed {} on {}: {verdict}\n",
+                path.display(),
+                endpoint.name()
+            )
+        }
+        FuzzEvent::EndpointStarted { endpoint, cases } => {
+            format!(
+                "{}: fuzzing {}\n",
+                endpoint.name(),
+                plural(usize::try_from(*cases).unwrap_or(usize::MAX), "case")
+            )
+        }
+        FuzzEvent::Failure(f) => failure(f, seed, signer, style),
+        FuzzEvent::EndpointFinished(stats) => endpoint_finished(stats),
+    }
+}
+
+/// "HTTP 431 ×3, HTTP 400 ×1" for the rejections of an endpoint; empty when there are none.
+fn rejections(s: &EndpointStats) -> String {
+    s.rejected
+        .iter()
+        .map(|(status, n)| format!("HTTP {status} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The note on requests the HTTP layer refused for their size, or nothing.
+fn rejected_note(s: &EndpointStats) -> String {
+    let n: u32 = s.rejected.values().sum();
+    if n == 0 {
+        return String::new();
+    }
+    format!(
+        "{}: {} beyond common size limits refused by the HTTP layer ({}): not contract findings\n",
+        s.endpoint.name(),
+        plural(usize::try_from(n).unwrap_or(usize::MAX), "request"),
+        rejections(s)
+    )
+}
+
+fn endpoint_finished(s: &EndpointStats) -> String {
+    format!("{}{}", endpoint_sent(s), rejected_note(s))
+}
+
+fn endpoint_sent(s: &EndpointStats) -> String {
+    let dup = if s.duplicates > 0 {
+        format!(" ({} skipped as duplicates)", s.duplicates)
+    } else {
+        String::new()
+    };
+    let ran = plural(usize::try_from(s.run).unwrap_or(usize::MAX), "case");
+    if s.stopped_by_time {
+        format!(
+            "{}: stopped by --max-time after {ran} of {}{dup}\n",
+            s.endpoint.name(),
+            s.planned
+        )
+    } else if s.run < s.planned {
+        format!(
+            "{}: only {ran} of {} generated: the strategy ran out of new bodies{dup}\n",
+            s.endpoint.name(),
+            s.planned
+        )
+    } else {
+        format!("{}: {ran} sent{dup}\n", s.endpoint.name())
+    }
+}
+
+/// The closing summary: one line per property per endpoint, the verdict, the request rate.
+pub fn summary(report: &FuzzReport, style: Style) -> String {
+    let mut out = String::from("\nproperties:\n");
+    let mut failed = 0;
+    let mut total = 0;
+    for stats in &report.endpoints {
+        for property in PROPERTIES {
+            total += 1;
+            let broken = stats.violations.get(property.id).copied().unwrap_or(0);
+            let verdict = if report.failure(stats.endpoint, property).is_some() {
+                failed += 1;
+                let times = if broken > 0 {
+                    format!(
+                        " ({} while generating)",
+                        plural(usize::try_from(broken).unwrap_or(usize::MAX), "response")
+                    )
+                } else {
+                    String::new()
+                };
+                format!("{}{times}", style.fail())
+            } else {
+                style.pass()
+            };
+            let _ = writeln!(
+                out,
+                "  {:<14} {:<22} {verdict}",
+                stats.endpoint.name(),
+                property.id
+            );
+        }
+    }
+    let refused: u32 = report
+        .endpoints
+        .iter()
+        .flat_map(|s| s.rejected.values())
+        .sum();
+    if refused > 0 {
+        let _ = writeln!(
+            out,
+            "\nrefused by the HTTP layer (requests beyond common size limits, from --oversize; not contract findings):"
+        );
+        for stats in report.endpoints.iter().filter(|s| !s.rejected.is_empty()) {
+            let _ = writeln!(out, "  {:<14} {}", stats.endpoint.name(), rejections(stats));
+        }
+    }
+    let cases: u32 = report.endpoints.iter().map(|s| s.run).sum();
+    let _ = writeln!(
+        out,
+        "\n{failed} of {total} {} failed; {} generated, {} replayed",
+        if total == 1 { "property" } else { "properties" },
+        plural(usize::try_from(cases).unwrap_or(usize::MAX), "case"),
+        report.replayed,
+    );
+    let secs = report.duration.as_secs_f64();
+    let rate = if secs > 0.0 {
+        f64::from(u32::try_from(report.requests).unwrap_or(u32::MAX)) / secs
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "sent {} in {secs:.1} s ({rate:.1} req/s)",
+        plural(
+            usize::try_from(report.requests).unwrap_or(usize::MAX),
+            "request"
+        )
+    );
+    out
+}
+
+/// JUnit XML: one suite per endpoint, one test case per property.
+pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
+    use crate::report::junit::{self, Verdict};
+    let mut suites = Vec::new();
+    for stats in &report.endpoints {
+        let mut cases = Vec::new();
+        for property in PROPERTIES {
+            let name = property.id;
+            let (verdict, out) = match report.failure(stats.endpoint, property) {
+                Some(f) => {
+                    let message = f
+                        .findings
+                        .first()
+                        .map_or_else(|| property.summary.to_string(), |x| x.headline());
+                    let detail = failure(f, report.seed, signer, Style { color: false });
+                    let ty = name.to_string();
+                    let verdict = match property.family {
+                        Family::Contract => Verdict::Failure {
+                            ty,
+                            message,
+                            detail,
+                        },
+                        Family::Transport => Verdict::Error {
+                            ty,
+                            message,
+                            detail,
+                        },
+                    };
+                    (verdict, None)
+                }
+                None => {
+                    let refused = if stats.rejected.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            "; refused by the HTTP layer for their size (not contract findings): {}",
+                            rejections(stats)
+                        )
+                    };
+                    let out = format!(
+                        "{} generated cases; seed {}{refused}",
+                        stats.run, report.seed
+                    );
+                    (Verdict::Pass, Some(out))
+                }
+            };
+            let mut case = junit::testcase(
+                name,
+                &format!("fuzz.{}", stats.endpoint.name()),
+                None,
+                None,
+                verdict,
+            );
+            if let Some(out) = out {
+                case.set_system_out(xml_safe(&out));
+            }
+            cases.push(case);
+        }
+        suites.push(junit::suite(
+            &format!("fuzz {}", stats.endpoint.name()),
+            None,
+            cases,
+        ));
+    }
+    junit::document("mallcheck fuzz", suites)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sign::SignerKind;
+    use crate::spec::catalog;
+    use crate::verdict::endpoint::Endpoint;
+    use crate::verdict::exchange::{RequestRecord, ResponseRecord};
+    use serde_json::json;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn exchange() -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                method: "POST".into(),
+                url: "http://h/p".into(),
+                headers: vec![("Authorization".into(), "app <redacted>".into())],
+                body: String::new(),
+            },
+            response: Some(ResponseRecord {
+                status: 500,
+                headers: vec![],
+                body_excerpt: "{\"code\":\"5000\"}".into(),
+                body_len: 15,
+            }),
+            transport_error: None,
+            duration: Duration::from_millis(3),
+        }
+    }
+
+    #[test]
+    fn curl_quotes_json_and_pipes_binary_bodies() {
+        let text = curl(&exchange(), &FuzzBody::Json(json!({"role": "it's"})));
+        assert_eq!(
+            text,
+            "curl -sS -X POST 'http://h/p' -H 'Authorization: app <redacted>' --data-raw '{\"role\":\"it'\\''s\"}'"
+        );
+        let raw = curl(
+            &exchange(),
+            &FuzzBody::Raw {
+                label: "x".into(),
+                bytes: vec![b'{', 0xff, b'\\'],
+            },
+        );
+        assert!(raw.starts_with("printf '%b' '{\\0377\\\\' | curl"), "{raw}");
+        assert!(raw.ends_with("--data-binary @-"));
+    }
+
+    #[test]
+    fn a_failure_block_has_body_response_curl_resign_and_seed() {
+        let f = FuzzFailure {
+            endpoint: Endpoint::MallList,
+            property: &catalog::FUZZ_NO_SERVER_ERROR,
+            body: FuzzBody::Json(json!({"cursor": {"count": 81}})),
+            findings: vec![],
+            exchange: exchange(),
+            origin: Origin::Generated {
+                case: 3,
+                steps: 4,
+                tries: 9,
+                end: ShrinkEnd::Minimal,
+            },
+            saved: Some(Ok(PathBuf::from("dir/x.json"))),
+        };
+        let signer = Signer::new(SignerKind::Md5, "k".into());
+        let text = failure(&f, 42, &signer, Style { color: false });
+        for needle in [
+            "FAIL fuzz.no-server-error on mall-list",
+            "\"count\": 81",
+            "HTTP 500",
+            "curl -sS",
+            "md5",
+            "seed: 42",
+            "dir/x.json",
+            "shrunk in 4 steps",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+        assert!(!text.contains("\"k\""));
+    }
+
+    #[test]
+    fn junit_has_one_case_per_property_per_endpoint() {
+        let report = FuzzReport {
+            seed: 1,
+            endpoints: vec![EndpointStats {
+                endpoint: Endpoint::MallProducts,
+                planned: 5,
+                run: 5,
+                duplicates: 0,
+                stopped_by_time: false,
+                violations: Default::default(),
+                rejected: [(431, 2)].into_iter().collect(),
+            }],
+            failures: vec![],
+            replayed: 0,
+            requests: 5,
+            duration: Duration::from_secs(1),
+        };
+        let xml = junit(&report, &Signer::new(SignerKind::Md5, "k".into())).unwrap();
+        assert_eq!(xml.matches("<testcase").count(), PROPERTIES.len());
+        assert!(xml.contains("fuzz.mall-products"));
+        assert!(xml.contains("not contract findings): HTTP 431 ×2"), "{xml}");
+        let text = summary(&report, Style { color: false });
+        assert!(text.contains("mall-products  HTTP 431 ×2"), "{text}");
+        assert!(text.contains("0 of 6 properties failed"), "{text}");
+    }
+}

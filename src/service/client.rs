@@ -1,0 +1,695 @@
+//! HTTP client: signs requests, bounds every read (time, size, nesting) and never follows a
+//! redirect silently. It turns whatever the server does into an [`Exchange`] record plus either a
+//! decoded JSON body or a transport finding.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::{Bytes, BytesMut};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
+use reqwest::redirect;
+use serde_json::Value;
+
+use crate::redact::{self, Secret};
+use crate::service::politeness::{
+    self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
+};
+use crate::sign::Signer;
+use crate::spec::catalog;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+use crate::verdict::event::{Finding, truncate};
+use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
+
+/// Bytes of a body kept in an exchange record for reports.
+pub const EXCERPT_BYTES: usize = 2048;
+
+/// Limits and behaviour of the client.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Deadline for one whole exchange: connect, first byte and complete body.
+    pub timeout: Duration,
+    /// Largest body accepted, in bytes (after decompression).
+    pub max_body: usize,
+    /// Follow same-origin redirects (at most 5); a redirect to another origin is never
+    /// followed.
+    pub follow_redirects: bool,
+    /// Requests per second across the run; `None` = unlimited.
+    pub rate: Option<f64>,
+    /// Retries of a request that failed to connect or was reset.
+    pub retries: u32,
+    /// Longest total wait for `Retry-After` (429, or 503 with it) of one request; a longer
+    /// one is not waited for and the request is reported as `transport.rate-limited`.
+    pub max_retry_wait: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            timeout: Duration::from_secs(10),
+            max_body: 16 * 1024 * 1024,
+            follow_redirects: false,
+            rate: None,
+            retries: 0,
+            max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
+        }
+    }
+}
+
+/// A decoded response.
+#[derive(Debug, Clone)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: HeaderMap,
+    /// Raw body bytes (decompressed).
+    pub body: Bytes,
+    /// The body parsed as JSON.
+    pub json: Value,
+}
+
+/// What one send produced: always a record, and a decoded body or the finding that explains
+/// why there is none.
+#[derive(Debug)]
+pub struct Sent {
+    /// The redacted record.
+    pub exchange: Exchange,
+    /// The decoded response, or the transport/decoding finding.
+    pub result: Result<Response, Box<Finding>>,
+}
+
+/// The signing client for one base URL.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base_url: String,
+    signer: Signer,
+    options: ClientOptions,
+    limiter: Option<Arc<RateLimiter>>,
+    backoff: Arc<Backoff>,
+}
+
+/// Why the client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client: {0}")]
+pub struct ClientBuildError(String);
+
+impl Client {
+    /// Builds a client; `base_url` may carry a path prefix.
+    pub fn new(
+        base_url: &str,
+        signer: Signer,
+        options: ClientOptions,
+    ) -> Result<Client, ClientBuildError> {
+        let policy = if options.follow_redirects {
+            redirect::Policy::custom(|attempt| {
+                if may_follow(attempt.previous(), attempt.url()) {
+                    attempt.follow()
+                } else {
+                    attempt.stop()
+                }
+            })
+        } else {
+            redirect::Policy::none()
+        };
+        let http = crate::tls::client_builder()
+            .redirect(policy)
+            .timeout(options.timeout)
+            .connect_timeout(options.timeout)
+            .no_proxy()
+            .pool_max_idle_per_host(64)
+            .build()
+            .map_err(|e| ClientBuildError(e.to_string()))?;
+        let limiter = options
+            .rate
+            .filter(|r| *r > 0.0)
+            .map(|r| Arc::new(RateLimiter::new(r)));
+        Ok(Client {
+            http,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            signer,
+            options,
+            limiter,
+            backoff: Arc::default(),
+        })
+    }
+
+    /// The base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The signer's secrets, for scrubbing free text.
+    pub fn secrets(&self) -> Vec<&Secret> {
+        self.signer.secrets()
+    }
+
+    /// Sends a JSON body to an endpoint.
+    pub async fn send_json(
+        &self,
+        endpoint: Endpoint,
+        body: &Value,
+        auth: &AuthMode,
+        extra_headers: &[(String, String)],
+    ) -> Sent {
+        let bytes = serde_json::to_vec(body).expect("a serde_json::Value always serializes");
+        let appid = body.get("appid").and_then(Value::as_str).unwrap_or("");
+        self.send_raw(endpoint, bytes, appid, auth, extra_headers)
+            .await
+    }
+
+    /// Sends a raw body; `appid` is used for the Authorization header.
+    pub async fn send_raw(
+        &self,
+        endpoint: Endpoint,
+        body: Vec<u8>,
+        appid: &str,
+        auth: &AuthMode,
+        extra_headers: &[(String, String)],
+    ) -> Sent {
+        let url = format!("{}{}", self.base_url, endpoint.path());
+        let mut headers: Vec<(String, String)> =
+            vec![("Content-Type".to_string(), "application/json".to_string())];
+        let mut secret_header: Option<Secret> = None;
+        let authorization = match auth {
+            AuthMode::Missing => Ok(None),
+            AuthMode::Signed => self.signer.authorization(appid, &body).await.map(Some),
+            AuthMode::WrongSignature => {
+                Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
+            }
+            AuthMode::AppidMismatch => self
+                .signer
+                .authorization(&format!("{appid}-other"), &body)
+                .await
+                .map(Some),
+        };
+        let started = Instant::now();
+        let record_body = String::from_utf8_lossy(&body).into_owned();
+        match authorization {
+            Ok(Some(value)) => secret_header = Some(value),
+            Ok(None) => {}
+            Err(e) => {
+                let request = self.record(&url, &headers, None, record_body);
+                // The error may quote the sign command: the redactor names it instead.
+                let finding = Finding::new(
+                    &catalog::HARNESS_SIGNER,
+                    "",
+                    "a signature from the configured signer",
+                    redact::global().scrub_sign_error(&e.to_string()),
+                );
+                return self.failed(request, started, finding);
+            }
+        }
+        for (k, v) in extra_headers {
+            headers.push((k.clone(), v.clone()));
+        }
+        let request = self.record(&url, &headers, secret_header.as_ref(), record_body);
+
+        let mut builder = self.http.post(&url).body(body);
+        for (k, v) in &headers {
+            let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(v),
+            ) else {
+                let f = Finding::new(
+                    &catalog::TRANSPORT_CONNECT,
+                    "",
+                    "valid HTTP header names and values",
+                    format!("{k}: {}", redact::header_value(k, v)),
+                );
+                return self.failed(request, started, f);
+            };
+            builder = builder.header(name, value);
+        }
+        if let Some(secret) = &secret_header {
+            match HeaderValue::from_str(secret.expose()) {
+                Ok(mut v) => {
+                    v.set_sensitive(true);
+                    builder = builder.header(reqwest::header::AUTHORIZATION, v);
+                }
+                Err(_) => {
+                    let f = Finding::new(
+                        &catalog::TRANSPORT_CONNECT,
+                        "",
+                        "a signature that is a valid header value",
+                        "the signer printed characters not allowed in a header",
+                    );
+                    return self.failed(request, started, f);
+                }
+            }
+        }
+
+        // The reqwest timeout already covers the body; the outer one is a second fence.
+        let deadline = self.options.timeout + Duration::from_millis(500);
+        let mut retries = 0u32;
+        let mut throttled = 0u32;
+        let mut waited = Duration::ZERO;
+        let mut turned_away: Option<ResponseRecord> = None;
+        let attempt = loop {
+            // A pause the service asked for (of this request or another) is waited for only
+            // while the whole wait stays within --max-retry-wait.
+            let pending = self.backoff.pending(tokio::time::Instant::now());
+            match politeness::before_sending(pending, waited, self.options.max_retry_wait) {
+                Before::Send => {}
+                Before::Wait(wait) => {
+                    waited += wait;
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Before::GiveUp(throttle) => {
+                    break Attempt::RateLimited(throttle, turned_away.take());
+                }
+            }
+            if let Some(limiter) = &self.limiter {
+                limiter.wait().await;
+            }
+            let Some(attempt) = builder.try_clone() else {
+                break Attempt::Answer(tokio::time::timeout(deadline, self.receive(builder)).await);
+            };
+            let outcome = tokio::time::timeout(deadline, self.receive(attempt)).await;
+            match &outcome {
+                // Only a failed connection or a reset is retried: a timeout or a bad body is
+                // the service's answer, and retrying would hide it.
+                Ok(Err((None, f)))
+                    if f.check.id == catalog::TRANSPORT_CONNECT.id
+                        && retries < self.options.retries =>
+                {
+                    retries += 1;
+                    politeness::note_retry();
+                    tokio::time::sleep(Duration::from_millis(200 << retries.min(5))).await;
+                    continue;
+                }
+                Ok(Ok((record, raw))) => {
+                    if let Some(throttle) =
+                        politeness::throttle(raw.status, &raw.headers, SystemTime::now())
+                    {
+                        self.backoff.note(throttle, tokio::time::Instant::now());
+                        if throttled == MAX_THROTTLED_RETRIES {
+                            break Attempt::RateLimited(throttle, Some(record.clone()));
+                        }
+                        throttled += 1;
+                        turned_away = Some(record.clone());
+                        continue;
+                    }
+                }
+                _ => {}
+            }
+            break Attempt::Answer(outcome);
+        };
+        let outcome = match attempt {
+            Attempt::Answer(outcome) => outcome,
+            Attempt::RateLimited(throttle, response) => {
+                let f = self.rate_limited(throttle, response.is_some(), throttled);
+                return Sent {
+                    exchange: Exchange {
+                        request,
+                        response,
+                        transport_error: Some(f.actual.clone()),
+                        duration: started.elapsed(),
+                    },
+                    result: Err(Box::new(f)),
+                };
+            }
+        };
+        let duration = started.elapsed();
+        match outcome {
+            Err(_) => {
+                let f = timeout_finding(self.options.timeout);
+                self.failed(request, started, f)
+            }
+            Ok(Err((partial, mut f))) => {
+                self.scrub_finding(&mut f);
+                Sent {
+                    exchange: Exchange {
+                        request,
+                        response: partial,
+                        transport_error: Some(f.actual.clone()),
+                        duration,
+                    },
+                    result: Err(Box::new(f)),
+                }
+            }
+            Ok(Ok((record, response))) => {
+                let following = self.options.follow_redirects;
+                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following))
+                    .map_err(|mut f| {
+                        self.scrub_finding(&mut f);
+                        f
+                    });
+                Sent {
+                    exchange: Exchange {
+                        request,
+                        response: Some(record),
+                        transport_error: decoded.as_ref().err().map(|f| f.actual.clone()),
+                        duration,
+                    },
+                    result: decoded,
+                }
+            }
+        }
+    }
+
+    async fn receive(
+        &self,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)> {
+        let mut response = builder
+            .send()
+            .await
+            .map_err(|e| (None, self.transport_finding(&e)))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let mut body = BytesMut::new();
+        let limit = self.options.max_body;
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > limit {
+                        body.extend_from_slice(&chunk[..limit.saturating_sub(body.len())]);
+                        let record = response_record(status, &headers, &body);
+                        let f = Finding::new(
+                            &catalog::TRANSPORT_BODY_SIZE,
+                            "",
+                            format!("a body of at most {limit} bytes (--max-body)"),
+                            format!("more than {limit} bytes"),
+                        );
+                        return Err((Some(record), f));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let record = response_record(status, &headers, &body);
+                    let mut f = self.transport_finding(&e);
+                    f.detail = format!("after {} bytes of body", body.len());
+                    return Err((Some(record), f));
+                }
+            }
+        }
+        let body = body.freeze();
+        let record = response_record(status, &headers, &body);
+        Ok((
+            record,
+            RawResponse {
+                status,
+                headers,
+                body,
+            },
+        ))
+    }
+
+    fn record(
+        &self,
+        url: &str,
+        headers: &[(String, String)],
+        authorization: Option<&Secret>,
+        body: String,
+    ) -> RequestRecord {
+        // Credential headers (and the Authorization value, signature by signature) are
+        // registered with the run's redactor here, before anything is sent or recorded.
+        let mut recorded: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.clone(), redact::header_value(k, v)))
+            .collect();
+        if let Some(secret) = authorization {
+            recorded.push((
+                "Authorization".to_string(),
+                redact::header_value("Authorization", secret.expose()),
+            ));
+        }
+        RequestRecord {
+            method: "POST".to_string(),
+            url: self.scrub(url),
+            headers: recorded,
+            body: self.scrub(&body),
+        }
+    }
+
+    fn failed(&self, request: RequestRecord, started: Instant, mut finding: Finding) -> Sent {
+        self.scrub_finding(&mut finding);
+        Sent {
+            exchange: Exchange {
+                request,
+                response: None,
+                transport_error: Some(self.scrub(&finding.actual)),
+                duration: started.elapsed(),
+            },
+            result: Err(Box::new(finding)),
+        }
+    }
+
+    /// The finding for a request the service kept turning away.
+    fn rate_limited(&self, throttle: Throttle, answered: bool, retries: u32) -> Finding {
+        let ceiling = self.options.max_retry_wait.as_secs_f64();
+        let why = if !answered {
+            "not sent: the service asked the run to pause longer than that".to_string()
+        } else if retries == MAX_THROTTLED_RETRIES {
+            format!("still turned away after {retries} retries")
+        } else {
+            "not waited for: the wait would pass --max-retry-wait".to_string()
+        };
+        Finding::new(
+            &catalog::TRANSPORT_RATE_LIMITED,
+            "",
+            format!("an answer within {ceiling} s of waiting for Retry-After (--max-retry-wait)"),
+            throttle.describe(),
+        )
+        .with_detail(why)
+    }
+
+    fn scrub(&self, text: &str) -> String {
+        redact::scrub(text, &self.secrets())
+    }
+
+    /// A finding about the exchange quotes what the service sent (a Location, a body excerpt).
+    fn scrub_finding(&self, f: &mut Finding) {
+        f.actual = self.scrub(&f.actual);
+        f.detail = self.scrub(&f.detail);
+    }
+
+    fn transport_finding(&self, e: &reqwest::Error) -> Finding {
+        if e.is_timeout() {
+            return timeout_finding(self.options.timeout);
+        }
+        let mut chain = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            chain.push_str(": ");
+            chain.push_str(&s.to_string());
+            source = s.source();
+        }
+        let chain = self.scrub(&chain);
+        if e.is_redirect() {
+            Finding::new(&catalog::TRANSPORT_REDIRECT, "", "no redirect loop", chain)
+        } else if e.is_body() || e.is_decode() {
+            Finding::new(
+                &catalog::RESPONSE_JSON,
+                "",
+                "a complete, decodable response body",
+                chain,
+            )
+        } else {
+            Finding::new(&catalog::TRANSPORT_CONNECT, "", "an HTTP response", chain)
+        }
+    }
+}
+
+struct RawResponse {
+    status: u16,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// How the retry loop of one request ended.
+enum Attempt {
+    /// The last answer (or transport failure, or the outer timeout).
+    Answer(Result<Received, tokio::time::error::Elapsed>),
+    /// Turned away (429/503 + Retry-After) past the ceiling; the last such answer, if any.
+    RateLimited(Throttle, Option<ResponseRecord>),
+}
+
+type Received = Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)>;
+
+/// Redirects followed at most under `--follow-redirects`.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether a redirect to `next` may be followed: only within the origin (scheme, host and port)
+/// of the first URL, so that a signed request never goes to another service, and only a few
+/// times. A stopped redirect comes back as the 3xx answer, which [`decode`] reports.
+fn may_follow(previous: &[url::Url], next: &url::Url) -> bool {
+    previous.len() <= MAX_REDIRECTS
+        && previous
+            .first()
+            .is_some_and(|first| first.origin() == next.origin())
+}
+
+fn timeout_finding(timeout: Duration) -> Finding {
+    Finding::new(
+        &catalog::TRANSPORT_TIMEOUT,
+        "",
+        format!(
+            "a complete response within {} s (--timeout)",
+            timeout.as_secs_f64()
+        ),
+        "no complete response in time",
+    )
+}
+
+/// The response as recorded: a service, a proxy or an error page may echo the request, so
+/// credential headers are redacted by name and every header value and the body excerpt are
+/// scrubbed of the run's secrets.
+fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRecord {
+    let redactor = redact::global();
+    ResponseRecord {
+        status,
+        headers: headers
+            .iter()
+            .map(|(k, v)| {
+                let value = String::from_utf8_lossy(v.as_bytes());
+                (k.to_string(), redactor.header_value(k.as_str(), &value))
+            })
+            .collect(),
+        body_excerpt: redactor.excerpt(body, EXCERPT_BYTES),
+        body_len: body.len(),
+    }
+}
+
+/// Turns a complete response into JSON, or into the finding that says why it is not usable.
+fn decode(
+    raw: RawResponse,
+    record: &ResponseRecord,
+    following: bool,
+) -> Result<Response, Box<Finding>> {
+    if (300..400).contains(&raw.status) {
+        let location = raw
+            .headers
+            .get(LOCATION)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_else(|| "no Location header".to_string());
+        let expected = if following {
+            "no redirect to another origin (scheme, host and port), at most 5 within it"
+        } else {
+            "a direct answer (redirects are not followed; --follow-redirects allows same-origin ones)"
+        };
+        return Err(Box::new(Finding::new(
+            &catalog::TRANSPORT_REDIRECT,
+            "",
+            expected,
+            format!("HTTP {} to {location}", raw.status),
+        )));
+    }
+    match serde_json::from_slice::<Value>(&raw.body) {
+        Ok(json) => Ok(Response {
+            status: raw.status,
+            headers: raw.headers,
+            body: raw.body,
+            json,
+        }),
+        Err(e) => {
+            let what = if e.to_string().contains("recursion limit") {
+                "JSON nested too deep (limit 128 levels)".to_string()
+            } else if raw.body.is_empty() {
+                "an empty body".to_string()
+            } else {
+                format!("not JSON ({e})")
+            };
+            let content_type = raw
+                .headers
+                .get(CONTENT_TYPE)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_else(|| "none".to_string());
+            // A 5xx is first of all a server error; the body only explains it.
+            let (check, expected) = if raw.status >= 500 {
+                (
+                    &catalog::HTTP_SERVER_ERROR,
+                    "a status below 500 with a JSON body",
+                )
+            } else {
+                (&catalog::RESPONSE_JSON, "a JSON body")
+            };
+            Err(Box::new(
+                Finding::new(check, "", expected, format!("HTTP {}, {what}", raw.status))
+                    .with_detail(format!(
+                        "content-type: {content_type}; {} bytes; body starts: {}",
+                        record.body_len,
+                        truncate(&record.body_excerpt, 300)
+                    )),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(status: u16, body: &'static [u8]) -> (RawResponse, ResponseRecord) {
+        let headers = HeaderMap::new();
+        let record = response_record(status, &headers, body);
+        (
+            RawResponse {
+                status,
+                headers,
+                body: Bytes::from_static(body),
+            },
+            record,
+        )
+    }
+
+    #[test]
+    fn html_body_is_a_json_finding_with_an_excerpt() {
+        let (r, rec) = raw(200, b"<html>oops</html>");
+        let f = decode(r, &rec, false).unwrap_err();
+        assert_eq!(f.check.id, "response.json");
+        let (r, rec) = raw(500, b"<html>oops</html>");
+        let f = decode(r, &rec, false).unwrap_err();
+        assert_eq!(f.check.id, "http.server-error");
+        assert!(f.detail.contains("<html>oops"), "{}", f.detail);
+        assert!(f.actual.contains("HTTP 500"));
+    }
+
+    #[test]
+    fn deep_nesting_is_reported_not_crashed() {
+        let deep: &'static [u8] = Box::leak(
+            format!("{}{}", "[".repeat(10_000), "]".repeat(10_000))
+                .into_bytes()
+                .into_boxed_slice(),
+        );
+        let (r, rec) = raw(200, deep);
+        let f = decode(r, &rec, false).unwrap_err();
+        assert!(f.actual.contains("nested too deep"), "{}", f.actual);
+    }
+
+    #[test]
+    fn redirect_is_a_finding() {
+        let (r, rec) = raw(302, b"");
+        let f = decode(r, &rec, false).unwrap_err();
+        assert_eq!(f.check.id, "transport.redirect");
+    }
+
+    #[test]
+    fn only_same_origin_redirects_may_be_followed() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        let first = [u("http://127.0.0.1:8080/a")];
+        for (next, ok, why) in [
+            ("http://127.0.0.1:8080/b", true, "same origin, other path"),
+            ("http://127.0.0.1:8081/a", false, "another port"),
+            ("https://127.0.0.1:8080/a", false, "another scheme"),
+            ("http://localhost:8080/a", false, "another host name"),
+            ("http://example.invalid/a", false, "another host"),
+        ] {
+            assert_eq!(may_follow(&first, &u(next)), ok, "{why}");
+        }
+        let many: Vec<url::Url> = (0..=MAX_REDIRECTS).map(|_| first[0].clone()).collect();
+        assert!(!may_follow(&many, &first[0]), "a redirect chain ends");
+    }
+
+    #[test]
+    fn truncated_json_is_a_finding() {
+        let (r, rec) = raw(200, b"{\"success\": tr");
+        assert_eq!(
+            decode(r, &rec, false).unwrap_err().check.id,
+            "response.json"
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! Run-time discovery of values a case needs but the user did not give: the `mallSn` and
+//! `signature` of one mall of the configured merchant, taken from the first mall-list page.
+//!
+//! Case files are parsed before anything is sent, so such variables are parsed as sentinels
+//! and replaced here, once, on first use.
+
+use serde_json::Value;
+use tokio::sync::OnceCell;
+
+use crate::service::client::Client;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+
+/// Variable naming the target mall's number.
+pub const MALL_SN_VAR: &str = "MALLCHECK_MALL_SN";
+/// Variable naming the target mall's signature.
+pub const MALL_SIGNATURE_VAR: &str = "MALLCHECK_MALL_SIGNATURE";
+/// Placeholder parsed in place of [`MALL_SN_VAR`] when the user did not set it.
+pub const MALL_SN_SENTINEL: &str = "\u{1}mallcheck:discover:mallSn\u{1}";
+/// Placeholder parsed in place of [`MALL_SIGNATURE_VAR`] when the user did not set it.
+pub const MALL_SIGNATURE_SENTINEL: &str = "\u{1}mallcheck:discover:signature\u{1}";
+
+/// Discovers a target mall on first use.
+#[derive(Debug, Default)]
+pub struct Discovery {
+    list_body: Option<Value>,
+    mall: OnceCell<Result<(String, String), String>>,
+}
+
+impl Discovery {
+    /// `list_body` is a signed first-page mall-list request for the configured merchant.
+    pub fn new(list_body: Value) -> Discovery {
+        Discovery {
+            list_body: Some(list_body),
+            mall: OnceCell::new(),
+        }
+    }
+
+    /// The configured appid (of the first-page request), empty when there is none.
+    pub fn appid(&self) -> &str {
+        self.list_body
+            .as_ref()
+            .and_then(|b| b.get("appid"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    /// Whether a value holds a sentinel anywhere.
+    pub fn needs(value: &Value) -> bool {
+        match value {
+            Value::String(s) => s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL),
+            Value::Array(a) => a.iter().any(Discovery::needs),
+            Value::Object(o) => o.values().any(Discovery::needs),
+            _ => false,
+        }
+    }
+
+    /// Replaces the sentinels in `value`; Err is the reason the case must be skipped.
+    pub async fn resolve(&self, client: &Client, value: &mut Value) -> Result<(), String> {
+        if !Discovery::needs(value) {
+            return Ok(());
+        }
+        let (sn, sig) = self.mall(client).await?;
+        replace(value, &sn, &sig);
+        Ok(())
+    }
+
+    async fn mall(&self, client: &Client) -> Result<(String, String), String> {
+        self.mall
+            .get_or_init(|| async {
+                let Some(body) = &self.list_body else {
+                    return Err(format!("no mall to target: set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}"));
+                };
+                let sent = client.send_json(Endpoint::MallList, body, &AuthMode::Signed, &[]).await;
+                match sent.result {
+                    Ok(response) => target_mall(response.status, &response.json),
+                    Err(f) => Err(format!(
+                        "discovery failed: {} ({} on the first mall-list page); or set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}",
+                        f.actual, f.check.id
+                    )),
+                }
+            })
+            .await
+            .clone()
+    }
+}
+
+/// The first mall of a first mall-list page, or why there is none: an answer that is not a
+/// success says so instead of "lists no mall".
+fn target_mall(status: u16, json: &Value) -> Result<(String, String), String> {
+    let hint = format!("set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}");
+    if json.get("success") != Some(&Value::Bool(true)) {
+        let field = |name: &str| json.get(name).map_or("missing".into(), Value::to_string);
+        return Err(format!(
+            "discovery failed: the first mall-list page answered HTTP {status}, success {}, code {}; or {hint}",
+            field("success"),
+            field("code")
+        ));
+    }
+    let first = json.pointer("/data/0");
+    let field = |name: &str| {
+        first
+            .and_then(|m| m.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    match (field("mallSn"), field("signature")) {
+        (Some(sn), Some(sig)) => Ok((sn, sig)),
+        _ => Err(format!(
+            "the configured merchant lists no mall to target; {hint}"
+        )),
+    }
+}
+
+/// Replaces the sentinels in `value` with a mall's number and signature.
+pub fn replace(value: &mut Value, sn: &str, sig: &str) {
+    match value {
+        Value::String(s) if s.contains(MALL_SN_SENTINEL) || s.contains(MALL_SIGNATURE_SENTINEL) => {
+            *s = s
+                .replace(MALL_SN_SENTINEL, sn)
+                .replace(MALL_SIGNATURE_SENTINEL, sig);
+        }
+        Value::Array(a) => a.iter_mut().for_each(|v| replace(v, sn, sig)),
+        Value::Object(o) => o.values_mut().for_each(|v| replace(v, sn, sig)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn discovery_gives_the_true_reason_when_there_is_no_mall() {
+        let ok =
+            json!({"success": true, "code": "0000", "data": [{"mallSn": "1", "signature": "s"}]});
+        assert_eq!(target_mall(200, &ok), Ok(("1".into(), "s".into())));
+        let empty = json!({"success": true, "code": "0000", "data": []});
+        assert!(
+            target_mall(200, &empty)
+                .unwrap_err()
+                .contains("lists no mall")
+        );
+        let refused = json!({"success": false, "code": "4010", "msg": "bad signature"});
+        let why = target_mall(401, &refused).unwrap_err();
+        assert!(why.starts_with("discovery failed: the first mall-list page answered HTTP 401, success false, code \"4010\""), "{why}");
+    }
+
+    #[test]
+    fn sentinels_are_found_and_replaced_deep_in_a_body() {
+        let mut v =
+            json!({"mallID": {"mallSn": MALL_SN_SENTINEL, "signature": MALL_SIGNATURE_SENTINEL}});
+        assert!(Discovery::needs(&v));
+        replace(&mut v, "123", "abc");
+        assert_eq!(v, json!({"mallID": {"mallSn": "123", "signature": "abc"}}));
+        assert!(!Discovery::needs(&v));
+    }
+}

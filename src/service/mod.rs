@@ -1,0 +1,7 @@
+//! Talking to the service under test: the signing HTTP client with its limits, politeness
+//! (rate, retries), discovery of a mall to target, and sending a case's request.
+
+pub mod client;
+pub mod discover;
+pub mod politeness;
+pub mod request;

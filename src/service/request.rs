@@ -1,0 +1,61 @@
+//! Sends the request an exchange case describes: its raw text, raw bytes or JSON body, with
+//! run-time discovered values filled in, signed as the case says.
+
+use serde_json::{Value, json};
+
+use crate::case::model::ExchangeCase;
+use crate::redact;
+use crate::service::client::{Client, Sent};
+use crate::service::discover::Discovery;
+
+/// Sends the case's request; Err is the reason the case cannot run (a value that could not be
+/// discovered).
+pub async fn send(
+    client: &Client,
+    discovery: &Discovery,
+    x: &ExchangeCase,
+) -> Result<Sent, String> {
+    let request = &x.request;
+    if let Some(bytes) = &request.raw_hex {
+        let appid = appid_of(&bytes.value);
+        return Ok(client
+            .send_raw(
+                x.endpoint,
+                bytes.value.clone(),
+                &appid,
+                &request.auth,
+                &request.headers,
+            )
+            .await);
+    }
+    redact::global().mark_secret_headers(&request.secret_headers);
+    if let Some(raw) = &request.raw {
+        let mut text = Value::String(raw.value.clone());
+        discovery.resolve(client, &mut text).await?;
+        let text = text.as_str().unwrap_or_default().to_string();
+        // A raw body is signed with its own appid when it has one.
+        let appid = appid_of(text.as_bytes());
+        return Ok(client
+            .send_raw(
+                x.endpoint,
+                text.into_bytes(),
+                &appid,
+                &request.auth,
+                &request.headers,
+            )
+            .await);
+    }
+    let mut body = request.body.as_ref().map_or(json!({}), |b| b.value.clone());
+    discovery.resolve(client, &mut body).await?;
+    Ok(client
+        .send_json(x.endpoint, &body, &request.auth, &request.headers)
+        .await)
+}
+
+/// The `appid` of a JSON body, which signs a raw body; empty when it has none.
+fn appid_of(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
+}

@@ -1,0 +1,13 @@
+//! Response snapshots with insta at run time: record, compare, pending `.snap.new`, and the files
+//! `mallcheck snapshots` and `mallcheck diff` read back.
+
+pub mod classify;
+pub mod engine;
+pub mod render;
+mod snapshotter;
+pub mod store;
+
+pub use snapshotter::{
+    DEFAULT_REDACTIONS, SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env, scrub_value,
+    snapshot_name,
+};

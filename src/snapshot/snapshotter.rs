@@ -1,0 +1,386 @@
+//! The run's snapshot behaviour: names snapshots after their case, scrubs secrets, applies
+//! redactions and turns insta's verdict into `snapshot.match` findings.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::Value;
+
+use super::engine::{self, Assertion, UpdateMode, Verdict};
+use super::{render, store};
+use crate::case::model::SnapshotSpec;
+use crate::redact::{self, Secret};
+use crate::spec::catalog;
+use crate::verdict::event::{CaseId, Finding};
+
+/// Selectors redacted in every snapshot: envelope values that legitimately change on every call
+/// (the spec shows none; these are the usual names of trace ids and server clocks). A selector
+/// that matches nothing has no effect.
+pub const DEFAULT_REDACTIONS: &[&str] = &[
+    ".traceId",
+    ".requestId",
+    ".timestamp",
+    ".serverTime",
+    ".responseTime",
+];
+
+/// What `run` does with snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotMode {
+    /// Compare with the accepted snapshots; new and changed ones are written as pending.
+    Check,
+    /// Record every snapshot, overwriting the accepted ones.
+    Update,
+}
+
+/// Snapshot settings of a run.
+#[derive(Debug, Clone)]
+pub struct SnapshotOptions {
+    /// Check or update.
+    pub mode: SnapshotMode,
+    /// Snapshot directory as the user gave it (shown in messages).
+    pub dir: PathBuf,
+    /// Absolute directory insta's paths are resolved against (the working directory).
+    pub root: PathBuf,
+    /// CI: write nothing, and a missing snapshot fails.
+    pub ci: bool,
+}
+
+impl SnapshotOptions {
+    /// What insta writes in this mode.
+    pub fn update_mode(&self) -> UpdateMode {
+        match (self.mode, self.ci) {
+            (SnapshotMode::Update, _) => UpdateMode::Overwrite,
+            (SnapshotMode::Check, true) => UpdateMode::Nothing,
+            (SnapshotMode::Check, false) => UpdateMode::Pending,
+        }
+    }
+
+    /// The snapshot directory as an absolute path.
+    pub fn absolute_dir(&self) -> PathBuf {
+        self.root.join(&self.dir)
+    }
+}
+
+/// Whether the `CI` variable's value means "running in CI" (set and not `false`, `0` or empty,
+/// as insta reads it).
+pub fn ci_from_env(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !matches!(v, "" | "0" | "false" | "FALSE" | "False"))
+}
+
+/// The snapshot name of a case: `<file stem>__<case name>`, each lower-cased with runs of other
+/// characters than letters, digits, `-` and `_` turned into one `-`.
+pub fn snapshot_name(case_file: &Path, case_name: &str) -> String {
+    let stem = case_file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{}__{}", slug(&stem), slug(case_name))
+}
+
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || c == '_' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let trimmed = out.trim_matches('-');
+    if trimmed.is_empty() {
+        "unnamed".to_string()
+    } else {
+        trimmed.to_string()
+    }
+}
+
+/// Replaces every occurrence of a secret in the strings of `value` (keys included).
+pub fn scrub_value(value: &Value, secrets: &[&Secret]) -> Value {
+    match value {
+        Value::String(s) => Value::String(redact::scrub(s, secrets)),
+        Value::Array(a) => Value::Array(a.iter().map(|v| scrub_value(v, secrets)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (redact::scrub(k, secrets), scrub_value(v, secrets)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// What a run wrote, for the closing note.
+#[derive(Debug, Default)]
+struct Written {
+    pending: Vec<PathBuf>,
+    updated: Vec<PathBuf>,
+}
+
+/// Snapshot comparison of a run; clones share what was written.
+#[derive(Debug, Clone)]
+pub struct Snapshotter {
+    options: SnapshotOptions,
+    secrets: Vec<Secret>,
+    written: Arc<Mutex<Written>>,
+}
+
+impl Snapshotter {
+    /// A snapshotter; the process must have been configured with
+    /// [`engine::prepare_process`]`(options.update_mode(), &options.root)`.
+    pub fn new(options: SnapshotOptions) -> Self {
+        Snapshotter {
+            options,
+            secrets: vec![],
+            written: Arc::default(),
+        }
+    }
+
+    /// Adds secrets that must never reach a snapshot (scrubbed from every string).
+    pub fn with_secrets(mut self, secrets: Vec<Secret>) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The settings.
+    pub fn options(&self) -> &SnapshotOptions {
+        &self.options
+    }
+
+    /// Every redaction selector of a case: the defaults, then the case's own.
+    pub fn redactions(spec: &SnapshotSpec) -> Vec<String> {
+        DEFAULT_REDACTIONS
+            .iter()
+            .map(|s| s.to_string())
+            .chain(spec.redact.iter().cloned())
+            .collect()
+    }
+
+    /// Compares (or records) the snapshot of one case's response body (never headers).
+    pub fn check(&self, case: &CaseId, spec: &SnapshotSpec, body: &Value) -> Vec<Finding> {
+        let name = snapshot_name(&case.file, &case.name);
+        let dir = self.options.absolute_dir();
+        let shown = store::snap_path(&self.options.dir, &name);
+        let secrets: Vec<&Secret> = self.secrets.iter().collect();
+        let value = scrub_value(body, &secrets);
+        let redact = Snapshotter::redactions(spec);
+        let description = format!(
+            "{} response of case `{}` in {}",
+            case.endpoint,
+            case.name,
+            case.file.display()
+        );
+        let input_file = self.options.root.join(&case.file);
+        let assertion = Assertion {
+            dir: &dir,
+            name: &name,
+            value: &value,
+            redact: &redact,
+            sort: &spec.sort,
+            description: &description,
+            input_file: input_file.is_file().then_some(input_file.as_path()),
+        };
+        let verdict = engine::assert_json(&assertion);
+        let mode = self.options.update_mode();
+        match verdict {
+            Verdict::Match => {
+                if mode == UpdateMode::Overwrite {
+                    let _ = std::fs::remove_file(dir.join(format!("{name}{}", store::PENDING_SUFFIX)));
+                }
+                vec![]
+            }
+            Verdict::New => match mode {
+                UpdateMode::Nothing => vec![Finding::new(
+                    &catalog::SNAPSHOT_MATCH,
+                    "",
+                    format!("a recorded snapshot {}", shown.display()),
+                    "no snapshot recorded (CI mode writes none)",
+                )
+                .with_detail("record it locally with `mallcheck run --snapshots update` (or accept the pending one) and commit it")],
+                UpdateMode::Pending => {
+                    self.note_pending(&shown);
+                    vec![]
+                }
+                UpdateMode::Overwrite => {
+                    self.note_updated(&shown);
+                    vec![]
+                }
+            },
+            Verdict::Mismatch { reference, test } => match mode {
+                UpdateMode::Overwrite => {
+                    let _ = std::fs::remove_file(dir.join(format!("{name}{}", store::PENDING_SUFFIX)));
+                    self.note_updated(&shown);
+                    vec![]
+                }
+                UpdateMode::Pending | UpdateMode::Nothing => {
+                    if mode == UpdateMode::Pending {
+                        self.note_pending(&shown);
+                    }
+                    vec![self.mismatch(&shown, &reference, &test, mode)]
+                }
+            },
+            Verdict::Failed(message) => vec![Finding::new(
+                &catalog::SNAPSHOT_MATCH,
+                "",
+                format!("a comparison with {}", shown.display()),
+                format!("the snapshot could not be checked: {message}"),
+            )],
+        }
+    }
+
+    fn mismatch(&self, shown: &Path, reference: &str, test: &str, mode: UpdateMode) -> Finding {
+        let changes = render::field_changes(reference, test).unwrap_or_default();
+        let pointer = changes
+            .first()
+            .map(|c| c.pointer.split('#').next().unwrap_or_default().to_string())
+            .unwrap_or_default();
+        let actual = match changes.first() {
+            Some(first) => format!(
+                "{} changed field(s), first {}: {}",
+                changes.len(),
+                if first.pointer.is_empty() {
+                    "(root)"
+                } else {
+                    &first.pointer
+                },
+                first.describe()
+            ),
+            None => "different text".to_string(),
+        };
+        let mut detail = render::explain(reference, test, &shown.display().to_string(), "response");
+        if mode == UpdateMode::Pending {
+            detail.push_str(&format!(
+                "\npending: {}{} (review: `mallcheck snapshots review`, accept: `mallcheck snapshots accept`)",
+                shown.display(),
+                ".new"
+            ));
+        }
+        Finding::new(
+            &catalog::SNAPSHOT_MATCH,
+            pointer,
+            format!("the recorded snapshot {}", shown.display()),
+            actual,
+        )
+        .with_detail(detail.replace('\n', "\n  "))
+    }
+
+    fn note_pending(&self, shown: &Path) {
+        let mut w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        w.pending
+            .push(PathBuf::from(format!("{}.new", shown.display())));
+    }
+
+    fn note_updated(&self, shown: &Path) {
+        let mut w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        w.updated.push(shown.to_path_buf());
+    }
+
+    /// A closing note on what the run wrote, if it wrote anything.
+    pub fn summary(&self) -> Option<String> {
+        let w = self.written.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut lines = Vec::new();
+        if !w.updated.is_empty() {
+            lines.push(format!(
+                "snapshots: {} written in {}",
+                w.updated.len(),
+                self.options.dir.display()
+            ));
+        }
+        if !w.pending.is_empty() {
+            let mut names: Vec<String> =
+                w.pending.iter().map(|p| p.display().to_string()).collect();
+            names.sort();
+            lines.push(format!(
+                "snapshots: {} pending ({}); review with `mallcheck snapshots review`, then `mallcheck snapshots accept` or `reject`",
+                w.pending.len(),
+                names.join(", ")
+            ));
+        }
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn options(mode: SnapshotMode, ci: bool) -> SnapshotOptions {
+        SnapshotOptions {
+            mode,
+            dir: "snapshots".into(),
+            root: "/tmp".into(),
+            ci,
+        }
+    }
+
+    #[test]
+    fn names_combine_file_stem_and_slugged_case_name() {
+        assert_eq!(
+            snapshot_name(
+                Path::new("cases/mall-list.yaml"),
+                "First page: is a success envelope!"
+            ),
+            "mall-list__first-page-is-a-success-envelope"
+        );
+        assert_eq!(
+            snapshot_name(Path::new("x.yaml"), "商城 列表"),
+            "x__商城-列表"
+        );
+        assert_eq!(snapshot_name(Path::new("x.yaml"), "///"), "x__unnamed");
+    }
+
+    #[test]
+    fn ci_variable_follows_insta() {
+        assert!(ci_from_env(Some("true")));
+        assert!(ci_from_env(Some("1")));
+        assert!(!ci_from_env(Some("false")));
+        assert!(!ci_from_env(Some("0")));
+        assert!(!ci_from_env(Some("")));
+        assert!(!ci_from_env(None));
+    }
+
+    #[test]
+    fn modes_choose_what_insta_writes() {
+        assert_eq!(
+            options(SnapshotMode::Check, false).update_mode(),
+            UpdateMode::Pending
+        );
+        assert_eq!(
+            options(SnapshotMode::Check, true).update_mode(),
+            UpdateMode::Nothing
+        );
+        assert_eq!(
+            options(SnapshotMode::Update, true).update_mode(),
+            UpdateMode::Overwrite
+        );
+    }
+
+    #[test]
+    fn secrets_are_scrubbed_from_values_and_keys() {
+        let secret = Secret::new("s3cret-key");
+        let v = json!({"echo": "sig s3cret-key", "s3cret-key": [1, "s3cret-key"]});
+        let out = scrub_value(&v, &[&secret]);
+        assert!(!out.to_string().contains("s3cret-key"), "{out}");
+        assert_eq!(out["echo"], json!("sig <redacted>"));
+    }
+
+    #[test]
+    fn default_redactions_come_before_the_case_ones() {
+        let spec = SnapshotSpec {
+            redact: vec![".data[].ctime".into()],
+            sort: vec![],
+        };
+        let r = Snapshotter::redactions(&spec);
+        assert_eq!(r.last().map(String::as_str), Some(".data[].ctime"));
+        assert_eq!(r.len(), DEFAULT_REDACTIONS.len() + 1);
+    }
+
+    #[test]
+    fn summary_lists_pending_files_only_when_something_was_written() {
+        let s = Snapshotter::new(options(SnapshotMode::Check, false));
+        assert_eq!(s.summary(), None);
+        s.note_pending(Path::new("snapshots/a.snap"));
+        let text = s.summary().unwrap();
+        assert!(text.contains("1 pending (snapshots/a.snap.new)"), "{text}");
+    }
+}

@@ -1,0 +1,49 @@
+//! The two operations of the interface and how a request to them is authorised.
+
+/// The two operations of spec §4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endpoint {
+    /// `POST /optimus/core/open/mall/queryMallList` (§4.1).
+    MallList,
+    /// `POST /optimus/core/open/mall/queryMallProducts` (§4.2).
+    MallProducts,
+}
+
+impl Endpoint {
+    /// Path appended to the base URL.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::MallList => "/optimus/core/open/mall/queryMallList",
+            Endpoint::MallProducts => "/optimus/core/open/mall/queryMallProducts",
+        }
+    }
+
+    /// Name used in case files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Endpoint::MallList => "mall-list",
+            Endpoint::MallProducts => "mall-products",
+        }
+    }
+
+    /// Response schema checked by default.
+    pub fn response_schema(self) -> &'static str {
+        match self {
+            Endpoint::MallList => "mall-list-response",
+            Endpoint::MallProducts => "products-response",
+        }
+    }
+}
+
+/// How the `Authorization` header is built for a request (spec §5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthMode {
+    /// Signed with the configured signer, appid taken from the body (the normal call).
+    Signed,
+    /// No Authorization header at all.
+    Missing,
+    /// The right appid with a signature that cannot be valid.
+    WrongSignature,
+    /// Signed correctly but with an appid different from the body's.
+    AppidMismatch,
+}

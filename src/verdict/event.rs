@@ -1,0 +1,283 @@
+//! Events the runner emits and the findings and outcomes they carry; every sink consumes these.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::verdict::check::{Check, Family, Severity};
+use crate::verdict::exchange::Exchange;
+use crate::verdict::findings::Omitted;
+
+/// A place in a case file that a finding can blame, already rendered as `file:line:col`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceLocation {
+    /// Case file path as given by the user.
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+}
+
+/// One thing a check found in one response (or across responses).
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// The catalogue entry that produced the finding.
+    #[serde(serialize_with = "serialize_check_id")]
+    pub check: &'static Check,
+    /// JSON Pointer into the response ("" for the whole body).
+    pub pointer: String,
+    /// What the spec (or the case) expects, in a few words.
+    pub expected: String,
+    /// What was seen, truncated.
+    pub actual: String,
+    /// Extra context (e.g. the cursor trail of a walk); may be empty.
+    pub detail: String,
+    /// Case-file location that asked for the check, when one exists.
+    pub location: Option<SourceLocation>,
+}
+
+fn serialize_check_id<S: serde::Serializer>(c: &&'static Check, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(c.id)
+}
+
+/// Longest actual value kept in a finding, in characters.
+pub const ACTUAL_MAX_CHARS: usize = 200;
+
+impl Finding {
+    /// Builds a finding; `actual` is truncated to [`ACTUAL_MAX_CHARS`] (scrubbed first, so a cut
+    /// never leaves part of a secret that the writers could no longer recognise).
+    pub fn new(
+        check: &'static Check,
+        pointer: impl Into<String>,
+        expected: impl Into<String>,
+        actual: impl Into<String>,
+    ) -> Self {
+        let actual = actual.into();
+        let actual = if actual.len() > ACTUAL_MAX_CHARS {
+            truncate(&crate::redact::global().scrub(&actual), ACTUAL_MAX_CHARS)
+        } else {
+            actual
+        };
+        Finding {
+            check,
+            pointer: pointer.into(),
+            expected: expected.into(),
+            actual,
+            detail: String::new(),
+            location: None,
+        }
+    }
+
+    /// Adds free-form detail.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = detail.into();
+        self
+    }
+
+    /// Attaches the case-file location that asked for the check.
+    pub fn at(mut self, location: Option<SourceLocation>) -> Self {
+        self.location = location;
+        self
+    }
+
+    /// The outcome this finding gives under the run's strictness.
+    pub fn outcome(&self, strict: bool) -> Outcome {
+        match (self.check.severity, self.check.family) {
+            (Severity::Info, _) => Outcome::Pass,
+            (Severity::Observed, _) if !strict => Outcome::Warn,
+            (Severity::Contract | Severity::Observed, Family::Transport) => Outcome::Error,
+            (Severity::Contract | Severity::Observed, Family::Contract) => Outcome::Fail,
+        }
+    }
+
+    /// One line: `check-id (§x) at /pointer: expected …, got …`.
+    pub fn headline(&self) -> String {
+        let at = if self.pointer.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", self.pointer)
+        };
+        format!(
+            "{} ({}){}: expected {}, got {}",
+            self.check.id, self.check.section, at, self.expected, self.actual
+        )
+    }
+}
+
+/// Truncates `s` to at most `max` characters, marking the cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let kept: String = s.chars().take(max).collect();
+    format!("{kept}… ({} chars)", s.chars().count())
+}
+
+/// Verdict of a case (or of a run), ordered from best to worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Nothing found, or only information.
+    Pass,
+    /// The case was not run (e.g. filtered out or missing a variable it needs).
+    Skip,
+    /// Only observed-severity findings, outside `--strict`.
+    Warn,
+    /// A contract finding.
+    Fail,
+    /// The service could not be tested: transport, decoding or a harness limit.
+    Error,
+}
+
+impl Outcome {
+    /// Worst outcome of a set of findings (Pass when empty).
+    pub fn of(findings: &[Finding], strict: bool) -> Outcome {
+        findings
+            .iter()
+            .map(|f| f.outcome(strict))
+            .max()
+            .unwrap_or(Outcome::Pass)
+    }
+
+    /// Upper-case label used in the console and reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Pass => "PASS",
+            Outcome::Skip => "SKIP",
+            Outcome::Warn => "WARN",
+            Outcome::Fail => "FAIL",
+            Outcome::Error => "ERROR",
+        }
+    }
+}
+
+/// Identity of a case within the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseId {
+    /// Case file (suite) path, relative as given.
+    pub file: PathBuf,
+    /// Case name, unique within its file.
+    pub name: String,
+    /// The endpoint the case targets, for filtering and reports.
+    pub endpoint: String,
+    /// Position of the case in the run.
+    pub index: usize,
+}
+
+/// Result of one case.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    /// Which case.
+    pub id: CaseId,
+    /// Verdict.
+    pub outcome: Outcome,
+    /// What was found, in the order found: the first findings of each check (the rest are
+    /// counted in `omitted`).
+    pub findings: Vec<Finding>,
+    /// Per check, how many more findings there were than `findings` keeps.
+    pub omitted: Vec<Omitted>,
+    /// Every exchange made, redacted.
+    pub exchanges: Vec<Exchange>,
+    /// Why the case was skipped, when it was.
+    pub skip_reason: Option<String>,
+    /// The case passed only after a transport retry (`--retries`).
+    pub flaky: bool,
+    /// Wall time of the case.
+    #[serde(serialize_with = "serialize_secs")]
+    pub duration: Duration,
+    /// What the case's semantic checks covered (a bounded run reads a part of a large list),
+    /// so that a reader knows what a pass means.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coverage: Vec<Coverage>,
+}
+
+/// What a check covered in one case, e.g. `paging.size-consistency`: "first 200 of 10,000
+/// malls at sizes 1, 3, 10 against the whole list at size 100".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Check id, or several joined with ", ".
+    pub check: String,
+    /// What it saw.
+    pub scope: String,
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.check, self.scope)
+    }
+}
+
+fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Summary counts of a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunSummary {
+    /// Cases that passed.
+    pub passed: usize,
+    /// Cases that only warned.
+    pub warned: usize,
+    /// Cases with a contract failure.
+    pub failed: usize,
+    /// Cases that could not be tested.
+    pub errored: usize,
+    /// Cases skipped.
+    pub skipped: usize,
+    /// Wall time of the run.
+    #[serde(serialize_with = "serialize_secs")]
+    pub duration: Duration,
+}
+
+impl RunSummary {
+    /// Counts one case result.
+    pub fn add(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Pass => self.passed += 1,
+            Outcome::Skip => self.skipped += 1,
+            Outcome::Warn => self.warned += 1,
+            Outcome::Fail => self.failed += 1,
+            Outcome::Error => self.errored += 1,
+        }
+    }
+
+    /// Total cases.
+    pub fn total(&self) -> usize {
+        self.passed + self.warned + self.failed + self.errored + self.skipped
+    }
+
+    /// Worst outcome of the run.
+    pub fn outcome(&self) -> Outcome {
+        if self.errored > 0 {
+            Outcome::Error
+        } else if self.failed > 0 {
+            Outcome::Fail
+        } else if self.warned > 0 {
+            Outcome::Warn
+        } else {
+            Outcome::Pass
+        }
+    }
+}
+
+/// What the runner tells the sinks, in order.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The run begins.
+    RunStarted {
+        /// Base URL under test (no credentials).
+        base_url: String,
+        /// Number of cases that will run.
+        cases: usize,
+    },
+    /// A case begins.
+    CaseStarted(CaseId),
+    /// A case ended.
+    CaseFinished(Box<CaseResult>),
+    /// Sent every quarter second or so while cases run: sinks may write out what they hold.
+    Tick,
+    /// The run ended.
+    RunFinished(RunSummary),
+}
