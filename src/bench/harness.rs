@@ -142,6 +142,18 @@ pub async fn measure_all(env: &SuiteEnv, options: &BenchOptions) -> Vec<Measurem
             .await
             .unwrap_or_else(|e| skipped("(e) scaling", SCALING_TARGET, e)),
     );
+    match crate::bench::scale_line::scale_lines(env).await {
+        Ok(scale) => scale.into_iter().for_each(&mut emit),
+        Err(e) => {
+            use crate::bench::scale_line::{SCALE_PACING_TARGET, SCALE_REQUESTS_TARGET};
+            emit(skipped(
+                "(f) scale: requests",
+                SCALE_REQUESTS_TARGET,
+                e.clone(),
+            ));
+            emit(skipped("(f) scale: pacing", SCALE_PACING_TARGET, e));
+        }
+    }
     lines
 }
 
@@ -149,7 +161,7 @@ pub async fn measure_all(env: &SuiteEnv, options: &BenchOptions) -> Vec<Measurem
 // (a) Suite overhead: the suite against a bare replay of the requests it made.
 
 /// The cases of the suite, loaded and planned as `mallcheck run` does without a filter.
-fn planned_cases(env: &SuiteEnv) -> Result<Vec<PlannedCase>, String> {
+pub(crate) fn planned_cases(env: &SuiteEnv) -> Result<Vec<PlannedCase>, String> {
     let names = env.schemas.names();
     let cx = ParseContext {
         vars: &env.target.vars,

@@ -6,4 +6,5 @@ pub mod harness;
 pub mod measure;
 pub mod memory;
 pub mod proxy;
+pub mod scale_line;
 pub mod validation;

@@ -376,10 +376,11 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     let max_pages = w.max_pages.unwrap_or(runner.options.max_pages);
     let exhaustive = runner.options.exhaustive;
     let largest = w.sizes.iter().copied().max().unwrap_or(0);
-    let prefix = runner
-        .options
-        .walk_prefix
-        .max(usize::try_from(largest).unwrap_or(usize::MAX).saturating_add(1));
+    let prefix = runner.options.walk_prefix.max(
+        usize::try_from(largest)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1),
+    );
     let mut walks: Vec<(String, paging::Walk)> = Vec::new();
     let mut pages = 0usize;
     for &size in &w.sizes {
@@ -490,7 +491,8 @@ fn walk_coverage(
         format!("{noun} {}", picked.join(", "))
     };
     let small = sizes(&|s| s != largest);
-    let mut record_checks = "paging.page-size, paging.duplicate, paging.endless, schema".to_string();
+    let mut record_checks =
+        "paging.page-size, paging.duplicate, paging.endless, schema".to_string();
     if w.ownership {
         record_checks.push_str(", ownership.merchant");
     }
@@ -503,10 +505,7 @@ fn walk_coverage(
         if full.complete && n <= prefix {
             format!("the whole list ({list}) at {small}")
         } else {
-            format!(
-                "first {} of {list} at {small}",
-                thousands(prefix)
-            )
+            format!("first {} of {list} at {small}", thousands(prefix))
         }
     };
     if w.sizes.len() > 1 {
@@ -522,10 +521,7 @@ fn walk_coverage(
     }
     if w.repeat {
         let scope = if exhaustive || small.is_empty() {
-            format!(
-                "the whole list ({list}) twice at {}",
-                sizes(&|_| true)
-            )
+            format!("the whole list ({list}) twice at {}", sizes(&|_| true))
         } else {
             format!(
                 "the whole list ({list}) twice at size {largest}; {} twice",
@@ -787,7 +783,9 @@ mod tests {
         assert_eq!(sample_malls(&malls, 2), vec![0, 9_999]);
         let scope = sweep_scope(&malls, &picked, true);
         assert!(
-            scope.starts_with("8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled"),
+            scope.starts_with(
+                "8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled"
+            ),
             "{scope}"
         );
     }

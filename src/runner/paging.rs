@@ -528,7 +528,10 @@ mod tests {
         assert_eq!(found[0].pointer, "/data/5");
         // A list that ends inside the prefix of the other is a difference too.
         let short = walk(&mut fake(4), &opts(10)).await;
-        assert_eq!(compare_walks(check, ("short", &short), ("prefix", &p)).len(), 1);
+        assert_eq!(
+            compare_walks(check, ("short", &short), ("prefix", &p)).len(),
+            1
+        );
         // A list shorter than the prefix is walked to its end.
         let whole = walk(&mut fake(5), &prefix(1)).await;
         assert!(whole.complete && !whole.truncated);

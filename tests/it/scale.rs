@@ -53,12 +53,17 @@ fn a_default_run_against_many_malls_is_bounded_and_states_its_coverage() {
         .unwrap()
         .iter()
         .flat_map(|c| c["coverage"].as_array().cloned().unwrap_or_default())
-        .map(|c| format!("{}: {}", c["check"].as_str().unwrap(), c["scope"].as_str().unwrap()))
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["check"].as_str().unwrap(),
+                c["scope"].as_str().unwrap()
+            )
+        })
         .collect();
     assert!(
-        scopes
-            .iter()
-            .any(|s| s.starts_with("products.listed-mall") && s.contains("8 of 1,500 listed malls: the first, the last")),
+        scopes.iter().any(|s| s.starts_with("products.listed-mall")
+            && s.contains("8 of 1,500 listed malls: the first, the last")),
         "{scopes:?}"
     );
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
@@ -71,7 +76,11 @@ fn exhaustive_walks_every_size_to_the_end() {
     let dir = tempfile::tempdir().unwrap();
     let before = served(&server);
     let out = run_against(&server.base_url, dir.path())
-        .args(["--exhaustive", "--filter", "paging walk agrees at every page size"])
+        .args([
+            "--exhaustive",
+            "--filter",
+            "paging walk agrees at every page size",
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -79,7 +88,8 @@ fn exhaustive_walks_every_size_to_the_end() {
     // Two walks of 300 malls at size 1 alone are 602 requests.
     assert!(served(&server) - before > 600);
     assert!(
-        stdout.contains("paging.size-consistency: the whole list (300 malls) at sizes 1, 3, 10, 100"),
+        stdout
+            .contains("paging.size-consistency: the whole list (300 malls) at sizes 1, 3, 10, 100"),
         "{stdout}"
     );
 }
