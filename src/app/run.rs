@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::case::model::{CaseFile, CursorRule};
-use crate::case::parse::{ParseContext, load_paths};
+use crate::case::parse::ParseContext;
+use crate::case::parse::files::load_paths;
 use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
