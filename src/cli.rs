@@ -457,6 +457,10 @@ pub struct FuzzArgs {
     /// Requests per second (0 = unlimited).
     #[arg(long, value_name = "R", default_value_t = 0.0)]
     pub rate: f64,
+    /// Generated requests in flight at once (shrinking sends one at a time; a seed reports the
+    /// same failures whatever this is).
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub jobs: usize,
     /// JUnit XML report path.
     #[arg(long, value_name = "PATH", default_value = "reports/fuzz-junit.xml")]
     pub junit: PathBuf,

@@ -97,6 +97,9 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
             None,
         ));
     }
+    if args.jobs == 0 {
+        return Err(UsageError::setting("--jobs", "must be at least 1", None));
+    }
     if args.max_time == 0 {
         return Err(UsageError::setting(
             "--max-time",
@@ -118,6 +121,7 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
         max_shrink_tries: MAX_SHRINK_TRIES,
         save: None,
         limits: Limits::new(args.oversize),
+        jobs: args.jobs,
     })
 }
 
@@ -242,9 +246,10 @@ async fn fuzz_target(
         "within common HTTP limits (--oversize for larger)"
     };
     print(&format!(
-        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}; sizes {sizes}\n",
+        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}, {} in flight; sizes {sizes}\n",
         options.cases,
         options.max_time.as_secs(),
+        options.jobs,
         seed = options.seed,
     ));
     let unknown = vec![target.identity.unknown_merchant_id.clone()];

@@ -2,15 +2,22 @@
 //! sweep with random bodies drawn from a seeded proptest [`TestRunner`], send each one (signed, paced by `--rate`), check every property, and shrink
 //! the first failure of each property to a minimal body. Runs on a blocking thread and drives
 //! HTTP through a tokio [`Handle`]; reports through events and never prints.
+//!
+//! Generated cases are sent with up to `jobs` requests in flight: generation never depends on
+//! a response, so the cases are drawn in the same order as one at a time, sent and checked on
+//! the runtime, and their outcomes taken back in generation order. Shrinking runs one request
+//! at a time, at the point of the first failure, so a seed finds and reports the same failures
+//! whatever `jobs` is.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use proptest::strategy::{Strategy, ValueTree};
-use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRunner};
+use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
 use tokio::runtime::Handle;
+use tokio::task::JoinHandle;
 
 use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::known::Known;
@@ -44,6 +51,8 @@ pub struct FuzzOptions {
     pub save: Option<Saver>,
     /// Sizes of generated values (common limits unless `--oversize`).
     pub limits: Limits,
+    /// Generated cases in flight at once (at least 1); shrinking is one at a time.
+    pub jobs: usize,
 }
 
 /// Where a reported failure comes from.
@@ -222,9 +231,43 @@ pub fn config(options: &FuzzOptions, endpoint: Endpoint) -> Config {
     }
 }
 
+/// What sending and checking one body needs, shared with the tasks in flight.
+#[derive(Debug)]
+struct Prober {
+    client: Client,
+    schemas: Arc<SchemaSet>,
+    known: Known,
+    limits: Limits,
+}
+
+impl Prober {
+    /// Sends one body (signed) and checks the response against every property.
+    async fn probe(&self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
+        let appid = body
+            .header_appid(&self.known.appid, &self.limits)
+            .to_string();
+        let sent = self
+            .client
+            .send_raw(endpoint, body.to_bytes(), &appid, &AuthMode::Signed, &[])
+            .await;
+        let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
+        let violations = if rejected.is_some() {
+            Vec::new()
+        } else {
+            properties::evaluate(endpoint, body, &sent, &self.schemas, &self.known)
+        };
+        Probe {
+            exchange: sent.exchange,
+            violations,
+            rejected,
+        }
+    }
+}
+
 /// The running state of one fuzz run.
 struct Session<'a> {
     fuzzer: &'a Fuzzer,
+    prober: Arc<Prober>,
     handle: Handle,
     requests: u64,
     next_slot: Instant,
@@ -243,30 +286,29 @@ impl Session<'_> {
         }
     }
 
+    /// Sends one body and waits for its outcome.
     fn probe(&mut self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
         self.pace();
-        let f = self.fuzzer;
-        let appid = body
-            .header_appid(&f.known.appid, &f.options.limits)
-            .to_string();
-        let sent = self.handle.block_on(f.client.send_raw(
-            endpoint,
-            body.to_bytes(),
-            &appid,
-            &AuthMode::Signed,
-            &[],
-        ));
         self.requests += 1;
-        let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
-        let violations = if rejected.is_some() {
-            Vec::new()
-        } else {
-            properties::evaluate(endpoint, body, &sent, &f.schemas, &f.known)
-        };
-        Probe {
-            exchange: sent.exchange,
-            violations,
-            rejected,
+        let prober = Arc::clone(&self.prober);
+        self.handle.block_on(prober.probe(endpoint, body))
+    }
+
+    /// Sends one body on the runtime without waiting (paced like [`Session::probe`]).
+    fn start(&mut self, endpoint: Endpoint, body: FuzzBody) -> JoinHandle<Probe> {
+        self.pace();
+        self.requests += 1;
+        let prober = Arc::clone(&self.prober);
+        self.handle
+            .spawn(async move { prober.probe(endpoint, &body).await })
+    }
+
+    /// The outcome of a body sent with [`Session::start`]; should its task have died, the body
+    /// is sent again and waited for.
+    fn finish(&mut self, endpoint: Endpoint, body: &FuzzBody, task: JoinHandle<Probe>) -> Probe {
+        match self.handle.block_on(task) {
+            Ok(probe) => probe,
+            Err(_) => self.probe(endpoint, body),
         }
     }
 
@@ -354,6 +396,12 @@ impl Fuzzer {
         let started = Instant::now();
         let mut session = Session {
             fuzzer: self,
+            prober: Arc::new(Prober {
+                client: self.client.clone(),
+                schemas: Arc::clone(&self.schemas),
+                known: self.known.clone(),
+                limits: self.options.limits,
+            }),
             handle,
             requests: 0,
             next_slot: started,
@@ -430,6 +478,22 @@ impl Fuzzer {
     }
 }
 
+/// A generated case sent and not yet taken back.
+struct InFlight<'s> {
+    /// 1-based number of the case.
+    case: u32,
+    /// The strategy it was drawn from.
+    strategy: &'s BoxedStrategy<FuzzBody>,
+    /// The generator's state before the draw, to draw the same tree again.
+    rng_before: TestRng,
+    /// The tree of the body, for shrinking.
+    tree: <BoxedStrategy<FuzzBody> as Strategy>::Tree,
+    /// The body sent.
+    body: FuzzBody,
+    /// Its outcome.
+    task: JoinHandle<Probe>,
+}
+
 /// Generation on one endpoint.
 struct EndpointRun {
     endpoint: Endpoint,
@@ -462,32 +526,57 @@ impl EndpointRun {
             endpoint: self.endpoint,
             cases: config.cases,
         });
+        let jobs = fuzzer.options.jobs.max(1);
+        let mut in_flight: VecDeque<InFlight<'_>> = VecDeque::new();
+        let mut generating = true;
         let mut draws: u32 = 0;
-        while stats.run < config.cases && draws < config.max_global_rejects.max(config.cases) {
-            if Instant::now() >= self.slice_end {
-                stats.stopped_by_time = true;
-                break;
-            }
-            draws += 1;
-            // Every other case is the next single-field edge case until the sweep is done.
-            let strategy = match sweep.get(swept) {
-                Some(edge) if stats.run.is_multiple_of(2) => {
-                    swept += 1;
-                    edge
+        loop {
+            // Draw and send until `jobs` cases are in flight or generation ends.
+            while generating && in_flight.len() < jobs {
+                if stats.run >= config.cases || draws >= config.max_global_rejects.max(config.cases)
+                {
+                    generating = false;
+                    break;
                 }
-                _ => &random,
-            };
-            let rng_before = runner.rng().clone();
-            let Ok(tree) = strategy.new_tree(&mut runner) else {
-                continue;
-            };
-            let body = tree.current();
-            if !self.sent.insert(body.fingerprint()) {
-                stats.duplicates += 1;
-                continue;
+                if Instant::now() >= self.slice_end {
+                    stats.stopped_by_time = true;
+                    generating = false;
+                    break;
+                }
+                draws += 1;
+                // Every other case is the next single-field edge case until the sweep is done.
+                let strategy = match sweep.get(swept) {
+                    Some(edge) if stats.run.is_multiple_of(2) => {
+                        swept += 1;
+                        edge
+                    }
+                    _ => &random,
+                };
+                let rng_before = runner.rng().clone();
+                let Ok(tree) = strategy.new_tree(&mut runner) else {
+                    continue;
+                };
+                let body = tree.current();
+                if !self.sent.insert(body.fingerprint()) {
+                    stats.duplicates += 1;
+                    continue;
+                }
+                stats.run += 1;
+                let task = session.start(self.endpoint, body.clone());
+                in_flight.push_back(InFlight {
+                    case: stats.run,
+                    strategy,
+                    rng_before,
+                    tree,
+                    body,
+                    task,
+                });
             }
-            stats.run += 1;
-            let probe = session.probe(self.endpoint, &body);
+            // Take the oldest outcome back: outcomes are handled in generation order.
+            let Some(sent) = in_flight.pop_front() else {
+                break;
+            };
+            let probe = session.finish(self.endpoint, &sent.body, sent.task);
             if let Some(status) = probe.rejected {
                 *stats.rejected.entry(status).or_default() += 1;
             }
@@ -500,18 +589,18 @@ impl EndpointRun {
                 .map(|v| v.property)
                 .filter(|p| !self.found.contains(p.id))
                 .collect();
-            let mut tree = Some(tree);
+            let mut tree = Some(sent.tree);
             for property in fresh {
                 self.found.insert(property.id);
                 let failure = match tree.take() {
-                    Some(t) => session.shrink(self.endpoint, t, probe.clone(), property, stats.run),
+                    Some(t) => session.shrink(self.endpoint, t, probe.clone(), property, sent.case),
                     None => {
                         // The first shrink consumed the tree: draw the same one again.
                         let mut again =
-                            TestRunner::new_with_rng(config.clone(), rng_before.clone());
-                        match strategy.new_tree(&mut again) {
+                            TestRunner::new_with_rng(config.clone(), sent.rng_before.clone());
+                        match sent.strategy.new_tree(&mut again) {
                             Ok(t) => {
-                                session.shrink(self.endpoint, t, probe.clone(), property, stats.run)
+                                session.shrink(self.endpoint, t, probe.clone(), property, sent.case)
                             }
                             Err(_) => continue,
                         }

@@ -8,6 +8,7 @@ mod common;
 mod faults;
 mod fuzz;
 mod fuzz_chain;
+mod fuzz_jobs;
 mod interrupt;
 mod junit_xsd;
 mod layout;

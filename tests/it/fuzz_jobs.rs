@@ -1,0 +1,118 @@
+//! `mallcheck fuzz --jobs`: generated cases go out several at a time, and a seed still finds and
+//! reports the same failures, shrunk the same way, whatever the number in flight.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::common::{Server, bin};
+use assert_cmd::Command;
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
+
+/// `mallcheck fuzz --seed 1` on the mall list against `base_url` as the main merchant.
+fn fuzz(dir: &Path, base_url: &str, jobs: &str) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
+        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id)
+        .args(["fuzz", "--seed", "1", "--color", "never", "--jobs", jobs])
+        .args(["--cases", "150", "--endpoint", "mall-list"])
+        .args(["--junit", "junit.xml", "--regressions", "regs"])
+        .args(["--base-url", base_url, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id]);
+    cmd
+}
+
+/// The output of one run (exit 1 expected), without the lines that name the speed or `--jobs`.
+fn report(base_url: &str, jobs: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), base_url, jobs).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    stdout
+        .lines()
+        .filter(|l| !l.contains("req/s") && !l.starts_with("budget:"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_seed_reports_the_same_failures_with_several_requests_in_flight() {
+    let server = Server::start(&[]);
+    let url = server.fault_url("fuzz-count-over-80");
+    let one = report(&url, "1");
+    assert!(
+        one.contains("FAIL fuzz.no-server-error on mall-list") && one.contains("\"count\": 81"),
+        "{one}"
+    );
+    let eight = report(&url, "8");
+    assert_eq!(one, eight, "--jobs 8 reports what --jobs 1 reports");
+    assert_eq!(
+        eight,
+        report(&url, "8"),
+        "--jobs 8 twice gives the same report"
+    );
+}
+
+/// A TCP forwarder to `upstream` that records the most connections open at once.
+fn counting_forwarder(upstream: &str) -> (String, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = upstream
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let open = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&most);
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(&upstream) else {
+                continue;
+            };
+            let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            let open = Arc::clone(&open);
+            std::thread::spawn(move || {
+                let pipe = |mut from: TcpStream, mut to: TcpStream| {
+                    let mut buf = [0u8; 16 * 1024];
+                    while let Ok(n) = from.read(&mut buf) {
+                        if n == 0 || to.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = to.shutdown(Shutdown::Write);
+                };
+                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                let back = std::thread::spawn(move || pipe(s2, c2));
+                pipe(client, server);
+                let _ = back.join();
+                open.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    (format!("http://{addr}"), seen)
+}
+
+#[test]
+fn jobs_puts_several_requests_in_flight() {
+    let server = Server::start(&[]);
+    let (url, most) = counting_forwarder(&server.base_url);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &url, "4").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let most = most.load(Ordering::SeqCst);
+    assert!(
+        most >= 2,
+        "--jobs 4 kept at most {most} connection(s) open at once"
+    );
+}
