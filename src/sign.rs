@@ -116,6 +116,16 @@ impl Signer {
         }
     }
 
+    /// The scheme's name as `--signer` takes it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Signer::Md5 { .. } => "md5",
+            Signer::HmacSha256 { .. } => "hmac-sha256",
+            Signer::Static { .. } => "static",
+            Signer::Command { .. } => "command",
+        }
+    }
+
     /// Every secret this signer holds, for scrubbing free text.
     pub fn secrets(&self) -> Vec<&Secret> {
         match self {

@@ -277,6 +277,18 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             snapshots: snapshots.clone(),
         });
         let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
+        if !args.no_preflight {
+            let body = target.first_page_body(10);
+            let signer = target.signer.kind_name();
+            let appid = &target.identity.appid;
+            if let Some(message) = runner.preflight(&body, signer, appid, &mut on_event).await {
+                if let Some(server) = server {
+                    server.shutdown().await;
+                }
+                eprintln!("error: {message}");
+                return exit::FAILURE;
+            }
+        }
         let run = runner.run(planned, &mut on_event);
         let summary = tokio::select! {
             summary = run => Some(summary),

@@ -10,6 +10,7 @@ mod junit_xsd;
 mod layout;
 mod openapi;
 mod politeness;
+mod preflight;
 mod readme;
 mod reports;
 mod run_cli;
