@@ -126,6 +126,12 @@ impl Signer {
         }
     }
 
+    /// Whether the signature depends on the body: `static` gives the same value for every body,
+    /// so moving it between bodies proves nothing (a `command` is assumed to depend on it).
+    pub fn depends_on_body(&self) -> bool {
+        !matches!(self, Signer::Static { .. })
+    }
+
     /// Every secret this signer holds, for scrubbing free text.
     pub fn secrets(&self) -> Vec<&Secret> {
         match self {

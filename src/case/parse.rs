@@ -54,6 +54,8 @@ pub static NO_DATA_CHECKS: &[&Check] = &[
     &catalog::AUTH_REQUIRED,
     &catalog::AUTH_SIGNATURE,
     &catalog::AUTH_APPID_MATCH,
+    &catalog::AUTH_SIGNATURE_REPLAY,
+    &catalog::AUTH_SIGNATURE_OTHER_OPERATION,
     &catalog::PRODUCTS_SELLER_BOUND,
     &catalog::PRODUCTS_SIGNATURE_BOUND,
     &catalog::OWNERSHIP_UNKNOWN_MERCHANT,
@@ -104,7 +106,14 @@ const SWEEP_KEYS: &[&str] = &[
     "tamper-signature",
 ];
 const ENDPOINTS: &[&str] = &["mall-list", "mall-products"];
-const AUTH_MODES: &[&str] = &["signed", "missing", "wrong-signature", "appid-mismatch"];
+const AUTH_MODES: &[&str] = &[
+    "signed",
+    "missing",
+    "wrong-signature",
+    "appid-mismatch",
+    "signature-of-other-body",
+    "signature-of-other-operation",
+];
 /// `expect.schema` value that switches schema validation off.
 const SCHEMA_NONE: &str = "none";
 
@@ -808,6 +817,8 @@ impl Lower<'_> {
             "missing" => Some(AuthMode::Missing),
             "wrong-signature" => Some(AuthMode::WrongSignature),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
+            "signature-of-other-body" => Some(AuthMode::SignatureOfOtherBody),
+            "signature-of-other-operation" => Some(AuthMode::SignatureOfOtherOperation),
             other => {
                 let help = choice_help(other, AUTH_MODES, "auth modes");
                 self.error_help(mode.span, format!("unknown auth mode `{other}`"), help);

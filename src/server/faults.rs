@@ -8,15 +8,16 @@ use serde_json::{Map, Value, json};
 
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
-    AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY,
-    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
-    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
-    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER,
-    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT,
-    PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
-    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
-    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS,
-    TRANSPORT_BODY_SIZE, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION,
+    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HTTP_SERVER_ERROR, LIST_ENVELOPE,
+    LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE, MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY,
+    MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE,
+    MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE,
+    MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
+    PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
+    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
+    PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_REDIRECT,
+    TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -165,6 +166,10 @@ faults! {
     AuthIgnored = ("auth-ignored", Contract(&AUTH_REQUIRED), "a request without Authorization is answered with data");
     /// Any signature is accepted.
     AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
+    /// Any signature seen before is accepted.
+    AuthSignatureCache = ("auth-signature-cache", Contract(&AUTH_SIGNATURE_OTHER_OPERATION), "a signature seen on an earlier authenticated request (of either operation) is accepted on any body: the signature is checked against a cache, not the body");
+    /// A signature seen before on the same operation is accepted.
+    AuthSignatureCachePerOperation = ("auth-signature-cache-per-operation", Contract(&AUTH_SIGNATURE_REPLAY), "a signature seen on an earlier authenticated request of the same operation is accepted on any body of that operation");
     /// The Authorization appid is not compared.
     AuthAppidIgnored = ("auth-appid-ignored", Contract(&AUTH_APPID_MATCH), "the Authorization appid is not compared with the body's or the configured appid");
     /// HTTP 500 with an HTML body.

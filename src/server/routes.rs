@@ -9,6 +9,7 @@
 //! `{"success":false,"code":"...","msg":"...","data":null}`.
 
 use std::cmp::Reverse;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -54,7 +55,12 @@ pub(crate) struct AppState {
     big_mall: Dataset,
     no_malls: Dataset,
     calls: AtomicU64,
+    /// Signatures of authenticated requests, for the signature-cache faults.
+    seen: std::sync::Mutex<HashSet<(Option<Operation>, String)>>,
 }
+
+/// Most signatures the signature-cache faults remember (then they start over).
+const MAX_SEEN_SIGNATURES: usize = 100_000;
 
 impl AppState {
     /// Builds the state with every seed data shape.
@@ -74,6 +80,7 @@ impl AppState {
             big_mall: Dataset::new(Shape::BigMall),
             no_malls: Dataset::new(Shape::NoMalls),
             calls: AtomicU64::new(0),
+            seen: std::sync::Mutex::new(HashSet::new()),
         }
     }
 
@@ -102,7 +109,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 }
 
 /// The two operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Operation {
     MallList,
     MallProducts,
@@ -247,7 +254,7 @@ async fn answer(
     headers: &HeaderMap,
     bytes: Bytes,
 ) -> Result<Value, Failure> {
-    let header_appid = authenticate(state, call.fault, headers, &bytes).await?;
+    let header_appid = authenticate(state, call.fault, op, headers, &bytes).await?;
     let body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| Failure::bad_request(format!("the body is not valid JSON: {e}")))?;
     let appid = request::appid(&body).map_err(Failure::bad_request)?;
@@ -276,6 +283,7 @@ async fn answer(
 async fn authenticate(
     state: &AppState,
     fault: Option<Fault>,
+    op: Operation,
     headers: &HeaderMap,
     bytes: &Bytes,
 ) -> Result<Option<String>, Failure> {
@@ -299,11 +307,39 @@ async fn authenticate(
     if fault == Some(Fault::AuthAnySignature) {
         return Ok(Some(appid.to_string()));
     }
+    // The signature-cache faults remember valid signatures: globally, or per operation.
+    let cache_key = match fault {
+        Some(Fault::AuthSignatureCache) => Some((None, signature.to_string())),
+        Some(Fault::AuthSignatureCachePerOperation) => Some((Some(op), signature.to_string())),
+        _ => None,
+    };
+    let seen = |key: &(Option<Operation>, String)| {
+        state
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(key)
+    };
+    if cache_key.as_ref().is_some_and(seen) {
+        return Ok(Some(appid.to_string()));
+    }
     let signer = state.signer.clone();
     let body = bytes.clone();
     let expected = tokio::task::spawn_blocking(move || signer.sign(&body)).await;
     match expected {
-        Ok(Ok(expected)) if expected == signature => Ok(Some(appid.to_string())),
+        Ok(Ok(expected)) if expected == signature => {
+            if let Some(key) = cache_key {
+                let mut seen = state
+                    .seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if seen.len() >= MAX_SEEN_SIGNATURES {
+                    seen.clear();
+                }
+                seen.insert(key);
+            }
+            Ok(Some(appid.to_string()))
+        }
         Ok(Ok(_)) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::redact::{self, Secret};
 use crate::service::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
+use crate::service::replay;
 use crate::sign::Signer;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -134,6 +135,11 @@ impl Client {
         &self.base_url
     }
 
+    /// The signer.
+    pub fn signer(&self) -> &Signer {
+        &self.signer
+    }
+
     /// The signer's secrets, for scrubbing free text.
     pub fn secrets(&self) -> Vec<&Secret> {
         self.signer.secrets()
@@ -176,6 +182,19 @@ impl Client {
                 .signer
                 .authorization(&format!("{appid}-other"), &body)
                 .map(Some),
+            AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
+                // The donor goes first, signed, so that the service has seen its signature.
+                let (to, donor) = replay::donor(endpoint, auth, &body);
+                let _ = Box::pin(self.send_raw(
+                    to,
+                    donor.clone(),
+                    appid,
+                    &AuthMode::Signed,
+                    extra_headers,
+                ))
+                .await;
+                self.signer.authorization(appid, &donor).map(Some)
+            }
         };
         let started = Instant::now();
         let record_body = String::from_utf8_lossy(&body).into_owned();

@@ -15,6 +15,12 @@ pub async fn send(
     x: &ExchangeCase,
 ) -> Result<Sent, String> {
     let request = &x.request;
+    if request.auth.is_replay() && !client.signer().depends_on_body() {
+        return Err(format!(
+            "the `{}` signer gives every body the same signature, so moving one between requests proves nothing",
+            client.signer().kind_name()
+        ));
+    }
     if let Some(bytes) = &request.raw_hex {
         let appid = serde_json::from_slice::<Value>(&bytes.value)
             .ok()

@@ -12,6 +12,7 @@ mod openapi;
 mod politeness;
 mod preflight;
 mod readme;
+mod replay;
 mod reports;
 mod run_cli;
 mod schemas_meta;
