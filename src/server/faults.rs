@@ -21,6 +21,12 @@ use crate::spec::catalog::{
 };
 use crate::verdict::check::Check;
 
+/// -2^63 as a float: what `-9223372036854775809` rounds to. The `order-total-num-below-long`
+/// fault puts it in the data and the wire writes it as [`BELOW_LONG_LITERAL`].
+pub(crate) const BELOW_LONG_FLOAT: f64 = -9_223_372_036_854_775_808.0;
+/// The integer literal one below the Long range.
+pub(crate) const BELOW_LONG_LITERAL: &str = "-9223372036854775809";
+
 /// What a fault is for.
 #[derive(Debug, Clone, Copy)]
 enum Kind {
@@ -106,6 +112,8 @@ faults! {
     OrderTotalNumString = ("order-total-num-string", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is a string instead of an integer");
     /// `totalAmount` a fraction.
     OrderTotalAmountFraction = ("order-total-amount-fraction", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalAmount is 12.5, not an integer");
+    /// `totalNum` one below the Long range.
+    OrderTotalNumBelowLong = ("order-total-num-below-long", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is -9223372036854775809, one below the Long range (read as a float it rounds to -2^63)");
     /// `sellerStatisticsModel` of the wrong shape.
     SellerStatisticsWrongShape = ("seller-statistics-wrong-shape", Contract(&MALL_SELLER_STATISTICS), "sellerStatisticsModel is {\"orderFailNum\": \"3\"} on every mall");
     /// `spuId` not a digit string.
@@ -218,6 +226,8 @@ faults! {
     Gzip = ("gzip", Variation, "responses are gzip-compressed when the request accepts gzip");
     /// Integers above 2^53.
     BigIntegers = ("big-integers", Variation, "totalNum is 2^53 + 1 and totalAmount is i64::MAX");
+    /// The smallest Long.
+    LongMin = ("long-min", Variation, "totalNum and totalAmount are -9223372036854775808, the smallest Long");
     /// MAIN has 2,000 malls.
     ManyMalls = ("many-malls", Variation, "MAIN has 2,000 malls");
     /// A 5,000-product mall.
@@ -379,6 +389,14 @@ impl Fault {
                     json!(9_007_199_254_740_993_u64),
                 );
                 set_in(mall, "orderStatistics", "totalAmount", json!(i64::MAX));
+            }
+            Fault::OrderTotalNumBelowLong => {
+                // Written as the integer literal by `wire::json_response`.
+                set_in(mall, "orderStatistics", "totalNum", json!(BELOW_LONG_FLOAT));
+            }
+            Fault::LongMin => {
+                set_in(mall, "orderStatistics", "totalNum", json!(i64::MIN));
+                set_in(mall, "orderStatistics", "totalAmount", json!(i64::MIN));
             }
             Fault::NullableSellerFieldsNull => {
                 set_in(mall, "seller", "storeName", Value::Null);

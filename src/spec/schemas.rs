@@ -399,12 +399,14 @@ impl SchemaSet {
 
     fn finding(&self, schema: &Schema, error: &ValidationError<'_>) -> Finding {
         let (expected, actual) = describe(error);
-        Finding::new(
-            self.attribute(schema, error),
-            error.instance_path().as_str(),
-            expected,
-            actual,
-        )
+        // A custom keyword's path starts inside the document that defines it, not at the root.
+        let check = match error.kind() {
+            ValidationErrorKind::Custom { .. } => {
+                self.attribute_at(schema, error.instance_path().as_str())
+            }
+            _ => self.attribute(schema, error),
+        };
+        Finding::new(check, error.instance_path().as_str(), expected, actual)
     }
 
     /// The x-check of the root of `schema`; load-time checks make it present for any schema
@@ -442,6 +444,85 @@ impl SchemaSet {
             }
         }
         best
+    }
+
+    /// The last `x-check` met walking the schema along an instance pointer: for errors of
+    /// keywords whose schema path does not show the `$ref`s that led to them (custom keywords).
+    fn attribute_at(&self, schema: &Schema, instance_path: &str) -> &'static Check {
+        let mut best = self.root_check(schema);
+        let mut at = Some((schema.uri.clone(), &schema.document));
+        for segment in pointer_segments(instance_path) {
+            let Some((uri, node)) = at else {
+                break;
+            };
+            at = self.descend(&uri, node, &segment, &mut best, 0);
+        }
+        if let Some((uri, node)) = at {
+            self.follow_refs(uri, node, &mut best);
+        }
+        best
+    }
+
+    /// Follows the `$ref`s of `node`, noting every `x-check` met.
+    fn follow_refs<'s>(
+        &'s self,
+        mut uri: Url,
+        mut node: &'s Value,
+        best: &mut &'static Check,
+    ) -> (Url, &'s Value) {
+        for _ in 0..16 {
+            if let Some(check) = check_of(node) {
+                *best = check;
+            }
+            let Some((next_uri, next)) = node
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| self.resolve(&uri, r))
+            else {
+                break;
+            };
+            uri = next_uri;
+            node = next;
+        }
+        (uri, node)
+    }
+
+    /// The subschema of `node` (after its `$ref`s) that applies to the member or item `segment`,
+    /// looking into `allOf`/`anyOf`/`oneOf`/`then`/`else` branches.
+    fn descend<'s>(
+        &'s self,
+        uri: &Url,
+        node: &'s Value,
+        segment: &str,
+        best: &mut &'static Check,
+        depth: usize,
+    ) -> Option<(Url, &'s Value)> {
+        if depth > 8 {
+            return None;
+        }
+        let mut found = *best;
+        let (uri, node) = self.follow_refs(uri.clone(), node, &mut found);
+        let direct = node
+            .get("properties")
+            .and_then(|p| p.get(segment))
+            .or_else(|| segment.parse::<usize>().ok().and(node.get("items")));
+        if let Some(next) = direct {
+            *best = check_of(next).unwrap_or(found);
+            return Some((uri, next));
+        }
+        let branches = ["allOf", "anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_array))
+            .flatten()
+            .chain(["then", "else"].iter().filter_map(|k| node.get(*k)));
+        for branch in branches {
+            let mut inner = found;
+            if let Some(hit) = self.descend(&uri, branch, segment, &mut inner, depth + 1) {
+                *best = inner;
+                return Some(hit);
+            }
+        }
+        None
     }
 
     /// Resolves `reference` against `base` to a loaded document and the node it points at.
@@ -826,8 +907,61 @@ fn options<'a>(registry: &'a Registry<'a>) -> ValidationOptions<'a> {
         .with_format("datetime", is_datetime)
         .with_format("digit-string", is_digit_string)
         .with_format("decimal-text", is_decimal_text)
+        .with_keyword(EXACT_LONG_KEYWORD, exact_long_factory)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
+}
+
+/// Keyword of `common.json#/$defs/long`: the value is a Long exactly, on both sides.
+pub const EXACT_LONG_KEYWORD: &str = "x-exact-long";
+
+/// 2^63 as a float; negated, the float that every integer from -2^63 - 1 down to
+/// -2^63 - 1024 rounds to.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// Whether a JSON number passes the one place `minimum` cannot judge exactly. An integer
+/// literal within the range is read as an i64 or u64 and compared exactly by `minimum` and
+/// `maximum`, and so is every float but one: -2^63 read as a float. The literal
+/// `-9223372036854775808` is read as an i64, so a float -2^63 stands for a literal below the
+/// range (`-9223372036854775809` … `-9223372036854776832` all round to it) or a float notation
+/// whose exact value is lost.
+pub fn is_exact_long(value: &Value) -> bool {
+    match value {
+        Value::Number(n) if n.is_f64() => n.as_f64() != Some(-TWO_POW_63),
+        _ => true,
+    }
+}
+
+struct ExactLong;
+
+impl<'i> jsonschema::Keyword<'i> for ExactLong {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if is_exact_long(instance) {
+            Ok(())
+        } else {
+            Err(ValidationError::custom(
+                "an integer from -9223372036854775808 to 9223372036854775807 (Long), exactly",
+            ))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        is_exact_long(instance)
+    }
+}
+
+fn exact_long_factory<'a>(
+    _parent: &'a serde_json::Map<String, Value>,
+    value: &'a Value,
+    _path: jsonschema::paths::Location,
+) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
+    if value.as_bool() == Some(true) {
+        Ok(Box::new(ExactLong))
+    } else {
+        Err(ValidationError::schema(format!(
+            "the '{EXACT_LONG_KEYWORD}' keyword must be true"
+        )))
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS` naming a real calendar second (§2.2 ctime, topTime); no `T`, zone
@@ -947,6 +1081,7 @@ fn describe(error: &ValidationError<'_>) -> (String, String) {
             (format!("at least {limit} characters"), actual())
         }
         ValidationErrorKind::Pattern { pattern } => (format!("matching {pattern}"), actual()),
+        ValidationErrorKind::Custom { message, .. } => (message.clone(), actual()),
         ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
             ("one of the allowed shapes".to_string(), actual())
         }
@@ -1804,6 +1939,51 @@ mod tests {
         );
         let typed = set.validate("sku", &json!({"skuId": "1", "skuName": 1, "skuTitle": null, "price": 1, "stockType": 1, "quantity": null}));
         assert_eq!(typed[0].expected, "type string or null");
+    }
+
+    #[test]
+    fn long_ranges_are_exact_on_both_sides() {
+        let set = set();
+        // The literal text matters: read as a float, these round to -2^63.
+        let at = |field: &str, literal: &str| -> Value {
+            let mut m = mall();
+            m["sellerStatisticsModel"] = json!({"orderFailNum": 0});
+            let text = envelope(vec![m]).to_string();
+            let needle = match field {
+                "orderFailNum" => "\"orderFailNum\":0",
+                "totalNum" => "\"totalNum\":",
+                _ => "\"totalAmount\":",
+            };
+            let start = text.find(needle).expect("field in the text") + needle.len()
+                - usize::from(field == "orderFailNum");
+            let end = start + text[start..].find([',', '}']).expect("the number ends");
+            serde_json::from_str(&format!("{}{literal}{}", &text[..start], &text[end..]))
+                .expect("valid JSON")
+        };
+        for (field, check) in [
+            ("totalNum", &MALL_ORDER_STATISTICS),
+            ("totalAmount", &MALL_ORDER_STATISTICS),
+            ("orderFailNum", &MALL_SELLER_STATISTICS),
+        ] {
+            for below in [
+                "-9223372036854775809",
+                "-9223372036854776832",
+                "-9223372036854776833",
+            ] {
+                let f = set.validate("mall-list-response", &at(field, below));
+                assert_eq!(f.len(), 1, "{field} = {below}: {f:?}");
+                assert_eq!(f[0].check.id, check.id, "{field} = {below}");
+                assert!(f[0].pointer.ends_with(field), "{}", f[0].pointer);
+            }
+            for above in ["9223372036854775808", "18446744073709551616"] {
+                let f = set.validate("mall-list-response", &at(field, above));
+                assert_eq!(f.len(), 1, "{field} = {above}: {f:?}");
+            }
+            for inside in ["-9223372036854775808", "9223372036854775807", "0"] {
+                let f = set.validate("mall-list-response", &at(field, inside));
+                assert!(f.is_empty(), "{field} = {inside}: {f:?}");
+            }
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod fuzz;
 mod fuzz_chain;
 mod junit_xsd;
 mod layout;
+mod long_range;
 mod openapi;
 mod politeness;
 mod preflight;
