@@ -389,18 +389,24 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
 }
 
 fn validate_base_url(raw: &str) -> Result<String, UsageError> {
+    // `localhost:8080` parses as a URL of scheme `localhost`: suggest the scheme it lacks.
+    let help = if raw.contains("://") {
+        "e.g. --base-url https://staging.example.com".to_string()
+    } else {
+        format!("did you mean `http://{raw}`? (or `https://{raw}`)")
+    };
     let parsed = url::Url::parse(raw).map_err(|e| {
         UsageError::setting(
             "--base-url",
             format!("`{raw}` is not a URL ({e})"),
-            Some("e.g. --base-url https://staging.example.com"),
+            Some(&help),
         )
     })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(UsageError::setting(
             "--base-url",
             format!("`{raw}` is not an http(s) URL with a host"),
-            None,
+            Some(&help),
         ));
     }
     if !parsed.username().is_empty() || parsed.password().is_some() {

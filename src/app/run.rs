@@ -125,6 +125,8 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
     let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
+    select::check_filters(&args.filter, &files)
+        .map_err(|p| UsageError::setting("--filter", p.message, Some(&p.help)))?;
     let mut selected_cases: Vec<PlannedCase> = Vec::new();
     for file in files {
         let CaseFile { source, cases } = file;

@@ -267,7 +267,10 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnost
 }
 
 /// The closest candidate to `word`, if it is close enough to be a likely typo.
-fn suggest<'c>(word: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+pub(crate) fn suggest<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
     let limit = (word.chars().count().max(3)) / 3;
     candidates
         .into_iter()

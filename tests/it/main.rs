@@ -3,6 +3,7 @@
 
 mod case_schema;
 mod common;
+mod diagnostics;
 mod faults;
 mod fuzz;
 mod fuzz_chain;
