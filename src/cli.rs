@@ -167,7 +167,8 @@ pub struct TargetArgs {
     /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
     #[arg(long, value_name = "PATH", help_heading = "Target")]
     pub sign_key_file: Option<PathBuf>,
-    /// Per-request deadline in seconds: connect, first byte and the whole body [default: 10].
+    /// Per-request deadline in seconds: connect, first byte and the whole body; also the time
+    /// limit of one run of the sign command [default: 10].
     #[arg(
         long,
         value_name = "SECS",
@@ -175,10 +176,21 @@ pub struct TargetArgs {
         help_heading = "Limits"
     )]
     pub timeout: Option<f64>,
+    /// Longest total wait of one request for `Retry-After` (a 429, or a 503 with it), in
+    /// seconds [default: 10]. A longer wait is not waited for: the request is reported as
+    /// `transport.rate-limited`, an error of the run (exit 1), not a contract failure.
+    #[arg(
+        long,
+        value_name = "SECS",
+        env = "MALLCHECK_MAX_RETRY_WAIT",
+        help_heading = "Limits"
+    )]
+    pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::settings::DEFAULT_MAX_BODY, help_heading = "Limits")]
     pub max_body: usize,
-    /// Follow same-host redirects (Authorization is never sent to another host).
+    /// Follow redirects within the base URL's origin (scheme, host and port); a redirect to
+    /// another origin is never followed and is always a `transport.redirect` finding.
     #[arg(long, help_heading = "Limits")]
     pub follow_redirects: bool,
     /// Named environment of the config file (`[profile.NAME]`); flags and MALLCHECK_*
@@ -211,6 +223,7 @@ impl From<&TargetArgs> for crate::settings::Flags {
             signer: args.signer.map(Into::into),
             sign_key_file: args.sign_key_file.clone(),
             timeout: args.timeout,
+            max_retry_wait: args.max_retry_wait,
             max_body: args.max_body,
             follow_redirects: args.follow_redirects,
             profile: args.profile.clone(),
@@ -378,6 +391,17 @@ pub struct ServeArgs {
     /// List the fault modes and exit.
     #[arg(long)]
     pub list_faults: bool,
+    /// Seconds a client has to send a request head, counted from connecting (first request)
+    /// or from the head's first byte; slower connections are closed.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub header_timeout: f64,
+    /// Seconds the server waits for a client otherwise (between keep-alive requests, for the
+    /// rest of a request body, for the client to read an answer) before closing the connection.
+    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    pub idle_timeout: f64,
+    /// Connections served at once; further clients wait until one closes.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    pub max_connections: usize,
 }
 
 /// `mallcheck checks`.

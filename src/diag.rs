@@ -1,18 +1,42 @@
 //! Source spans and case-file diagnostics rendered as `file:line:col` with carets (miette).
 //!
 //! Every problem found while loading case files becomes one [`Diagnostic`]; [`render`] prints
-//! them all through miette's graphical handler, plain unless colour is asked for.
+//! them all through miette's graphical handler, plain unless colour is asked for. Whatever the
+//! file holds, what is printed is bounded: messages keep their start and end, the source is
+//! quoted as a few lines cut to a window around the span, and control characters are escaped
+//! so a case file cannot move the cursor or clear the terminal.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceCode};
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents,
+    SourceCode, SourceSpan, SpanContents,
+};
 
 use crate::verdict::source::{SourceFile, Span};
 
 /// Width the renderer wraps text at; wide enough that paths and messages rarely wrap.
 const RENDER_WIDTH: usize = 120;
+
+/// Longest message or help kept, in characters; a longer one keeps its start and its end.
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// Characters of a message kept after the cut (the rest of the budget goes to its start).
+const MESSAGE_TAIL_CHARS: usize = 120;
+
+/// Widest source line quoted, in rendered characters; longer lines show a window around the
+/// span between `…` marks.
+const MAX_LINE_CHARS: usize = 100;
+
+/// Lines of a multi-line span quoted; the label stops at the end of the last one.
+const MAX_SPAN_LINES: usize = 6;
+
+/// Marks text left out of a quoted line or message.
+const ELLIPSIS: char = '…';
 
 /// One problem in one case file (or with reading it).
 #[derive(Debug, Clone)]
@@ -23,9 +47,10 @@ pub struct Diagnostic {
     pub path: PathBuf,
     /// Where in the file the problem is; `None` for file-level problems such as I/O errors.
     pub span: Option<Span>,
-    /// What is wrong, a lowercase fragment without a trailing period.
+    /// What is wrong, a lowercase fragment without a trailing period (bounded, control
+    /// characters escaped: see [`printable`]).
     pub message: String,
-    /// How to fix it, if we know.
+    /// How to fix it, if we know (bounded and escaped like the message).
     pub help: Option<String>,
 }
 
@@ -36,7 +61,7 @@ impl Diagnostic {
             file: Some(Arc::clone(file)),
             path: file.path.clone(),
             span: Some(span),
-            message: message.into(),
+            message: printable(&message.into()),
             help: None,
         }
     }
@@ -47,14 +72,14 @@ impl Diagnostic {
             file: None,
             path: path.into(),
             span: None,
-            message: message.into(),
+            message: printable(&message.into()),
             help: None,
         }
     }
 
     /// Adds a help line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(printable(&help.into()));
         self
     }
 
@@ -65,28 +90,307 @@ impl Diagnostic {
             _ => None,
         }
     }
+
+    /// The path as printed: control characters escaped.
+    fn shown_path(&self) -> String {
+        escape_controls(&self.path.display().to_string()).into_owned()
+    }
 }
 
 impl fmt::Display for Diagnostic {
     /// One line: `path:line:col: message` (or `path: message` without a span).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.shown_path();
+        let message = printable(&self.message);
         match self.line_col() {
-            Some((line, col)) => {
-                write!(f, "{}:{line}:{col}: {}", self.path.display(), self.message)
-            }
-            None => write!(f, "{}: {}", self.path.display(), self.message),
+            Some((line, col)) => write!(f, "{path}:{line}:{col}: {message}"),
+            None => write!(f, "{path}: {message}"),
         }
     }
 }
 
 impl std::error::Error for Diagnostic {}
 
+/// `text` made safe to print on one line: control characters (and the bidirectional
+/// overrides that reorder what a terminal shows) escaped, and at most [`MAX_MESSAGE_CHARS`]
+/// characters, the middle replaced by `…` when it is longer.
+pub fn printable(text: &str) -> String {
+    let escaped = escape_controls(text);
+    let count = escaped.chars().count();
+    if count <= MAX_MESSAGE_CHARS {
+        return escaped.into_owned();
+    }
+    let head: String = escaped
+        .chars()
+        .take(MAX_MESSAGE_CHARS - MESSAGE_TAIL_CHARS - 1)
+        .collect();
+    let tail: String = escaped.chars().skip(count - MESSAGE_TAIL_CHARS).collect();
+    format!("{head}{ELLIPSIS}{tail}")
+}
+
+/// Longest value quoted by [`quote`], in characters.
+const MAX_QUOTE_CHARS: usize = 60;
+
+/// A value from a case file in backticks for a message: escaped like [`printable`] and cut to
+/// a few dozen characters (`…` marks the cut).
+pub fn quote(text: &str) -> String {
+    let escaped = escape_controls(text);
+    if escaped.chars().count() <= MAX_QUOTE_CHARS {
+        return format!("`{escaped}`");
+    }
+    let head: String = escaped.chars().take(MAX_QUOTE_CHARS - 1).collect();
+    format!("`{head}{ELLIPSIS}`")
+}
+
+/// Whether `c` must not reach a terminal as is: a C0 or C1 control character, DEL, or a
+/// bidirectional override or isolate.
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The first character of `text` that must not reach a terminal as is (a control character
+/// or a bidirectional override), if any.
+pub fn first_unsafe(text: &str) -> Option<char> {
+    text.chars().find(|&c| is_unsafe(c))
+}
+
+/// `text` with every [unsafe](is_unsafe) character written as a Rust escape (`\t`, `\n`,
+/// `\u{1b}`).
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        push_char(&mut out, c);
+    }
+    Cow::Owned(out)
+}
+
+fn push_char(out: &mut String, c: char) {
+    match c {
+        '\t' => out.push_str("\\t"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        c if is_unsafe(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        c => out.push(c),
+    }
+}
+
+/// How many characters `c` takes once printed in a quoted source line.
+fn shown_width(c: char) -> usize {
+    match c {
+        '\t' => 4,
+        c if is_unsafe(c) => format!("\\u{{{:x}}}", u32::from(c)).len(),
+        _ => 1,
+    }
+}
+
+/// A few lines of a case file around a span, cut and escaped, with the span moved into them.
+#[derive(Debug, PartialEq)]
+struct Excerpt {
+    /// The quoted lines joined by `\n`.
+    text: String,
+    /// The span inside `text`.
+    label: Range<usize>,
+    /// 0-based number of the first quoted line in the file.
+    first_line: usize,
+}
+
+/// Quotes the line of `span` with one line of context on each side (at most
+/// [`MAX_SPAN_LINES`] lines of the span itself), each cut to a window of [`MAX_LINE_CHARS`]
+/// around the span's column, control characters escaped (tabs kept).
+fn excerpt(text: &str, span: &Span) -> Excerpt {
+    let start = floor_boundary(text, span.start.min(text.len()));
+    let mut end = ceil_boundary(text, span.end.clamp(start, text.len()));
+    let start_line = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let start_line_no = text.as_bytes()[..start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count();
+
+    let mut last_line = start_line;
+    let mut span_lines = 1;
+    loop {
+        let line_end = line_end(text, last_line);
+        if end <= line_end || line_end == text.len() {
+            break;
+        }
+        if span_lines == MAX_SPAN_LINES {
+            end = line_end;
+            break;
+        }
+        last_line = line_end + 1;
+        span_lines += 1;
+    }
+    let (first, first_line) = if start_line == 0 {
+        (0, start_line_no)
+    } else {
+        let prev = text[..start_line - 1].rfind('\n').map_or(0, |i| i + 1);
+        (prev, start_line_no - 1)
+    };
+    let last_end = line_end(text, last_line);
+    let stop = if last_end + 1 < text.len() {
+        line_end(text, last_end + 1)
+    } else {
+        last_end
+    };
+
+    let line_text = |from: usize| {
+        let to = line_end(text, from);
+        let line = &text[from..to];
+        line.strip_suffix('\r').unwrap_or(line)
+    };
+    let window = window_start(line_text(start_line), start - start_line);
+
+    let mut out = String::new();
+    let mut marks = [(start, None), (end, None)];
+    let mut from = first;
+    loop {
+        let to = line_end(text, from);
+        push_line(&mut out, line_text(from), from, to, window, &mut marks);
+        if to >= stop {
+            break;
+        }
+        out.push('\n');
+        from = to + 1;
+    }
+    let at = |m: Option<usize>| m.unwrap_or(out.len());
+    let label_start = at(marks[0].1);
+    let label_end = at(marks[1].1).max(label_start);
+    Excerpt {
+        label: label_start..label_end,
+        text: out,
+        first_line,
+    }
+}
+
+/// Byte offset of the `\n` ending the line that starts at `from` (or the end of the text).
+fn line_end(text: &str, from: usize) -> usize {
+    text[from..].find('\n').map_or(text.len(), |i| from + i)
+}
+
+/// The first character (by index) of the window shown of a line whose span starts at byte
+/// `col_byte`: 0 when the span's column fits in two thirds of the window, otherwise so that a
+/// third of the window shows what comes before it.
+fn window_start(line: &str, col_byte: usize) -> usize {
+    let before = &line[..floor_boundary(line, col_byte.min(line.len()))];
+    let width: usize = before.chars().map(shown_width).sum();
+    if width <= MAX_LINE_CHARS * 2 / 3 {
+        return 0;
+    }
+    let mut kept = 0;
+    let mut skipped = before.chars().count();
+    for c in before.chars().rev() {
+        kept += shown_width(c);
+        if kept > MAX_LINE_CHARS / 3 {
+            break;
+        }
+        skipped -= 1;
+    }
+    skipped
+}
+
+/// Appends the shown part of one line (`line` starts at byte `from` of the file, its `\n` is at
+/// `to`) and places every mark (a file offset) that falls on it.
+fn push_line(
+    out: &mut String,
+    line: &str,
+    from: usize,
+    to: usize,
+    window: usize,
+    marks: &mut [(usize, Option<usize>)],
+) {
+    let mut width = 0;
+    let mut cut = false;
+    for (index, (offset, c)) in line.char_indices().enumerate() {
+        if index < window {
+            continue;
+        }
+        if index == window && window > 0 {
+            out.push(ELLIPSIS);
+        }
+        if width + shown_width(c) > MAX_LINE_CHARS {
+            cut = true;
+            break;
+        }
+        place(marks, from + offset, out.len());
+        width += shown_width(c);
+        if c == '\t' {
+            out.push(c);
+        } else {
+            push_char(out, c);
+        }
+    }
+    let hidden = window > 0 && !line.is_empty() && line.chars().nth(window).is_none();
+    if hidden {
+        out.push(ELLIPSIS);
+    }
+    place(marks, to, out.len());
+    if cut {
+        out.push(ELLIPSIS);
+    }
+}
+
+/// Gives every unplaced mark at or before file offset `upto` the excerpt position `at`.
+fn place(marks: &mut [(usize, Option<usize>)], upto: usize, at: usize) {
+    for (offset, shown) in marks.iter_mut() {
+        if shown.is_none() && *offset <= upto {
+            *shown = Some(at);
+        }
+    }
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The source miette reads: an [`Excerpt`] whose line numbers are those of the file.
+#[derive(Debug)]
+struct Quoted {
+    name: String,
+    excerpt: Excerpt,
+}
+
+impl SourceCode for Quoted {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self
+            .excerpt
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.excerpt.first_line,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
 /// What miette renders for one [`Diagnostic`].
 #[derive(Debug)]
 struct Report {
     title: String,
     help: Option<String>,
-    source: Option<NamedSource<String>>,
+    source: Option<Quoted>,
     label: Option<LabeledSpan>,
 }
 
@@ -118,23 +422,24 @@ impl miette::Diagnostic for Report {
 
 impl Report {
     fn from_diagnostic(d: &Diagnostic) -> Self {
-        match (&d.file, &d.span) {
-            (Some(file), Some(span)) => {
-                let end = span.end.min(file.text.len());
-                let start = span.start.min(end);
+        let help = d.help.as_deref().map(printable);
+        match (&d.file, &d.span, d.line_col()) {
+            (Some(file), Some(span), Some((line, col))) => {
+                let excerpt = excerpt(&file.text, span);
+                let label = LabeledSpan::new_primary_with_span(None, excerpt.label.clone());
                 Report {
-                    title: d.message.clone(),
-                    help: d.help.clone(),
-                    source: Some(NamedSource::new(
-                        file.path.display().to_string(),
-                        file.text.clone(),
-                    )),
-                    label: Some(LabeledSpan::new_primary_with_span(None, start..end)),
+                    title: printable(&d.message),
+                    help,
+                    source: Some(Quoted {
+                        name: format!("{}:{line}:{col}", d.shown_path()),
+                        excerpt,
+                    }),
+                    label: Some(label),
                 }
             }
             _ => Report {
-                title: format!("{}: {}", d.path.display(), d.message),
-                help: d.help.clone(),
+                title: format!("{}: {}", d.shown_path(), printable(&d.message)),
+                help,
                 source: None,
                 label: None,
             },
@@ -156,7 +461,8 @@ pub fn render(diags: &[Diagnostic], color: bool) -> String {
         .with_links(false)
         .with_urls(false)
         .with_width(RENDER_WIDTH)
-        .with_context_lines(1);
+        .with_context_lines(1)
+        .without_primary_span_start();
     let mut out = String::new();
     for (i, d) in diags.iter().enumerate() {
         if i > 0 {
@@ -251,5 +557,124 @@ mod tests {
         let f = file("a: 1");
         let out = render(&[Diagnostic::at(&f, 10..20, "late")], false);
         assert!(out.contains("late"), "{out}");
+    }
+
+    #[test]
+    fn span_past_column_65536_renders_a_window_instead_of_panicking() {
+        let text = format!(
+            "{{\"cases\": [{{\"tags\": [\"{}\"], \"expcet\": 1}}]}}",
+            "x".repeat(69_000)
+        );
+        let at = text.find("expcet").expect("in text");
+        let f = file(&text);
+        let out = render(
+            &[Diagnostic::at(&f, at..at + 8, "unknown key `expcet`")],
+            false,
+        );
+        assert!(
+            out.contains(&format!("cases/bad.yaml:1:{}", at + 1)),
+            "{out}"
+        );
+        assert!(out.contains("\"expcet\": 1"), "the span is quoted:\n{out}");
+        assert!(out.contains('…'), "the cut is marked:\n{out}");
+        assert!(out.len() < 2_000, "bounded output, got {} bytes", out.len());
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_message_help_path_and_source() {
+        let f = Arc::new(SourceFile {
+            path: PathBuf::from("cases/\u{1b}]0;x.yaml"),
+            text: "cases:\n  - name: a\u{1b}[2Jb\u{202e}\n".to_string(),
+        });
+        let d = Diagnostic::at(&f, 17..21, "duplicate case name `a\u{1b}[2Jb`")
+            .with_help("see \u{9b}31m");
+        let out = render(std::slice::from_ref(&d), false);
+        for bad in ['\u{1b}', '\u{9b}', '\u{202e}'] {
+            assert!(!out.contains(bad), "{bad:?} printed raw:\n{out}");
+            assert!(!d.to_string().contains(bad), "{bad:?} in Display: {d}");
+        }
+        assert!(out.contains("`a\\u{1b}[2Jb`"), "{out}");
+        assert!(out.contains("name: a\\u{1b}[2Jb\\u{202e}"), "{out}");
+        assert!(out.contains("see \\u{9b}31m"), "{out}");
+    }
+
+    #[test]
+    fn a_huge_message_keeps_its_start_and_end() {
+        let f = file("a: 1\n");
+        let message = format!(
+            "invalid regex `[{}`: unclosed character class",
+            "a".repeat(1_000_000)
+        );
+        let out = render(&[Diagnostic::at(&f, 0..1, message)], false);
+        assert!(out.len() < 2_000, "bounded output, got {} bytes", out.len());
+        assert!(
+            out.contains("invalid regex") && out.contains("`[aaa"),
+            "{out}"
+        );
+        assert!(out.contains("unclosed character"), "{out}");
+    }
+
+    #[test]
+    fn a_long_multi_line_span_is_cut_after_a_few_lines() {
+        let text: String = (0..100).map(|i| format!("line{i}: x\n")).collect();
+        let f = file(&text);
+        let out = render(&[Diagnostic::at(&f, 0..text.len(), "everything")], false);
+        assert!(out.contains("line0"), "{out}");
+        assert!(!out.contains("line50"), "{out}");
+        assert!(out.lines().count() < 20, "{out}");
+    }
+
+    #[test]
+    fn excerpt_moves_the_span_into_the_quoted_lines() {
+        let rows: &[(&str, &str, Span, &str, usize)] = &[
+            (
+                "short line kept whole",
+                "a: 1\nb: two\nc: 3\n",
+                8..11,
+                "two",
+                0,
+            ),
+            (
+                "first line has no line before",
+                "key: v\nz\n",
+                0..3,
+                "key",
+                0,
+            ),
+            (
+                "crlf endings",
+                "a: 1\r\nb: two\r\nc: 3\r\n",
+                9..12,
+                "two",
+                0,
+            ),
+            ("span at the end of the text", "a: 1\nb", 7..7, "", 0),
+            ("tab kept", "a:\n\tb: x\n", 4..5, "b", 0),
+            (
+                "escaped control inside span",
+                "a: \u{7}x\n",
+                3..5,
+                "\\u{7}x",
+                0,
+            ),
+        ];
+        for (why, text, span, want, first_line) in rows {
+            let e = excerpt(text, span);
+            assert_eq!(&e.text[e.label.clone()], *want, "{why}: {e:?}");
+            assert_eq!(e.first_line, *first_line, "{why}");
+        }
+        let long = format!("k: {}TARGET{}\n", "y".repeat(500), "z".repeat(500));
+        let at = long.find("TARGET").expect("in text");
+        let e = excerpt(&long, &(at..at + 6));
+        assert_eq!(&e.text[e.label.clone()], "TARGET");
+        assert!(e.text.starts_with('…') && e.text.ends_with('…'), "{e:?}");
+        assert!(e.text.chars().count() <= MAX_LINE_CHARS + 2, "{e:?}");
+        let with_context = format!("short: 1\n{long}");
+        let e = excerpt(&with_context, &(at + 9..at + 15));
+        assert_eq!(&e.text[e.label.clone()], "TARGET");
+        assert!(
+            e.text.starts_with("…\n…"),
+            "a context line cut away entirely shows `…`: {e:?}"
+        );
     }
 }

@@ -22,7 +22,10 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             let color = mallcheck::report::style::use_color_on_stderr();
-            eprintln!("error: {}", e.render(color));
+            eprintln!(
+                "error: {}",
+                mallcheck::redact::global().scrub(&e.render(color))
+            );
             exit::USAGE
         }
     };

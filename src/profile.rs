@@ -35,6 +35,8 @@ pub struct Profile {
     pub sign_key_file: Option<PathBuf>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
+    /// Longest total wait of one request for `Retry-After`, in seconds.
+    pub max_retry_wait: Option<f64>,
     /// Requests per second.
     pub rate: Option<f64>,
     /// Cases run at once.

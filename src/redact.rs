@@ -1,9 +1,50 @@
-//! The only code that knows what a secret looks like: it hides signing keys and Authorization values.
+//! The only code that knows what a secret looks like.
+//!
+//! A run has one [`Redactor`] ([`global`]). Every secret the run learns is registered there as
+//! soon as it is known: the signing key and the sign command when the settings are resolved,
+//! each Authorization value and signature as its request is signed, the userinfo of a base URL,
+//! the values of credential headers. Each is registered in every form an echo can take (raw,
+//! JSON-escaped, percent-encoded, HTML/XML-escaped, shell-quoted, base64 at any alignment, a hex
+//! value in either case). Exchange records are scrubbed when they are built, from both sides of
+//! the exchange; report files and console lines are scrubbed once more where they are written.
+//!
+//! Matching stays linear however many requests a run signs. Forms made only of token bytes
+//! (letters, digits, `-_.~+/=`: every form of a hex signature) sit in a set looked up with each
+//! window of each run of token bytes, so registering one costs O(1). The other forms go into
+//! Aho-Corasick automata, merged like a binary counter.
+//!
+//! A secret shorter than [`MIN_SECRET_LEN`] characters is not scrubbed from free text: a
+//! one-letter key would erase that letter from every report. Header values are still redacted by
+//! header name whatever their length, and the settings warn about a short signing key.
 
-use std::fmt;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::{self, Write as _};
+use std::io::{self, Write};
+use std::ops::Range;
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use base64::Engine as _;
+use base64::engine::GeneralPurpose;
+use base64::engine::general_purpose::{STANDARD_NO_PAD, STANDARD_PAD_INDIFFERENT, URL_SAFE_NO_PAD};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 /// Placeholder written wherever a secret was.
 pub const REDACTED: &str = "<redacted>";
+
+/// The placeholder in HTML and XML files, where a bare `<redacted>` would be markup.
+const REDACTED_MARKUP: &str = "&lt;redacted&gt;";
+
+/// Shortest secret scrubbed from free text, in characters. Signatures (32 or 64 hex digits) and
+/// real keys are far longer; shorter values would destroy reports (every `a` of a report for a
+/// one-letter key) while hiding little.
+pub const MIN_SECRET_LEN: usize = 8;
+
+/// What replaces the sign command: the report says that a command signer ran, not which.
+pub const SIGN_COMMAND_LABEL: &str = "<the sign command>";
+
+const SIGN_COMMAND_MARKUP: &str = "&lt;the sign command&gt;";
 
 /// A secret string (signing key, Authorization signature). `Debug` and `Display` never show it.
 #[derive(Clone, PartialEq, Eq)]
@@ -33,57 +74,791 @@ impl fmt::Display for Secret {
     }
 }
 
-/// Headers whose whole value is secret.
-const SECRET_HEADERS: &[&str] = &[
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
+/// Headers whose value is `<scheme or appid> <credential>`: the first word stays visible.
+const AUTHORIZATION_HEADERS: &[&str] = &["authorization", "proxy-authorization"];
+
+/// `Set-Cookie` attributes: what they hold is no credential.
+const COOKIE_ATTRIBUTES: &[&str] = &[
+    "path",
+    "domain",
+    "expires",
+    "max-age",
+    "samesite",
+    "secure",
+    "httponly",
+    "priority",
+    "partitioned",
 ];
 
-/// Redacts one header value for a record. `Authorization: <appid> <sig>` keeps the appid (not a
-/// secret, and it helps to see which app was used) and hides the signature.
-pub fn header_value(name: &str, value: &str) -> String {
+/// A header whose name contains one of these carries a credential.
+const SECRET_NAME_PARTS: &[&str] = &[
+    "auth",
+    "key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "session",
+    "cookie",
+    "signature",
+    "credential",
+    "ticket",
+    "csrf",
+    "xsrf",
+    "jwt",
+    "bearer",
+];
+
+/// Whether a header's name says it carries a credential (`Authorization`, `Cookie`,
+/// `X-Api-Key`, `X-Auth-Token`, `X-Session-Id`, ...). `WWW-Authenticate` and the CORS
+/// `Access-Control-*` headers describe, they do not carry.
+pub fn is_secret_header_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    if !SECRET_HEADERS.contains(&lower.as_str()) {
-        return value.to_string();
+    if lower == "www-authenticate" || lower.starts_with("access-control-") {
+        return false;
     }
-    if lower == "authorization"
-        && let Some((appid, _sig)) = value.split_once(' ')
-    {
-        return format!("{appid} {REDACTED}");
-    }
-    REDACTED.to_string()
+    SECRET_NAME_PARTS.iter().any(|part| lower.contains(part))
 }
 
-/// Replaces every occurrence of each known secret in `text` (defence in depth for free text such
-/// as error messages or bodies that echo a header back).
+/// What a match is replaced with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Label {
+    Secret,
+    SignCommand,
+}
+
+impl Label {
+    fn text(self, markup: bool) -> &'static str {
+        match (self, markup) {
+            (Label::Secret, false) => REDACTED,
+            (Label::Secret, true) => REDACTED_MARKUP,
+            (Label::SignCommand, false) => SIGN_COMMAND_LABEL,
+            (Label::SignCommand, true) => SIGN_COMMAND_MARKUP,
+        }
+    }
+}
+
+/// One automaton over a set of patterns.
+struct Tier {
+    patterns: Vec<String>,
+    labels: Vec<Label>,
+    /// `None` only if the automaton could not be built (absurdly many patterns): then each
+    /// pattern is searched on its own.
+    automaton: Option<AhoCorasick>,
+}
+
+impl Tier {
+    fn new(patterns: Vec<String>, labels: Vec<Label>) -> Tier {
+        // Tiers are rebuilt as the run goes: the noncontiguous NFA is the cheapest to build.
+        let automaton = AhoCorasick::builder()
+            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .match_kind(MatchKind::Standard)
+            .build(&patterns)
+            .ok();
+        Tier {
+            patterns,
+            labels,
+            automaton,
+        }
+    }
+
+    fn find(&self, text: &[u8], out: &mut Vec<(Range<usize>, Label)>) {
+        match &self.automaton {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(text) {
+                    out.push((m.range(), self.labels[m.pattern().as_usize()]));
+                }
+            }
+            None => {
+                for (p, label) in self.patterns.iter().zip(&self.labels) {
+                    let p = p.as_bytes();
+                    for start in 0..text.len().saturating_sub(p.len() - 1) {
+                        if &text[start..start + p.len()] == p {
+                            out.push((start..start + p.len(), *label));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a byte can be part of a token (hex, base64, base64url, JWT, most API keys).
+const fn token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'+' | b'/' | b'=')
+}
+
+const TOKEN_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = token_byte(b as u8);
+        b += 1;
+    }
+    table
+};
+
+/// Bits of the filter of one token length: a window whose bit is clear is no secret.
+const FILTER_BITS: u32 = 18;
+
+/// Token patterns of one length.
+struct TokenSet {
+    filter: Vec<u64>,
+    exact: HashSet<Box<[u8]>>,
+}
+
+impl TokenSet {
+    fn new() -> TokenSet {
+        TokenSet {
+            filter: vec![0; 1 << (FILTER_BITS - 6)],
+            exact: HashSet::new(),
+        }
+    }
+
+    /// A cheap hash of a window of at least 8 bytes: its first and last 8 bytes.
+    fn bit(window: &[u8]) -> usize {
+        let mut head = [0u8; 8];
+        let mut tail = [0u8; 8];
+        head.copy_from_slice(&window[..8]);
+        tail.copy_from_slice(&window[window.len() - 8..]);
+        let mixed = (u64::from_le_bytes(head) ^ u64::from_le_bytes(tail).rotate_left(29))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> (64 - FILTER_BITS)) as usize
+    }
+
+    fn insert(&mut self, pattern: &[u8]) {
+        let bit = TokenSet::bit(pattern);
+        self.filter[bit / 64] |= 1 << (bit % 64);
+        self.exact.insert(pattern.into());
+    }
+
+    fn contains(&self, window: &[u8]) -> bool {
+        let bit = TokenSet::bit(window);
+        self.filter[bit / 64] & (1 << (bit % 64)) != 0 && self.exact.contains(window)
+    }
+}
+
+/// Every registered pattern made only of token bytes, by length. A token pattern can only occur
+/// inside a run of token bytes, so a scan looks up each window of each run long enough.
+#[derive(Default)]
+struct Tokens {
+    by_len: BTreeMap<usize, TokenSet>,
+}
+
+impl Tokens {
+    fn is_token(pattern: &str) -> bool {
+        pattern.len() >= MIN_SECRET_LEN && pattern.bytes().all(|b| TOKEN_BYTES[usize::from(b)])
+    }
+
+    fn insert(&mut self, pattern: &str) {
+        self.by_len
+            .entry(pattern.len())
+            .or_insert_with(TokenSet::new)
+            .insert(pattern.as_bytes());
+    }
+
+    fn find(&self, text: &[u8], out: &mut Vec<(Range<usize>, Label)>) {
+        let Some(&shortest) = self.by_len.keys().next() else {
+            return;
+        };
+        let mut i = 0;
+        while i < text.len() {
+            if !TOKEN_BYTES[usize::from(text[i])] {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < text.len() && TOKEN_BYTES[usize::from(text[i])] {
+                i += 1;
+            }
+            let run = &text[start..i];
+            if run.len() < shortest {
+                continue;
+            }
+            for (&len, set) in self.by_len.range(..=run.len()) {
+                for at in 0..=run.len() - len {
+                    if set.contains(&run[at..at + len]) {
+                        out.push((start + at..start + at + len, Label::Secret));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Every pattern registered.
+    seen: HashSet<String>,
+    /// Patterns made only of token bytes (every form of a hex signature).
+    tokens: Tokens,
+    /// Automata over the other patterns, of decreasing size: a new batch merges with every
+    /// smaller tier (a binary counter), so each pattern is compiled O(log n) times over a run
+    /// and a scrub runs O(log n) automata.
+    tiers: Vec<Tier>,
+    /// Length in bytes of the longest pattern.
+    longest: usize,
+    /// Header names a case file marked secret (lower-cased).
+    marked: HashSet<String>,
+    /// The sign command as configured, whatever its length, for the errors that quote it.
+    sign_command: Option<String>,
+}
+
+impl Registry {
+    fn add(&mut self, forms: Vec<String>, label: Label) {
+        let mut patterns = Vec::new();
+        for form in forms {
+            if !self.seen.insert(form.clone()) {
+                continue;
+            }
+            self.longest = self.longest.max(form.len());
+            if label == Label::Secret && Tokens::is_token(&form) {
+                self.tokens.insert(&form);
+            } else {
+                patterns.push(form);
+            }
+        }
+        if patterns.is_empty() {
+            return;
+        }
+        let mut labels = vec![label; patterns.len()];
+        while let Some(last) = self.tiers.last()
+            && last.patterns.len() <= patterns.len()
+        {
+            if let Some(last) = self.tiers.pop() {
+                patterns.extend(last.patterns);
+                labels.extend(last.labels);
+            }
+        }
+        self.tiers.push(Tier::new(patterns, labels));
+    }
+}
+
+/// The run's secrets, and the scrubbing of every text that leaves the process. Clones share the
+/// same registry.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    registry: Arc<RwLock<Registry>>,
+}
+
+impl fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Redactor(<redacted>)")
+    }
+}
+
+/// The process-wide redactor: a process runs one command, and everything that builds a record
+/// or writes output scrubs with the same secrets.
+pub fn global() -> &'static Redactor {
+    static GLOBAL: OnceLock<Redactor> = OnceLock::new();
+    GLOBAL.get_or_init(Redactor::default)
+}
+
+impl Redactor {
+    /// An empty redactor (tests; the binary uses [`global`]).
+    pub fn new() -> Self {
+        Redactor::default()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.registry
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn add_labelled(&self, secret: &str, label: Label) -> bool {
+        if secret.chars().count() < MIN_SECRET_LEN {
+            return false;
+        }
+        self.write().add(forms(secret), label);
+        true
+    }
+
+    /// Registers a secret in every form an echo can take. Returns false (and registers nothing)
+    /// when it is shorter than [`MIN_SECRET_LEN`].
+    pub fn add_secret(&self, secret: &str) -> bool {
+        self.add_labelled(secret, Label::Secret)
+    }
+
+    /// Registers the sign command; it is replaced by [`SIGN_COMMAND_LABEL`].
+    pub fn add_sign_command(&self, command: &str) -> bool {
+        if !command.trim().is_empty() {
+            self.write().sign_command = Some(command.to_string());
+        }
+        self.add_labelled(command.trim(), Label::SignCommand)
+    }
+
+    /// The text of a signing error, which may quote the sign command: the command (even one too
+    /// short to be scrubbed from free text) becomes [`SIGN_COMMAND_LABEL`], then the text is
+    /// scrubbed.
+    pub fn scrub_sign_error(&self, text: &str) -> String {
+        let command = self.read().sign_command.clone();
+        let text = match command {
+            Some(c) => text.replace(&c, SIGN_COMMAND_LABEL),
+            None => text.to_string(),
+        };
+        self.scrub(&text).into_owned()
+    }
+
+    /// Registers the value of a credential header: `<scheme or appid> <credential>` registers the
+    /// credential (a `Basic` one also decoded, with its user and password), anything else the
+    /// whole value.
+    pub fn add_credential(&self, value: &str) {
+        let value = value.trim();
+        let Some((scheme, rest)) = value.split_once(' ') else {
+            self.add_secret(value);
+            return;
+        };
+        let rest = rest.trim();
+        if !self.add_secret(rest) {
+            self.add_secret(value);
+        }
+        if scheme.eq_ignore_ascii_case("basic")
+            && let Ok(bytes) = STANDARD_PAD_INDIFFERENT.decode(rest)
+            && let Ok(decoded) = String::from_utf8(bytes)
+        {
+            self.add_userinfo_text(&decoded);
+        }
+    }
+
+    /// `user:password` (or a lone token): registers the whole and each part.
+    fn add_userinfo_text(&self, info: &str) {
+        self.add_secret(info);
+        if let Some((user, password)) = info.split_once(':') {
+            self.add_secret(user);
+            self.add_secret(password);
+        }
+    }
+
+    /// Registers the user and password of a URL's userinfo (`http://user:pass@host/`), as
+    /// written and percent-decoded.
+    pub fn add_url_userinfo(&self, raw_url: &str) {
+        let Ok(url) = url::Url::parse(raw_url) else {
+            return;
+        };
+        for part in [url.username(), url.password().unwrap_or_default()] {
+            self.add_secret(part);
+            if let Ok(decoded) = percent_decode_str(part).decode_utf8() {
+                self.add_secret(&decoded);
+            }
+        }
+    }
+
+    /// Marks header names as secret (a case file's `secret-headers`).
+    pub fn mark_secret_headers(&self, names: &[String]) {
+        if names.is_empty() {
+            return;
+        }
+        let mut registry = self.write();
+        for name in names {
+            registry.marked.insert(name.to_ascii_lowercase());
+        }
+    }
+
+    /// Whether a header carries a credential: by its name, or because a case file marked it.
+    pub fn is_secret_header(&self, name: &str) -> bool {
+        is_secret_header_name(name) || self.read().marked.contains(&name.to_ascii_lowercase())
+    }
+
+    /// Registers the value of a credential header: each cookie's value, or the value as
+    /// [`Redactor::add_credential`] (what follows a scheme or appid word, else the whole).
+    fn add_header_secret(&self, lower_name: &str, value: &str) {
+        let value = value.trim();
+        if lower_name.contains("cookie") {
+            for pair in value.split(';').map(str::trim) {
+                match pair.split_once('=') {
+                    Some((name, _))
+                        if COOKIE_ATTRIBUTES.contains(&name.to_ascii_lowercase().as_str()) => {}
+                    Some((_, v)) => {
+                        self.add_secret(v.trim());
+                    }
+                    None => {
+                        self.add_secret(pair);
+                    }
+                }
+            }
+        } else {
+            self.add_credential(value);
+        }
+    }
+
+    /// A header value as recorded: a credential header's value is registered and replaced
+    /// (`Authorization: <appid> <redacted>` keeps the appid, which is no secret and shows which
+    /// app was used); any other value is scrubbed of known secrets.
+    pub fn header_value(&self, name: &str, value: &str) -> String {
+        if !self.is_secret_header(name) {
+            return self.scrub(value).into_owned();
+        }
+        let lower = name.to_ascii_lowercase();
+        self.add_header_secret(&lower, value);
+        if AUTHORIZATION_HEADERS.contains(&lower.as_str())
+            && let Some((first, _)) = value.trim().split_once(' ')
+        {
+            return format!("{} {REDACTED}", self.scrub(first));
+        }
+        REDACTED.to_string()
+    }
+
+    /// `text` with every known secret replaced by `<redacted>`.
+    pub fn scrub<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.scrub_bytes(text.as_bytes(), false) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            // Matches start and end on character boundaries (patterns are whole UTF-8 strings,
+            // compared byte for byte apart from ASCII case) and are replaced by ASCII.
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+        }
+    }
+
+    /// `bytes` with every known secret replaced; `markup` selects the HTML/XML placeholder.
+    pub fn scrub_bytes<'a>(&self, bytes: &'a [u8], markup: bool) -> Cow<'a, [u8]> {
+        let registry = self.read();
+        if bytes.len() < MIN_SECRET_LEN || registry.seen.is_empty() {
+            return Cow::Borrowed(bytes);
+        }
+        let mut found = Vec::new();
+        registry.tokens.find(bytes, &mut found);
+        for tier in &registry.tiers {
+            tier.find(bytes, &mut found);
+        }
+        drop(registry);
+        if found.is_empty() {
+            return Cow::Borrowed(bytes);
+        }
+        found.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut at = 0;
+        let mut current: Option<(Range<usize>, Label)> = None;
+        for (range, label) in found {
+            match &mut current {
+                Some((cur, cur_label)) if range.start < cur.end => {
+                    cur.end = cur.end.max(range.end);
+                    if *cur_label != label {
+                        *cur_label = Label::Secret;
+                    }
+                }
+                _ => {
+                    if let Some((cur, cur_label)) = current.take() {
+                        out.extend_from_slice(&bytes[at..cur.start]);
+                        out.extend_from_slice(cur_label.text(markup).as_bytes());
+                        at = cur.end;
+                    }
+                    current = Some((range, label));
+                }
+            }
+        }
+        if let Some((cur, cur_label)) = current {
+            out.extend_from_slice(&bytes[at..cur.start]);
+            out.extend_from_slice(cur_label.text(markup).as_bytes());
+            at = cur.end;
+        }
+        out.extend_from_slice(&bytes[at..]);
+        Cow::Owned(out)
+    }
+
+    /// The first `max` bytes of `body` as text, scrubbed: a secret cut by the limit is still
+    /// recognised, because the scrub sees up to `max` + a margin before the cut.
+    pub fn excerpt(&self, body: &[u8], max: usize) -> String {
+        let margin = self.longest_pattern();
+        let window = &body[..body.len().min(max.saturating_add(margin))];
+        let scrubbed = self.scrub_bytes(window, false);
+        let cut = if body.len() <= max {
+            &scrubbed[..]
+        } else {
+            &scrubbed[..scrubbed.len().min(max)]
+        };
+        String::from_utf8_lossy(cut).into_owned()
+    }
+
+    fn longest_pattern(&self) -> usize {
+        self.read().longest
+    }
+}
+
+/// Bytes that survive percent-encoding as a URL component: RFC 3986 unreserved.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// Bytes that survive `application/x-www-form-urlencoded` (space becomes `+`).
+const FORM: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'*')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_');
+
+/// Every form an echo of `secret` can take, at least [`MIN_SECRET_LEN`] characters long.
+fn forms(secret: &str) -> Vec<String> {
+    let mut out = vec![
+        secret.to_string(),
+        json_escaped(secret, false, false),
+        json_escaped(secret, false, true),
+        json_escaped(secret, true, false),
+        json_escaped(secret, true, true),
+        utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string(),
+        utf8_percent_encode(secret, COMPONENT).to_string(),
+        utf8_percent_encode(secret, FORM)
+            .to_string()
+            .replace("%20", "+"),
+        markup_escaped(secret, None),
+        markup_escaped(secret, Some("&#39;")),
+        markup_escaped(secret, Some("&#x27;")),
+        markup_escaped(secret, Some("&apos;")),
+        secret.replace('\'', r"'\''"),
+    ];
+    // Percent-encoders differ in the case of their hex digits.
+    let lower_hex: Vec<String> = out
+        .iter()
+        .filter(|f| f.contains('%'))
+        .map(|f| lowercase_percent_hex(f))
+        .collect();
+    out.extend(lower_hex);
+    // A hex value may come back in the other case.
+    if secret.bytes().all(|b| b.is_ascii_hexdigit()) {
+        out.push(secret.to_ascii_lowercase());
+        out.push(secret.to_ascii_uppercase());
+    }
+    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        out.extend(base64_fragments(secret.as_bytes(), engine));
+    }
+    out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `%2F` as `%2f`: only the two digits after each `%` change.
+fn lowercase_percent_hex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut digits = 0;
+    for c in s.chars() {
+        if digits > 0 {
+            out.push(c.to_ascii_lowercase());
+            digits -= 1;
+        } else {
+            out.push(c);
+            if c == '%' {
+                digits = 2;
+            }
+        }
+    }
+    out
+}
+
+/// The JSON string content of `s`: optionally every non-ASCII character as `\uXXXX`
+/// (`ensure_ascii` encoders) and `/` as `\/` (PHP).
+fn json_escaped(s: &str, ascii: bool, slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '/' if slash => out.push_str("\\/"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || (ascii && !c.is_ascii()) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` escaped for HTML or XML text: `&`, `<`, `>` always; quotes too when `apostrophe` says
+/// how `'` is written.
+fn markup_escaped(s: &str, apostrophe: Option<&str>) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match (c, apostrophe) {
+            ('&', _) => out.push_str("&amp;"),
+            ('<', _) => out.push_str("&lt;"),
+            ('>', _) => out.push_str("&gt;"),
+            ('"', Some(_)) => out.push_str("&quot;"),
+            ('\'', Some(a)) => out.push_str(a),
+            (c, _) => out.push(c),
+        }
+    }
+    out
+}
+
+/// The base64 text of `secret` as it appears inside the base64 of a longer text, at each of
+/// the three byte alignments: only the characters that depend on the secret's bytes alone.
+fn base64_fragments(secret: &[u8], engine: &GeneralPurpose) -> Vec<String> {
+    let mut out = Vec::new();
+    for offset in 0..3 {
+        let mut bytes = vec![0u8; offset];
+        bytes.extend_from_slice(secret);
+        let encoded = engine.encode(&bytes);
+        // Characters mixing the zero bytes in front: none, two or three.
+        let skip = [0, 2, 3][offset];
+        // The last character of a partial group mixes in whatever follows.
+        let drop = usize::from(bytes.len() % 3 != 0);
+        if encoded.len() > skip + drop {
+            out.push(encoded[skip..encoded.len() - drop].to_string());
+        }
+    }
+    out
+}
+
+/// Where the userinfo of a URL-like text is (between `://` and the last `@`), whether or not
+/// the text parses as a URL.
+fn userinfo_range(raw: &str) -> Option<Range<usize>> {
+    let start = raw.find("://").map_or(0, |i| i + 3);
+    let at = raw.rfind('@')?;
+    (at >= start).then_some(start..at)
+}
+
+/// A URL for messages, its userinfo (`user:password@`) replaced by `<redacted>`; works on text
+/// that is not a valid URL, which is when it is shown.
+pub fn url_for_display(raw: &str) -> String {
+    match userinfo_range(raw) {
+        Some(r) => format!("{}{REDACTED}{}", &raw[..r.start], &raw[r.end..]),
+        None => raw.to_string(),
+    }
+}
+
+/// Redacts one header value for a record with the run's redactor (see
+/// [`Redactor::header_value`]).
+pub fn header_value(name: &str, value: &str) -> String {
+    global().header_value(name, value)
+}
+
+/// Replaces every occurrence of each given secret and of every secret the run knows in `text`
+/// (defence in depth for free text such as error messages or bodies that echo a header back).
 pub fn scrub(text: &str, secrets: &[&Secret]) -> String {
-    let mut out = text.to_string();
+    let mut out = global().scrub(text).into_owned();
     for s in secrets {
         let v = s.expose();
-        if v.len() >= 4 && out.contains(v) {
+        if v.chars().count() >= MIN_SECRET_LEN && out.contains(v) {
             out = out.replace(v, REDACTED);
         }
     }
     out
 }
 
+/// A writer that scrubs what passes through it, a line at a time (a secret never spans lines),
+/// with the run's redactor: the last defence of the console.
+pub struct ScrubWriter<W: Write> {
+    inner: W,
+    redactor: Redactor,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> ScrubWriter<W> {
+    /// Wraps `inner`, scrubbing with the run's redactor.
+    pub fn new(inner: W) -> Self {
+        ScrubWriter::with_redactor(inner, global().clone())
+    }
+
+    /// Wraps `inner`, scrubbing with `redactor`.
+    pub fn with_redactor(inner: W, redactor: Redactor) -> Self {
+        ScrubWriter {
+            inner,
+            redactor,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Writes what is pending and returns the inner writer.
+    pub fn into_inner(mut self) -> W {
+        let _ = self.write_pending();
+        self.inner
+    }
+
+    fn write_pending(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let text = std::mem::take(&mut self.pending);
+        self.inner
+            .write_all(&self.redactor.scrub_bytes(&text, false))
+    }
+}
+
+impl<W: Write> Write for ScrubWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        if let Some(last) = self.pending.iter().rposition(|&b| b == b'\n') {
+            let rest = self.pending.split_off(last + 1);
+            let lines = std::mem::replace(&mut self.pending, rest);
+            self.inner
+                .write_all(&self.redactor.scrub_bytes(&lines, false))?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.write_pending()?;
+        self.inner.flush()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn scrubbed(r: &Redactor, text: &str) -> String {
+        r.scrub(text).into_owned()
+    }
+
     #[test]
     fn authorization_keeps_appid_and_hides_signature() {
+        let r = Redactor::new();
         assert_eq!(
-            header_value("Authorization", "app1 abcdef"),
+            r.header_value("Authorization", "app1 abcdef"),
             "app1 <redacted>"
         );
-        assert_eq!(header_value("authorization", "tokenonly"), REDACTED);
+        assert_eq!(r.header_value("authorization", "tokenonly"), REDACTED);
         assert_eq!(
-            header_value("Content-Type", "application/json"),
+            r.header_value("Content-Type", "application/json"),
             "application/json"
         );
+    }
+
+    #[test]
+    fn credential_headers_are_recognised_by_name() {
+        for (name, secret, why) in [
+            ("X-Api-Key", true, "key"),
+            ("X-Auth-Token", true, "auth and token"),
+            ("Cookie", true, "cookie"),
+            ("Set-Cookie", true, "cookie in a response"),
+            ("X-Session-Id", true, "session"),
+            ("X-Client-Secret", true, "secret"),
+            ("X-Request-Signature", true, "signature"),
+            ("Proxy-Authorization", true, "proxy credentials"),
+            (
+                "WWW-Authenticate",
+                false,
+                "describes the scheme, carries nothing",
+            ),
+            ("Access-Control-Allow-Credentials", false, "CORS flag"),
+            ("Content-Type", false, "plain header"),
+            ("X-env-flag", false, "the shipped cases' flag"),
+        ] {
+            assert_eq!(is_secret_header_name(name), secret, "{name}: {why}");
+        }
+    }
+
+    #[test]
+    fn marked_headers_are_secret_whatever_their_name() {
+        let r = Redactor::new();
+        assert!(!r.is_secret_header("X-Tenant"));
+        r.mark_secret_headers(&["x-tenant".to_string()]);
+        assert_eq!(r.header_value("X-Tenant", "tenant-credential-1"), REDACTED);
+        assert_eq!(scrubbed(&r, "echo tenant-credential-1"), "echo <redacted>");
     }
 
     #[test]
@@ -96,5 +871,225 @@ mod tests {
     fn scrub_removes_known_secrets() {
         let s = Secret::new("topsecret");
         assert_eq!(scrub("x topsecret y", &[&s]), "x <redacted> y");
+    }
+
+    #[test]
+    fn every_echo_form_of_a_secret_is_scrubbed() {
+        let key = "k3y/\"never+leak me\\7f3a9c'é";
+        let r = Redactor::new();
+        assert!(r.add_secret(key));
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let forms = [
+            ("raw", key.to_string()),
+            ("json", serde_json::to_string(key).unwrap()),
+            ("json, ensure_ascii", json_escaped(key, true, true)),
+            (
+                "percent",
+                utf8_percent_encode(key, NON_ALPHANUMERIC).to_string(),
+            ),
+            (
+                "percent, lower-case hex",
+                utf8_percent_encode(key, NON_ALPHANUMERIC)
+                    .to_string()
+                    .to_lowercase(),
+            ),
+            (
+                "form",
+                utf8_percent_encode(key, FORM)
+                    .to_string()
+                    .replace("%20", "+"),
+            ),
+            ("html", crate::report::html::escape(key)),
+            ("base64 aligned", b64(key)),
+            ("base64 after 1 byte", b64(&format!("a{key}"))),
+            ("base64 after 2 bytes", b64(&format!("ab{key}"))),
+            ("base64 inside", b64(&format!("Basic user:{key}:tail"))),
+            ("shell", format!("'{}'", key.replace('\'', r"'\''"))),
+        ];
+        for (why, text) in forms {
+            let out = scrubbed(&r, &format!("before {text} after"));
+            assert!(out.contains(REDACTED), "{why}: {out}");
+            assert!(!out.contains("never"), "{why}: {out}");
+            assert!(!out.contains("bmV2ZXI"), "{why}: {out}");
+        }
+    }
+
+    #[test]
+    fn base64_fragments_leave_no_secret_bytes_when_decoded() {
+        let key = "0123456789abcdef";
+        let r = Redactor::new();
+        r.add_secret(key);
+        for prefix in ["", "x", "xy", "xyz"] {
+            let encoded =
+                base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{key}!"));
+            let out = scrubbed(&r, &encoded);
+            assert!(out.contains(REDACTED), "{prefix:?}: {out}");
+            // What is left decodes to at most two bytes of the key at either end.
+            assert!(out.len() < encoded.len(), "{out}");
+        }
+    }
+
+    #[test]
+    fn short_secrets_are_refused_and_text_is_left_alone() {
+        let r = Redactor::new();
+        assert!(!r.add_secret("a"));
+        assert!(!r.add_secret("1234567"));
+        assert_eq!(scrubbed(&r, "a banana 1234567"), "a banana 1234567");
+        assert!(r.add_secret("12345678"));
+        assert_eq!(scrubbed(&r, "x12345678y"), "x<redacted>y");
+    }
+
+    #[test]
+    fn overlapping_secrets_are_one_redaction() {
+        let r = Redactor::new();
+        r.add_secret("abcdefgh");
+        r.add_secret("efghijkl");
+        assert_eq!(scrubbed(&r, "0abcdefghijkl1"), "0<redacted>1");
+        assert_eq!(scrubbed(&r, "no secret here"), "no secret here");
+        assert!(matches!(r.scrub("no secret here"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn many_signatures_stay_searchable_in_few_automata() {
+        let r = Redactor::new();
+        let sigs: Vec<String> = (0..2000).map(|i| format!("{i:032x}")).collect();
+        for s in &sigs {
+            r.add_credential(&format!("app {s}"));
+        }
+        assert!(
+            r.read().tiers.is_empty(),
+            "hex signatures need no automaton"
+        );
+        for s in [&sigs[0], &sigs[777], &sigs[1999]] {
+            assert_eq!(scrubbed(&r, &format!("[{s}]")), "[<redacted>]");
+            let upper = s.to_ascii_uppercase();
+            assert_eq!(scrubbed(&r, &format!("x{upper}y")), "x<redacted>y");
+        }
+    }
+
+    #[test]
+    fn tokens_are_found_inside_longer_runs_and_next_to_other_forms() {
+        let r = Redactor::new();
+        r.add_secret("tok3n-abcdef");
+        r.add_secret("non token/secret value");
+        assert_eq!(
+            scrubbed(&r, "xxtok3n-abcdefyy non token/secret value tok3n%2Dabcdef"),
+            "xx<redacted>yy <redacted> <redacted>"
+        );
+        assert_eq!(
+            scrubbed(&r, "tok3n-abcde tok3n-abcdeF"),
+            "tok3n-abcde tok3n-abcdeF"
+        );
+    }
+
+    #[test]
+    fn cookie_values_are_secrets_and_their_attributes_are_not() {
+        let r = Redactor::new();
+        assert_eq!(
+            r.header_value(
+                "Set-Cookie",
+                "sid=cookie-session-4242; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT"
+            ),
+            REDACTED
+        );
+        assert_eq!(
+            scrubbed(
+                &r,
+                "sid=cookie-session-4242 on Wed, 21 Oct 2026 07:28:00 GMT"
+            ),
+            "sid=<redacted> on Wed, 21 Oct 2026 07:28:00 GMT"
+        );
+        r.header_value("X-Auth-Token", "Bearer bearer-token-77aa");
+        assert_eq!(scrubbed(&r, "token bearer-token-77aa"), "token <redacted>");
+    }
+
+    #[test]
+    fn basic_credentials_are_scrubbed_encoded_and_decoded() {
+        let r = Redactor::new();
+        r.header_value("Authorization", "Basic YWxpY2UtYWRtaW46cGFzc3dvcmQtOTk=");
+        for text in [
+            "YWxpY2UtYWRtaW46cGFzc3dvcmQtOTk=",
+            "alice-admin:password-99",
+            "user alice-admin",
+            "pass password-99",
+        ] {
+            assert!(scrubbed(&r, text).contains(REDACTED), "{text}");
+        }
+    }
+
+    #[test]
+    fn sign_command_is_named_not_shown() {
+        let r = Redactor::new();
+        r.add_sign_command("vault read -field=sig secret/mall");
+        assert_eq!(
+            scrubbed(
+                &r,
+                "signer command `vault read -field=sig secret/mall` failed"
+            ),
+            "signer command `<the sign command>` failed"
+        );
+        assert_eq!(
+            r.scrub_bytes(b"<pre>vault read -field=sig secret/mall</pre>", true)
+                .as_ref(),
+            b"<pre>&lt;the sign command&gt;</pre>"
+        );
+    }
+
+    #[test]
+    fn a_short_sign_command_is_still_named_in_signing_errors() {
+        let r = Redactor::new();
+        assert!(!r.add_sign_command("exit 3"));
+        assert_eq!(
+            r.scrub_sign_error("signer command `exit 3` failed: exit status: 3"),
+            "signer command `<the sign command>` failed: exit status: 3"
+        );
+        assert_eq!(scrubbed(&r, "exit 3"), "exit 3");
+    }
+
+    #[test]
+    fn urls_lose_their_userinfo_for_display() {
+        for (raw, shown) in [
+            (
+                "http://user:pw@host:99999/",
+                "http://<redacted>@host:99999/",
+            ),
+            ("ftp://u:p@h/x", "ftp://<redacted>@h/x"),
+            ("user:pass@host", "<redacted>@host"),
+            ("http://u:p/w#x@h/", "http://<redacted>@h/"),
+            ("http://host/path", "http://host/path"),
+        ] {
+            assert_eq!(url_for_display(raw), shown, "{raw}");
+        }
+        let r = Redactor::new();
+        r.add_url_userinfo("http://deploy-bot:pa%24%24word-77@host/");
+        assert_eq!(
+            scrubbed(&r, "deploy-bot pa$$word-77 pa%24%24word-77"),
+            "<redacted> <redacted> <redacted>"
+        );
+    }
+
+    #[test]
+    fn excerpt_scrubs_a_secret_cut_by_the_limit() {
+        let r = Redactor::new();
+        r.add_secret("0123456789abcdef");
+        let body = b"xxxxxxxx0123456789abcdefyyyy";
+        let out = r.excerpt(body, 12);
+        assert!(!out.contains("0123"), "{out}");
+        assert_eq!(r.excerpt(b"short", 12), "short");
+    }
+
+    #[test]
+    fn scrub_writer_scrubs_whole_lines_split_across_writes() {
+        let r = Redactor::new();
+        r.add_secret("s3cr3t-value");
+        let mut w = ScrubWriter::with_redactor(Vec::new(), r);
+        w.write_all(b"a s3cr").unwrap();
+        w.write_all(b"3t-value b\nc s3cr3t-").unwrap();
+        w.write_all(b"value").unwrap();
+        w.flush().unwrap();
+        assert_eq!(
+            String::from_utf8(w.into_inner()).unwrap(),
+            "a <redacted> b\nc <redacted>"
+        );
     }
 }

@@ -8,11 +8,13 @@ use std::time::Duration;
 
 use crate::error::UsageError;
 use crate::profile::{self, Profile};
+use crate::redact::{self, MIN_SECRET_LEN};
 use crate::server::{self, RunningServer, ServerOptions, data};
 use crate::service::client::ClientOptions;
 use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
+use crate::service::politeness::DEFAULT_MAX_RETRY_WAIT;
 use crate::sign::{Signer, SignerKind};
 
 /// Variable holding the signing key; read from the environment only.
@@ -43,6 +45,8 @@ pub struct Flags {
     pub sign_key_file: Option<PathBuf>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
+    /// Longest total wait of one request for `Retry-After`, in seconds.
+    pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
     pub max_body: usize,
     /// Follow same-host redirects.
@@ -64,6 +68,7 @@ impl Default for Flags {
             signer: None,
             sign_key_file: None,
             timeout: None,
+            max_retry_wait: None,
             max_body: DEFAULT_MAX_BODY,
             follow_redirects: false,
             profile: None,
@@ -223,6 +228,27 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             None,
         ));
     }
+    let max_retry_wait = match (flags.max_retry_wait, env.get("MALLCHECK_MAX_RETRY_WAIT")) {
+        (Some(w), _) => Some(w),
+        (None, Some(text)) => Some(text.parse::<f64>().map_err(|_| {
+            UsageError::setting(
+                "MALLCHECK_MAX_RETRY_WAIT",
+                format!("`{text}` is not a number of seconds"),
+                None,
+            )
+        })?),
+        (None, None) => None,
+    };
+    let max_retry_wait = max_retry_wait
+        .or(profile.max_retry_wait)
+        .unwrap_or(DEFAULT_MAX_RETRY_WAIT.as_secs_f64());
+    if !(max_retry_wait.is_finite() && (0.0..=3600.0).contains(&max_retry_wait)) {
+        return Err(UsageError::setting(
+            "--max-retry-wait",
+            format!("{max_retry_wait} is not a number of seconds in [0, 3600]"),
+            None,
+        ));
+    }
     if flags.max_body < 1024 {
         return Err(UsageError::setting(
             "--max-body",
@@ -234,6 +260,7 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         timeout: Duration::from_secs_f64(timeout),
         max_body: flags.max_body,
         follow_redirects: flags.follow_redirects,
+        max_retry_wait: Duration::from_secs_f64(max_retry_wait),
         ..ClientOptions::default()
     };
     let key_file = flags
@@ -253,6 +280,10 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         None => None,
     };
     let key = key_from_file.or_else(|| env.get(SIGN_KEY_VAR));
+    // Even unused by the signer (a sign command may read it from the environment).
+    if let Some(key) = &key {
+        redact::global().add_secret(key);
+    }
     let signer_name = env
         .get("MALLCHECK_SIGNER")
         .or_else(|| profile.signer.clone());
@@ -269,9 +300,20 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         }
         (None, None) => SignerKind::Md5,
     };
+    // Through the command line, MALLCHECK_BASE_URL arrives as the flag.
+    let url_source = if flags.base_url.is_some() {
+        "--base-url".to_string()
+    } else if env.get("MALLCHECK_BASE_URL").is_some() {
+        "MALLCHECK_BASE_URL".to_string()
+    } else {
+        format!(
+            "base_url (profile `{}`)",
+            flags.profile.as_deref().unwrap_or_default()
+        )
+    };
     let base_url = match pick(&flags.base_url, "MALLCHECK_BASE_URL", &profile.base_url) {
         None => None,
-        Some(raw) => Some(validate_base_url(&raw)?),
+        Some(raw) => Some(validate_base_url(&raw, &url_source)?),
     };
     let embedded = base_url.is_none();
     let secret = if kind == SignerKind::Command {
@@ -293,7 +335,8 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             Some("export the signing key in MALLCHECK_SIGN_KEY or pass --sign-key-file PATH"),
         ));
     };
-    let signer = Signer::new(kind, secret);
+    register_secrets(kind, &secret);
+    let signer = Signer::new(kind, secret).with_timeout(client.timeout);
     let appid = pick(&flags.appid, "MALLCHECK_APPID", &profile.appid);
     let merchant_id = pick(
         &flags.merchant_id,
@@ -388,32 +431,61 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
     })
 }
 
-fn validate_base_url(raw: &str) -> Result<String, UsageError> {
+/// Registers the key (or the sign command) with the run's redactor, and warns when the key is
+/// too short to be scrubbed from what a service echoes back.
+fn register_secrets(kind: SignerKind, secret: &str) {
+    let redactor = redact::global();
+    let registered = match kind {
+        SignerKind::Command => {
+            redactor.add_sign_command(secret);
+            return;
+        }
+        SignerKind::Md5 | SignerKind::HmacSha256 | SignerKind::Static => {
+            redactor.add_secret(secret)
+        }
+    };
+    if !registered {
+        let what = if kind == SignerKind::Static {
+            "the static signature"
+        } else {
+            "the signing key"
+        };
+        eprintln!(
+            "warning: {what} is shorter than {MIN_SECRET_LEN} characters: mallcheck cannot scrub it \
+             from what a service echoes back (Authorization headers are still redacted); use a \
+             longer key"
+        );
+    }
+}
+
+/// Checks a base URL from `source` (a flag or the profile). Its userinfo is never shown: a
+/// `user:password@` is registered as a secret and masked in every message.
+fn validate_base_url(raw: &str, source: &str) -> Result<String, UsageError> {
+    redact::global().add_url_userinfo(raw);
+    let shown = redact::url_for_display(raw);
     // `localhost:8080` parses as a URL of scheme `localhost`: suggest the scheme it lacks.
     let help = if raw.contains("://") {
         "e.g. --base-url https://staging.example.com".to_string()
     } else {
-        format!("did you mean `http://{raw}`? (or `https://{raw}`)")
+        format!("did you mean `http://{shown}`? (or `https://{shown}`)")
     };
     let parsed = url::Url::parse(raw).map_err(|e| {
-        UsageError::setting(
-            "--base-url",
-            format!("`{raw}` is not a URL ({e})"),
-            Some(&help),
-        )
+        UsageError::setting(source, format!("`{shown}` is not a URL ({e})"), Some(&help))
     })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(UsageError::setting(
-            "--base-url",
-            format!("`{raw}` is not an http(s) URL with a host"),
+            source,
+            format!("`{shown}` is not an http(s) URL with a host"),
             Some(&help),
         ));
     }
+    // The Authorization header carries the signature (spec §5): there is no room for HTTP
+    // basic credentials, and a URL is printed in every report.
     if !parsed.username().is_empty() || parsed.password().is_some() {
         return Err(UsageError::setting(
-            "--base-url",
-            "must not carry credentials",
-            Some("authentication goes through the signer"),
+            source,
+            format!("`{shown}` must not carry credentials"),
+            Some("authentication goes through the signer; remove the user:password@ part"),
         ));
     }
     Ok(raw.trim_end_matches('/').to_string())
@@ -488,6 +560,31 @@ mod tests {
         // why: nobody gives it, so the default holds.
         assert_eq!(id.unknown_merchant_id, UNKNOWN_MERCHANT_ID);
         assert_eq!(t.base_url.as_deref(), Some("https://staging.example.com"));
+    }
+
+    #[test]
+    fn the_retry_wait_comes_from_the_flag_then_the_env_then_the_profile() {
+        let profile = Profile {
+            max_retry_wait: Some(7.0),
+            ..Profile::default()
+        };
+        let wait = |flags: &Flags, env: &Env| {
+            resolve(flags, env, profile.clone())
+                .unwrap()
+                .client
+                .max_retry_wait
+        };
+        let env3 = env(&[("MALLCHECK_MAX_RETRY_WAIT", "3")]);
+        let flag = Flags {
+            max_retry_wait: Some(1.0),
+            ..Flags::default()
+        };
+        assert_eq!(wait(&flag, &env3), Duration::from_secs(1));
+        assert_eq!(wait(&Flags::default(), &env3), Duration::from_secs(3));
+        assert_eq!(
+            wait(&Flags::default(), &Env::default()),
+            Duration::from_secs(7)
+        );
     }
 
     #[test]

@@ -3,17 +3,36 @@
 //! The spec does not show how the signature is computed, so the scheme is pluggable: `md5`
 //! (lowercase hex md5 of the raw body bytes followed by the key; the default), `hmac-sha256`
 //! (lowercase hex of HMAC-SHA256 over the body with the key), `static` (a fixed value) and
-//! `command` (an external program reads the body on stdin and prints the signature).
+//! `command` (an external program reads the body on stdin and prints the signature). The command
+//! runs without blocking the runtime, within a time limit, with bounded output, in its own
+//! process group that is killed on timeout, on cancellation and when the run ends.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::io;
+use std::process::{ExitStatus, Stdio};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
 
 use hmac::{Hmac, Mac};
 use md5::{Digest, Md5};
 use sha2::Sha256;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
 
-use crate::redact::Secret;
+use crate::redact::{self, Secret};
+
+/// Time limit of one run of the sign command unless [`Signer::with_timeout`] sets another (a run
+/// gives it `--timeout`).
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most bytes of the command's stdout accepted: a signature is short.
+pub const MAX_SIGNATURE_BYTES: usize = 8 * 1024;
+/// Most bytes of the command's stderr kept.
+const MAX_STDERR_BYTES: usize = 4 * 1024;
+/// Characters of stderr quoted in an error.
+const STDERR_EXCERPT_CHARS: usize = 200;
+/// Words of the command at least this long are scrubbed from its stderr (a key on the command
+/// line is echoed by many tools).
+const SCRUBBED_WORD_CHARS: usize = 8;
 
 /// Name of a signing scheme, as given by `--signer` / `MALLCHECK_SIGNER`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,19 +82,57 @@ pub enum Signer {
     },
     /// `sh -c <command>` with the body on stdin.
     Command {
-        /// Shell command line.
-        command: String,
+        /// Shell command line (it may hold a key: never written anywhere).
+        command: Secret,
+        /// Time limit of one run.
+        timeout: Duration,
     },
 }
 
-/// Why a signature could not be computed.
+/// Why a signature could not be computed. The message never holds the command or a key.
 #[derive(Debug, thiserror::Error)]
-#[error("signer command `{command}` failed: {reason}")]
+#[error("the sign command {kind}")]
 pub struct SignError {
-    /// The command that failed.
-    pub command: String,
     /// What went wrong.
-    pub reason: String,
+    #[source]
+    pub kind: SignErrorKind,
+}
+
+/// What went wrong with the sign command.
+#[derive(Debug, thiserror::Error)]
+pub enum SignErrorKind {
+    /// `sh` could not be started.
+    #[error("could not be started")]
+    Spawn(#[source] io::Error),
+    /// A pipe to or from the command failed.
+    #[error("could not be talked to")]
+    Pipe(#[source] io::Error),
+    /// It ran past its time limit and was killed with its process group.
+    #[error("timed out after {} s (killed with its process group)", .0.as_secs_f64())]
+    TimedOut(Duration),
+    /// It exited unsuccessfully.
+    #[error("failed ({status}){stderr}")]
+    Failed {
+        /// Exit status or signal.
+        status: String,
+        /// `; stderr: …` (redacted, short), or empty.
+        stderr: String,
+    },
+    /// It printed nothing.
+    #[error("printed no signature{stderr}")]
+    NoSignature {
+        /// `; stderr: …` (redacted, short), or empty.
+        stderr: String,
+    },
+    /// It printed more than a signature can be.
+    #[error("printed more than {MAX_SIGNATURE_BYTES} bytes")]
+    TooLong,
+}
+
+impl From<SignErrorKind> for SignError {
+    fn from(kind: SignErrorKind) -> Self {
+        SignError { kind }
+    }
 }
 
 impl Signer {
@@ -92,12 +149,26 @@ impl Signer {
             SignerKind::Static => Signer::Static {
                 value: Secret::new(secret),
             },
-            SignerKind::Command => Signer::Command { command: secret },
+            SignerKind::Command => Signer::Command {
+                command: Secret::new(secret),
+                timeout: DEFAULT_COMMAND_TIMEOUT,
+            },
+        }
+    }
+
+    /// Sets the time limit of one run of the sign command (other signers take no time).
+    pub fn with_timeout(self, limit: Duration) -> Signer {
+        match self {
+            Signer::Command { command, .. } => Signer::Command {
+                command,
+                timeout: limit,
+            },
+            other => other,
         }
     }
 
     /// Computes the signature of a raw request body.
-    pub fn sign(&self, body: &[u8]) -> Result<String, SignError> {
+    pub async fn sign(&self, body: &[u8]) -> Result<String, SignError> {
         match self {
             Signer::Md5 { key } => {
                 let mut h = Md5::new();
@@ -112,7 +183,7 @@ impl Signer {
                 Ok(hex::encode(mac.finalize().into_bytes()))
             }
             Signer::Static { value } => Ok(value.expose().to_string()),
-            Signer::Command { command } => run_command(command, body),
+            Signer::Command { command, timeout } => run_command(command, *timeout, body).await,
         }
     }
 
@@ -137,63 +208,280 @@ impl Signer {
         match self {
             Signer::Md5 { key } | Signer::HmacSha256 { key } => vec![key],
             Signer::Static { value } => vec![value],
-            Signer::Command { .. } => vec![],
+            Signer::Command { command, .. } => vec![command],
         }
     }
 
     /// Builds the full `Authorization` header value.
-    pub fn authorization(&self, appid: &str, body: &[u8]) -> Result<Secret, SignError> {
-        Ok(Secret::new(format!("{appid} {}", self.sign(body)?)))
+    pub async fn authorization(&self, appid: &str, body: &[u8]) -> Result<Secret, SignError> {
+        Ok(Secret::new(format!("{appid} {}", self.sign(body).await?)))
     }
 }
 
-fn run_command(command: &str, body: &[u8]) -> Result<String, SignError> {
-    let fail = |reason: String| SignError {
-        command: command.to_string(),
-        reason,
-    };
-    let mut child = Command::new("sh")
+/// The process group of a running sign command; killed (once) by [`ProcessGroup::kill`] or on
+/// drop, so that a cancelled run (Ctrl-C, a finished run) leaves no process behind.
+struct ProcessGroup(AtomicI32);
+
+impl ProcessGroup {
+    fn new(leader: Option<u32>) -> ProcessGroup {
+        ProcessGroup(AtomicI32::new(
+            leader.and_then(|id| i32::try_from(id).ok()).unwrap_or(0),
+        ))
+    }
+
+    /// Kills every process of the group (the shell and whatever it started).
+    fn kill(&self) {
+        let id = self.0.swap(0, Ordering::SeqCst);
+        if id > 0 {
+            kill_group(id);
+        }
+    }
+}
+
+impl Drop for ProcessGroup {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+#[cfg(unix)]
+fn kill_group(id: i32) {
+    // SAFETY: kill(2) only sends a signal; a negative pid names the process group that
+    // `process_group(0)` made the command lead, and no memory is shared with the call.
+    unsafe {
+        libc::kill(-id, libc::SIGKILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_id: i32) {}
+
+/// Runs `sh -c <command>` with `body` on stdin: the body is written while stdout and stderr are
+/// read (a command that talks before it reads cannot deadlock), both are capped, and the whole
+/// run is bounded by `limit`.
+async fn run_command(command: &Secret, limit: Duration, body: &[u8]) -> Result<String, SignError> {
+    let mut shell = Command::new("sh");
+    shell
         .arg("-c")
-        .arg(command)
+        .arg(command.expose())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| fail(e.to_string()))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(body).map_err(|e| fail(e.to_string()))?;
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    shell.process_group(0);
+    let mut child = shell.spawn().map_err(SignErrorKind::Spawn)?;
+    let group = ProcessGroup::new(child.id());
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let write = async move {
+        let Some(mut stdin) = stdin else {
+            return Ok(());
+        };
+        match stdin.write_all(body).await {
+            // A command may sign without reading the body.
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    };
+    let wait = async {
+        let status = child.wait().await;
+        // Whatever the command left running would hold the pipes open.
+        group.kill();
+        status
+    };
+    let run = async {
+        tokio::join!(
+            write,
+            read_capped(stdout, MAX_SIGNATURE_BYTES),
+            read_capped(stderr, MAX_STDERR_BYTES),
+            wait
+        )
+    };
+    let Ok((written, out, err, status)) = tokio::time::timeout(limit, run).await else {
+        group.kill();
+        let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+        return Err(SignErrorKind::TimedOut(limit).into());
+    };
+    let status = status.map_err(SignErrorKind::Pipe)?;
+    let (err, _) = err.map_err(SignErrorKind::Pipe)?;
+    let stderr = excerpt(&err, command);
+    if !status.success() {
+        return Err(SignErrorKind::Failed {
+            status: describe(status),
+            stderr,
+        }
+        .into());
     }
-    let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
-    if !out.status.success() {
-        return Err(fail(format!("exit status {}", out.status)));
+    written.map_err(SignErrorKind::Pipe)?;
+    let (out, overflow) = out.map_err(SignErrorKind::Pipe)?;
+    if overflow {
+        return Err(SignErrorKind::TooLong.into());
     }
-    let sig = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let sig = String::from_utf8_lossy(&out).trim().to_string();
     if sig.is_empty() {
-        return Err(fail("printed no signature".to_string()));
+        return Err(SignErrorKind::NoSignature { stderr }.into());
     }
     Ok(sig)
+}
+
+/// Reads a pipe to its end, keeping at most `cap` bytes; `true` when more came.
+async fn read_capped<R: AsyncRead + Unpin>(
+    pipe: Option<R>,
+    cap: usize,
+) -> io::Result<(Vec<u8>, bool)> {
+    let mut kept = Vec::new();
+    let mut overflow = false;
+    let Some(mut pipe) = pipe else {
+        return Ok((kept, overflow));
+    };
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = pipe.read(&mut buf).await?;
+        if n == 0 {
+            return Ok((kept, overflow));
+        }
+        let room = cap - kept.len();
+        kept.extend_from_slice(&buf[..n.min(room)]);
+        overflow |= n > room;
+    }
+}
+
+fn describe(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => status.to_string(),
+    }
+}
+
+/// `; stderr: …`: the start of what the command wrote to stderr, on one line, without control
+/// characters, and with the command and its long words (a key, a key file) redacted.
+fn excerpt(stderr: &[u8], command: &Secret) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let words: Vec<Secret> = command
+        .expose()
+        .split(|c: char| c.is_whitespace() || "'\"=;|&<>()$`".contains(c))
+        .filter(|w| w.chars().count() >= SCRUBBED_WORD_CHARS)
+        .map(Secret::new)
+        .collect();
+    let mut secrets: Vec<&Secret> = vec![command];
+    secrets.extend(words.iter());
+    let scrubbed = redact::scrub(&text, &secrets);
+    let one_line: String = scrubbed
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    if one_line.is_empty() {
+        return String::new();
+    }
+    let mut short: String = one_line.chars().take(STDERR_EXCERPT_CHARS).collect();
+    if one_line.chars().count() > STDERR_EXCERPT_CHARS {
+        short.push('…');
+    }
+    format!("; stderr: {short}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn md5_is_body_then_key() {
+    fn command(line: &str) -> Signer {
+        Signer::new(SignerKind::Command, line.into())
+    }
+
+    #[tokio::test]
+    async fn md5_is_body_then_key() {
         // md5("{}" ++ "k") computed independently with `printf '{}k' | md5sum`.
         let s = Signer::new(SignerKind::Md5, "k".into());
-        assert_eq!(s.sign(b"{}").unwrap(), "e71dba8e493592c5fbe2085dde7abe1f");
+        assert_eq!(
+            s.sign(b"{}").await.unwrap(),
+            "e71dba8e493592c5fbe2085dde7abe1f"
+        );
+    }
+
+    #[tokio::test]
+    async fn command_signer_reads_stdin() {
+        assert_eq!(command("tr a-z A-Z").sign(b"abc").await.unwrap(), "ABC");
+        assert_eq!(
+            command("echo fixed").sign(&[b'x'; 200_000]).await.unwrap(),
+            "fixed",
+            "a command may ignore the body"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_chatty_command_with_a_big_body_does_not_deadlock() {
+        // 100 KB to stderr before reading 200 KB of stdin: both pipes are far past their buffers.
+        let s = command("head -c 100000 /dev/zero >&2; wc -c");
+        assert_eq!(s.sign(&[b'x'; 200_000]).await.unwrap(), "200000");
+    }
+
+    #[tokio::test]
+    async fn a_hanging_command_is_killed_at_its_limit() {
+        let s = command("sleep 3600").with_timeout(Duration::from_millis(200));
+        let e = s.sign(b"{}").await.unwrap_err();
+        assert!(matches!(e.kind, SignErrorKind::TimedOut(_)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "the sign command timed out after 0.2 s (killed with its process group)"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failure_gives_the_status_and_a_redacted_excerpt_never_the_command() {
+        let line = "echo \"bad key s3cr3t-k3y-value\" >&2; exit 3";
+        let e = command(line).sign(b"{}").await.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "the sign command failed (exit status 3); stderr: bad key <redacted>"
+        );
+        let e = command("printf '\\033[2J' >&2; true")
+            .sign(b"{}")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e, "the sign command printed no signature; stderr: [2J",
+            "no control characters"
+        );
+        let e = command("kill -9 $$")
+            .sign(b"{}")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "the sign command failed (killed by signal 9)");
+    }
+
+    #[tokio::test]
+    async fn output_is_bounded() {
+        let e = command("head -c 10000000 /dev/zero")
+            .sign(b"{}")
+            .await
+            .unwrap_err();
+        assert!(matches!(e.kind, SignErrorKind::TooLong), "{e}");
+        let e = command("head -c 10000000 /dev/zero | tr '\\0' e >&2; exit 1")
+            .sign(b"{}")
+            .await
+            .unwrap_err();
+        assert!(e.to_string().len() < 400, "{e}");
     }
 
     #[test]
-    fn command_signer_reads_stdin() {
-        let s = Signer::new(SignerKind::Command, "tr a-z A-Z".into());
-        assert_eq!(s.sign(b"abc").unwrap(), "ABC");
-    }
-
-    #[test]
-    fn debug_hides_key() {
+    fn debug_hides_key_and_command() {
         let s = Signer::new(SignerKind::HmacSha256, "hidden-key".into());
+        assert!(!format!("{s:?}").contains("hidden-key"));
+        let s = command("sign --key hidden-key");
         assert!(!format!("{s:?}").contains("hidden-key"));
     }
 }

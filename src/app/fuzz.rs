@@ -44,10 +44,11 @@ fn var(target: &Target, name: &str) -> String {
 
 /// The configured identity first, then the others the target knows.
 fn identities(target: &Target) -> Vec<Identity> {
+    let id = &target.identity;
     let me = Identity {
-        merchant_id: var(target, "MALLCHECK_MERCHANT_ID"),
-        merchant_user_id: var(target, "MALLCHECK_MERCHANT_USER_ID"),
-        role: var(target, "MALLCHECK_ROLE"),
+        merchant_id: id.merchant_id.clone(),
+        merchant_user_id: id.merchant_user_id.clone(),
+        role: id.role.clone(),
     };
     let mut out = vec![me.clone()];
     let others: Vec<Identity> = if target.base_url.is_none() {
@@ -61,8 +62,8 @@ fn identities(target: &Target) -> Vec<Identity> {
             .collect()
     } else {
         vec![Identity {
-            merchant_id: var(target, "MALLCHECK_OTHER_MERCHANT_ID"),
-            merchant_user_id: var(target, "MALLCHECK_OTHER_MERCHANT_USER_ID"),
+            merchant_id: id.other_merchant_id.clone(),
+            merchant_user_id: id.other_merchant_user_id.clone(),
             role: me.role.clone(),
         }]
     };
@@ -121,6 +122,7 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
 }
 
 fn print(text: &str) {
+    let text = crate::redact::global().scrub(text);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
@@ -248,7 +250,7 @@ async fn fuzz_target(
         options.max_time.as_secs(),
         seed = options.seed,
     ));
-    let unknown = vec![var(target, "MALLCHECK_UNKNOWN_MERCHANT_ID")];
+    let unknown = vec![target.identity.unknown_merchant_id.clone()];
     let pause = if options.rate > 0.0 {
         Duration::from_secs_f64(1.0 / options.rate)
     } else {

@@ -257,6 +257,8 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
 
     let rt = super::runtime()?;
     let code = rt.block_on(async {
+        // Before anything starts: a signal from here on stops the run and finishes the reports.
+        let mut stop = Stop::listen();
         let (base_url, server) = match target.connect().await {
             Ok(connected) => connected,
             Err(e) => {
@@ -293,16 +295,16 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         }
         let run = runner.run(planned, &mut on_event);
         let summary = tokio::select! {
-            summary = run => Some(summary),
-            _ = tokio::signal::ctrl_c() => None,
+            summary = run => Ok(summary),
+            signal = stop.wait() => Err(signal),
         };
         if let Some(server) = server {
             server.shutdown().await;
         }
         match summary {
-            Some(summary) => exit::for_outcome(summary.outcome()),
-            None => {
-                eprintln!("interrupted: the reports hold the cases that finished");
+            Ok(summary) => exit::for_outcome(summary.outcome()),
+            Err(signal) => {
+                eprintln!("interrupted by {signal}: the reports hold the cases that finished");
                 exit::FAILURE
             }
         }
@@ -314,6 +316,57 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         eprintln!("{note}");
     }
     Ok(code)
+}
+
+/// The signals that stop a run the way Ctrl-C does: SIGINT, SIGTERM (a CI job cancelled or
+/// timed out) and SIGHUP (the terminal closed). Listening starts when this is built, so a signal
+/// that arrives before [`Stop::wait`] is polled still counts.
+struct Stop {
+    #[cfg(unix)]
+    signals: Vec<(tokio::signal::unix::Signal, &'static str)>,
+}
+
+impl Stop {
+    /// Starts listening (inside the runtime).
+    fn listen() -> Stop {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let signals = [
+                (SignalKind::interrupt(), "SIGINT"),
+                (SignalKind::terminate(), "SIGTERM"),
+                (SignalKind::hangup(), "SIGHUP"),
+            ]
+            .into_iter()
+            .filter_map(|(kind, name)| signal(kind).ok().map(|s| (s, name)))
+            .collect();
+            Stop { signals }
+        }
+        #[cfg(not(unix))]
+        Stop {}
+    }
+
+    /// Resolves with the name of the first signal received.
+    async fn wait(&mut self) -> &'static str {
+        #[cfg(unix)]
+        {
+            if self.signals.is_empty() {
+                return std::future::pending().await;
+            }
+            let received = self.signals.iter_mut().map(|(signal, name)| {
+                Box::pin(async move {
+                    signal.recv().await;
+                    *name
+                })
+            });
+            futures_util::future::select_all(received).await.0
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
 }
 
 #[cfg(test)]

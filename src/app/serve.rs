@@ -2,12 +2,16 @@
 
 use std::io::Write;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use crate::cli::ServeArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::server::faults::Fault;
-use crate::server::{ServerOptions, start};
+use crate::server::{ConnectionLimits, ServerOptions, start};
+
+/// Longest header or idle timeout accepted, in seconds.
+const MAX_TIMEOUT_SECS: f64 = 3600.0;
 
 /// Serves the reference implementation.
 pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
@@ -40,6 +44,7 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
     let options = ServerOptions {
         bind: SocketAddr::new(args.bind, args.port),
         fault,
+        limits: limits(&args)?,
         ..ServerOptions::default()
     };
     let rt = super::runtime()?;
@@ -62,5 +67,32 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
         let _ = tokio::signal::ctrl_c().await;
         server.shutdown().await;
         Ok(exit::PASS)
+    })
+}
+
+/// The connection limits of `--header-timeout`, `--idle-timeout` and `--max-connections`.
+fn limits(args: &ServeArgs) -> Result<ConnectionLimits, UsageError> {
+    let seconds = |flag: &str, value: f64| {
+        if value.is_finite() && value > 0.0 && value <= MAX_TIMEOUT_SECS {
+            Ok(Duration::from_secs_f64(value))
+        } else {
+            Err(UsageError::setting(
+                flag,
+                format!("{value} is not a number of seconds in (0, {MAX_TIMEOUT_SECS}]"),
+                None,
+            ))
+        }
+    };
+    if args.max_connections == 0 {
+        return Err(UsageError::setting(
+            "--max-connections",
+            "0 connections would serve nobody",
+            Some("give at least 1"),
+        ));
+    }
+    Ok(ConnectionLimits {
+        header_timeout: seconds("--header-timeout", args.header_timeout)?,
+        idle_timeout: seconds("--idle-timeout", args.idle_timeout)?,
+        max_connections: args.max_connections,
     })
 }

@@ -65,6 +65,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
         let outcome = Outcome::of(&findings, false);
         summary.add(outcome);
         let result = CaseResult {
+            omitted: vec![],
             id: CaseId {
                 file: path.to_path_buf(),
                 name: format!("schema {}", args.schema),

@@ -21,11 +21,12 @@ use crate::verdict::endpoint::Endpoint;
 pub(crate) const FUZZ_RATE_TARGET: Goal = Goal::AtLeast(0.5);
 
 /// A signed first-page mall-list request (count 10) of the configured merchant.
-pub(crate) fn first_page_request(target: &Target) -> Result<Recorded, String> {
+pub(crate) async fn first_page_request(target: &Target) -> Result<Recorded, String> {
     let body = serde_json::to_vec(&target.first_page_body(10)).map_err(|e| e.to_string())?;
     let authorization = target
         .signer
         .authorization(&target.identity.appid, &body)
+        .await
         .map_err(|e| e.to_string())?;
     let value = HeaderValue::from_str(authorization.expose()).map_err(|e| e.to_string())?;
     Ok(Recorded {
@@ -109,7 +110,7 @@ pub(crate) async fn fuzz_rate(
     }
     let exe = mallcheck_exe()?;
     let concurrency = (4 * std::thread::available_parallelism().map_or(1, |n| n.get())).max(8);
-    let request = first_page_request(&env.target)?;
+    let request = first_page_request(&env.target).await?;
     let (sent, took) =
         loopback_limit(env, base_url, request, concurrency, options.load_time).await?;
     let limit = sent as f64 / took.as_secs_f64().max(1e-9);

@@ -471,7 +471,7 @@ cases:
         let limit = loopback_limit(
             &env,
             &server.base_url(),
-            first_page_request(&env.target).unwrap(),
+            first_page_request(&env.target).await.unwrap(),
             2,
             Duration::from_millis(50),
         )

@@ -72,6 +72,9 @@ pub struct RequestSpec {
     pub headers: Vec<(String, String)>,
     /// Authorization mode.
     pub auth: AuthMode,
+    /// Headers the case marks secret (`secret-headers`): redacted like credentials, whatever
+    /// their name.
+    pub secret_headers: Vec<String>,
 }
 
 /// A named check switched on by a case, with its spans.
@@ -202,4 +205,40 @@ pub struct SweepCase {
     pub order: bool,
     /// Probe `products.signature-bound` with a tampered signature.
     pub tamper_signature: bool,
+}
+
+/// What one case file may ask for. A value past a limit is a load-time error (exit 2 with its
+/// position): each would make a run explode in time, memory or output rather than test more.
+pub mod limits {
+    /// Largest case file read, in bytes.
+    pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+    /// Longest case name, in characters (names appear on every report line of the case).
+    pub const MAX_NAME_CHARS: usize = 200;
+    /// Page sizes of one walk (each is a full walk of the list, twice with `repeat`).
+    pub const MAX_WALK_SIZES: usize = 32;
+    /// Largest page size of a walk.
+    pub const MAX_PAGE_SIZE: u64 = 10_000;
+    /// Largest `walk.max-pages`.
+    pub const MAX_WALK_PAGES: u64 = 100_000;
+    /// Largest `products-sweep.sample` (each sampled mall costs a few requests).
+    pub const MAX_SAMPLE: u64 = 1_000;
+    /// Largest request body (`body` as JSON, or `raw`) and other JSON objects of a case, in
+    /// bytes (the reference server takes 1 MiB).
+    pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+    /// Assertions of one case.
+    pub const MAX_ASSERTIONS: usize = 100;
+    /// Values of one `one-of` list.
+    pub const MAX_ONE_OF: usize = 1_000;
+    /// Longest JSONPath, in characters.
+    pub const MAX_JSON_PATH_CHARS: usize = 1_000;
+    /// Descendant segments (`..`) of one JSONPath: each multiplies the nodes visited by the
+    /// depth of the response.
+    pub const MAX_DESCENDANT_SEGMENTS: usize = 2;
+    /// Longest regex (`matches`, or the pattern of `match()`/`search()` in a JSONPath filter),
+    /// in characters.
+    pub const MAX_REGEX_CHARS: usize = 1_000;
+    /// Largest compiled pattern of `match()`/`search()` in a JSONPath filter, in bytes (the
+    /// regex crate's `size_limit`): the filter compiles its pattern again for every node it
+    /// tests, and a short pattern such as `\w{50}` compiles to megabytes.
+    pub const MAX_FILTER_REGEX_COMPILED_BYTES: usize = 64 * 1024;
 }

@@ -73,6 +73,109 @@ impl NodeKind {
     }
 }
 
+/// A case file whose bytes are not text we can read.
+#[derive(Debug, Clone)]
+pub struct DecodeError {
+    /// What is wrong, naming the byte offset in the file.
+    pub message: String,
+    /// The file as text with every unreadable sequence replaced by U+FFFD, for quoting.
+    pub text: String,
+    /// Where in `text` the problem is.
+    pub span: Span,
+}
+
+/// The text of a case file: UTF-8, or UTF-16 with a byte-order mark; a UTF-8 byte-order mark
+/// is dropped. Anything else is an error at the first byte that cannot be read.
+pub fn decode(bytes: Vec<u8>) -> Result<String, DecodeError> {
+    match bytes.as_slice() {
+        [0xef, 0xbb, 0xbf, ..] => utf8(bytes, 3),
+        [0x00, 0x00, 0xfe, 0xff, ..] | [0xff, 0xfe, 0x00, 0x00, ..] => Err(DecodeError {
+            message: "the file is UTF-32 (byte-order mark at byte 0), which case files cannot be"
+                .to_string(),
+            text: String::new(),
+            span: 0..0,
+        }),
+        [0xff, 0xfe, rest @ ..] => utf16(rest, u16::from_le_bytes),
+        [0xfe, 0xff, rest @ ..] => utf16(rest, u16::from_be_bytes),
+        _ => utf8(bytes, 0),
+    }
+}
+
+fn utf8(mut bytes: Vec<u8>, bom: usize) -> Result<String, DecodeError> {
+    bytes.drain(..bom);
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.into_bytes();
+        let bad: Vec<String> = bytes[at..]
+            .iter()
+            .take(4)
+            .map(|b| format!("0x{b:02X}"))
+            .collect();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+        DecodeError {
+            message: format!(
+                "the file is not valid UTF-8: byte {} at byte offset {}",
+                bad.first().map_or("?", String::as_str),
+                at + bom
+            ),
+            text,
+            span: at..end,
+        }
+    })
+}
+
+fn utf16(body: &[u8], unit: fn([u8; 2]) -> u16) -> Result<String, DecodeError> {
+    let units = body.chunks_exact(2).map(|p| unit([p[0], p[1]]));
+    let mut text = String::with_capacity(body.len() / 2);
+    let mut problem = None;
+    let mut at = 2;
+    for c in char::decode_utf16(units) {
+        match c {
+            Ok(c) => {
+                text.push(c);
+                at += 2 * c.len_utf16();
+            }
+            Err(e) => {
+                if problem.is_none() {
+                    problem = Some((
+                        format!(
+                            "the file is not valid UTF-16: unpaired surrogate 0x{:04X} at byte offset {at}",
+                            e.unpaired_surrogate()
+                        ),
+                        text.len(),
+                    ));
+                }
+                text.push(char::REPLACEMENT_CHARACTER);
+                at += 2;
+            }
+        }
+    }
+    if problem.is_none() && body.len() % 2 == 1 {
+        problem = Some((
+            format!(
+                "the file is not valid UTF-16: it ends in half a character at byte offset {}",
+                body.len() + 1
+            ),
+            text.len(),
+        ));
+    }
+    match problem {
+        None => Ok(text),
+        Some((message, offset)) => {
+            let end = text[offset..]
+                .chars()
+                .next()
+                .map_or(offset, |c| offset + c.len_utf8());
+            Err(DecodeError {
+                message,
+                text,
+                span: offset..end,
+            })
+        }
+    }
+}
+
 /// The tree as serde-saphyr hands it over, with its native locations.
 enum Raw {
     Null,
@@ -366,5 +469,73 @@ mod tests {
         let text = "{\"cases\": [{\"name\": \"a\"}]}";
         let root = parse_json(text).expect("parses");
         assert_eq!(&text[map_get(&root, "cases").span.clone()][..1], "[");
+    }
+
+    fn utf16(text: &str, big_endian: bool) -> Vec<u8> {
+        let mut out = if big_endian {
+            vec![0xfe, 0xff]
+        } else {
+            vec![0xff, 0xfe]
+        };
+        for unit in text.encode_utf16() {
+            let pair = if big_endian {
+                unit.to_be_bytes()
+            } else {
+                unit.to_le_bytes()
+            };
+            out.extend(pair);
+        }
+        out
+    }
+
+    #[test]
+    fn decode_reads_utf8_with_or_without_a_byte_order_mark_and_utf16_with_one() {
+        let text = "cases:\n  - name: é😀\n";
+        let rows: &[(&str, Vec<u8>)] = &[
+            ("utf-8", text.as_bytes().to_vec()),
+            (
+                "utf-8 with bom",
+                [&[0xef, 0xbb, 0xbf], text.as_bytes()].concat(),
+            ),
+            ("utf-16le", utf16(text, false)),
+            ("utf-16be", utf16(text, true)),
+        ];
+        for (why, bytes) in rows {
+            match decode(bytes.clone()) {
+                Ok(t) => assert_eq!(t, text, "{why}"),
+                Err(e) => panic!("{why}: {e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn decode_errors_name_the_byte_offset_and_point_at_the_character() {
+        let bad = b"cases:\n  - name: a\xff\xfeb\n".to_vec();
+        let e = decode(bad).expect_err("invalid utf-8");
+        assert!(e.message.contains("byte 0xFF at byte offset 18"), "{e:?}");
+        assert_eq!(&e.text[e.span.clone()], "\u{fffd}");
+        assert_eq!(e.text[..e.span.start].matches('\n').count(), 1);
+
+        let with_bom = [&[0xef, 0xbb, 0xbf][..], b"a\xc3"].concat();
+        let e = decode(with_bom).expect_err("truncated utf-8");
+        assert!(e.message.contains("byte offset 4"), "{e:?}");
+
+        let mut lone = utf16("ab\ncd", false);
+        lone.splice(8..8, [0x00, 0xd8]);
+        let e = decode(lone).expect_err("unpaired surrogate");
+        assert!(e.message.contains("0xD800 at byte offset 8"), "{e:?}");
+        assert_eq!(&e.text[e.span.clone()], "\u{fffd}");
+        assert_eq!(&e.text[..e.span.start], "ab\n");
+
+        let mut odd = utf16("ab", true);
+        odd.push(0x00);
+        let e = decode(odd).expect_err("odd length");
+        assert!(
+            e.message.contains("half a character at byte offset 6"),
+            "{e:?}"
+        );
+
+        let e = decode(vec![0xff, 0xfe, 0, 0, b'a', 0, 0, 0]).expect_err("utf-32");
+        assert!(e.message.contains("UTF-32"), "{e:?}");
     }
 }

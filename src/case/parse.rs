@@ -5,27 +5,29 @@
 //! and builds the typed model. Every problem of a file is reported, sorted by position.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use reqwest::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 use serde_json_path::JsonPath;
 
 use super::model::{
     AssertOp, Assertion, Case, CaseFile, CaseKind, CheckRef, CursorRule, ExchangeCase, Expect,
-    RequestSpec, SnapshotSpec, SweepCase, WalkCase,
+    RequestSpec, SnapshotSpec, SweepCase, WalkCase, limits,
 };
 
 use crate::verdict::endpoint::{AuthMode, Endpoint};
+
+use crate::verdict::source::{SourceFile, Span, Spanned};
 
 use super::node::{self, Key, Node, NodeKind};
 use super::vars;
 use crate::diag::Diagnostic;
 use crate::spec::catalog::{self, CATALOG};
 use crate::verdict::check::Check;
-use crate::verdict::source::{SourceFile, Span, Spanned};
 
 /// What lowering needs from the application: variable values and the known schema names.
 pub struct ParseContext<'a> {
@@ -78,7 +80,14 @@ const CASE_KEYS: &[&str] = &[
 ];
 const KIND_KEYS: &[&str] = &["endpoint", "walk", "products-sweep"];
 const EXCHANGE_ONLY_KEYS: &[&str] = &["request", "expect", "snapshot"];
-const REQUEST_KEYS: &[&str] = &["body", "raw", "raw-hex", "headers", "auth"];
+const REQUEST_KEYS: &[&str] = &[
+    "body",
+    "raw",
+    "raw-hex",
+    "headers",
+    "auth",
+    "secret-headers",
+];
 const EXPECT_KEYS: &[&str] = &["status", "schema", "checks", "no-data", "assert"];
 const ASSERT_KEYS: &[&str] = &[
     "path", "equals", "matches", "one-of", "count", "exists", "type",
@@ -114,6 +123,8 @@ const AUTH_MODES: &[&str] = &[
     "signature-of-other-body",
     "signature-of-other-operation",
 ];
+/// Problems reported per case file; the rest are counted.
+const MAX_DIAGNOSTICS_PER_FILE: usize = 50;
 /// `expect.schema` value that switches schema validation off.
 const SCHEMA_NONE: &str = "none";
 
@@ -127,6 +138,10 @@ pub fn parse_file(
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
     let source = Arc::new(SourceFile {
         path: path.to_path_buf(),
         text,
@@ -165,6 +180,17 @@ pub fn parse_file(
     } else {
         let mut diags = lower.diags;
         diags.sort_by_key(|d| d.span.as_ref().map_or((0, 0), |s| (s.start, s.end)));
+        if diags.len() > MAX_DIAGNOSTICS_PER_FILE {
+            let more = diags.len() - MAX_DIAGNOSTICS_PER_FILE;
+            diags.truncate(MAX_DIAGNOSTICS_PER_FILE);
+            diags.push(Diagnostic::for_path(
+                path,
+                format!(
+                    "{more} more problem{} not shown: fix the problems above first",
+                    if more == 1 { "" } else { "s" }
+                ),
+            ));
+        }
         Err(diags)
     }
 }
@@ -184,15 +210,12 @@ pub fn load_paths(paths: &[PathBuf], cx: &ParseContext) -> Result<Vec<CaseFile>,
         if !seen.insert(file.clone()) {
             continue;
         }
-        match std::fs::read_to_string(&file) {
+        match read_text(&file) {
             Ok(text) => match parse_file(&file, text, cx) {
                 Ok(case_file) => out.push(case_file),
                 Err(mut d) => diags.append(&mut d),
             },
-            Err(e) => diags.push(Diagnostic::for_path(
-                &file,
-                format!("cannot read case file: {e}"),
-            )),
+            Err(d) => diags.push(d),
         }
     }
     if diags.is_empty() {
@@ -200,6 +223,33 @@ pub fn load_paths(paths: &[PathBuf], cx: &ParseContext) -> Result<Vec<CaseFile>,
     } else {
         Err(diags)
     }
+}
+
+/// Reads a case file as text (at most [`limits::MAX_FILE_BYTES`]; see [`node::decode`]).
+fn read_text(path: &Path) -> Result<String, Diagnostic> {
+    let cannot =
+        |e: std::io::Error| Diagnostic::for_path(path, format!("cannot read case file: {e}"));
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limits::MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    if bytes.len() as u64 > limits::MAX_FILE_BYTES {
+        return Err(Diagnostic::for_path(
+            path,
+            format!(
+                "the file is larger than {} MiB, the limit for a case file",
+                limits::MAX_FILE_BYTES / (1024 * 1024)
+            ),
+        )
+        .with_help("split it into several case files"));
+    }
+    node::decode(bytes).map_err(|e| {
+        let file = Arc::new(SourceFile {
+            path: path.to_path_buf(),
+            text: e.text,
+        });
+        Diagnostic::at(&file, e.span, e.message).with_help("save the case file as UTF-8")
+    })
 }
 
 fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnostic>) {
@@ -480,6 +530,72 @@ impl Lower<'_> {
         Some(n)
     }
 
+    /// Reports a control character (or a bidirectional override) in text that is printed on
+    /// consoles and in reports as is, such as a case name; true when there is none.
+    fn plain_text(&mut self, text: &Spanned<String>, what: &str) -> bool {
+        match crate::diag::first_unsafe(&text.value) {
+            None => true,
+            Some(c) => {
+                self.error_help(
+                    text.span.clone(),
+                    format!(
+                        "{what} contains the control character U+{:04X}",
+                        u32::from(c)
+                    ),
+                    "names and tags are printed on consoles and in reports as they are: write them as plain text",
+                );
+                false
+            }
+        }
+    }
+
+    /// A positive integer of at most `max` ([`limits`]).
+    fn bounded(&mut self, node: &Node, what: &str, max: u64) -> Option<u64> {
+        let n = self.positive(node, what)?;
+        if n > max {
+            self.error(
+                node.span.clone(),
+                format!("{what} must be at most {max}, found {n}"),
+            );
+            return None;
+        }
+        Some(n)
+    }
+
+    /// Reports the first item past `max` of a list ([`limits`]); true when the list fits.
+    fn fits(&mut self, items: &[Node], max: usize, what: &str) -> bool {
+        match items.get(max) {
+            None => true,
+            Some(extra) => {
+                self.error(
+                    extra.span.clone(),
+                    format!(
+                        "{what} has {} entries, more than the limit of {max}",
+                        items.len()
+                    ),
+                );
+                false
+            }
+        }
+    }
+
+    /// A JSON value of at most [`limits::MAX_BODY_BYTES`] once serialized.
+    fn bounded_json(&mut self, node: &Node, value: Value, what: &str) -> Option<Value> {
+        let size = json_size(&value);
+        if size > limits::MAX_BODY_BYTES {
+            self.error_help(
+                node.span.clone(),
+                format!(
+                    "{what} is {size} bytes as JSON, more than the limit of {} bytes",
+                    limits::MAX_BODY_BYTES
+                ),
+                "a case sends what it needs to test; generate large bodies with `mallcheck fuzz`",
+            );
+            return None;
+        }
+        Some(value)
+    }
+
     fn strings(&mut self, node: &Node, what: &str) -> Option<Vec<Spanned<String>>> {
         let NodeKind::Seq(items) = &node.kind else {
             self.type_error(node, what, "a sequence of strings");
@@ -531,7 +647,9 @@ impl Lower<'_> {
             self.type_error(node, what, "a mapping (JSON object)");
             return None;
         }
-        self.value(node).map(|v| Spanned::new(v, node.span.clone()))
+        let value = self.value(node)?;
+        self.bounded_json(node, value, what)
+            .map(|v| Spanned::new(v, node.span.clone()))
     }
 
     /// A check id from the catalogue that is one of `allowed` (what this place can run).
@@ -643,10 +761,27 @@ impl Lower<'_> {
         {
             self.error(n.span.clone(), "`name` is empty");
         }
+        if let Some(n) = &name
+            && n.value.chars().count() > limits::MAX_NAME_CHARS
+        {
+            self.error(
+                n.span.clone(),
+                format!(
+                    "`name` is {} characters, more than the limit of {}",
+                    n.value.chars().count(),
+                    limits::MAX_NAME_CHARS
+                ),
+            );
+        }
+        if let Some(n) = &name {
+            self.plain_text(n, "`name`");
+        }
         let tags = match fields.get("tags") {
-            Some(t) => self
-                .strings(t, "`tags`")
-                .map(|v| v.into_iter().map(|s| s.value).collect()),
+            Some(t) => self.strings(t, "`tags`").map(|v| {
+                v.into_iter()
+                    .filter_map(|s| self.plain_text(&s, "a tag").then_some(s.value))
+                    .collect()
+            }),
             None => Some(Vec::new()),
         };
         let kinds: Vec<&Key> = KIND_KEYS.iter().filter_map(|k| fields.key(k)).collect();
@@ -758,10 +893,26 @@ impl Lower<'_> {
 
     fn request(&mut self, node: &Node) -> Option<RequestSpec> {
         let fields = self.fields(node, "`request`", REQUEST_KEYS)?;
-        let body = fields
-            .get("body")
-            .map(|b| self.value(b).map(|v| Spanned::new(v, b.span.clone())));
-        let raw = fields.get("raw").map(|r| self.string(r, "`request.raw`"));
+        let body = fields.get("body").map(|b| {
+            self.value(b)
+                .and_then(|v| self.bounded_json(b, v, "`request.body`"))
+                .map(|v| Spanned::new(v, b.span.clone()))
+        });
+        let raw = fields.get("raw").map(|r| {
+            let raw = self.string(r, "`request.raw`")?;
+            if raw.value.len() > limits::MAX_BODY_BYTES {
+                self.error(
+                    raw.span,
+                    format!(
+                        "`request.raw` is {} bytes, more than the limit of {} bytes",
+                        raw.value.len(),
+                        limits::MAX_BODY_BYTES
+                    ),
+                );
+                return None;
+            }
+            Some(raw)
+        });
         let raw_hex = fields.get("raw-hex").map(|r| self.hex(r));
         let bodies: Vec<&Key> = ["body", "raw", "raw-hex"]
             .iter()
@@ -788,12 +939,17 @@ impl Lower<'_> {
             None => Some(Vec::new()),
             Some(h) => self.headers(h, auth.as_ref()),
         };
+        let secret_headers = match fields.get("secret-headers") {
+            None => Some(Vec::new()),
+            Some(n) => self.secret_headers(n, headers.as_deref()),
+        };
         Some(RequestSpec {
             body: optional(body)?,
             raw: optional(raw)?,
             raw_hex: optional(raw_hex)?,
             headers: headers?,
             auth: auth?,
+            secret_headers: secret_headers?,
         })
     }
 
@@ -811,6 +967,48 @@ impl Lower<'_> {
                 None
             }
         }
+    }
+
+    /// `secret-headers: [X-Foo]`: headers of this request whose values are redacted like a
+    /// credential. A name that is not among the request's headers is a typo that would leave a
+    /// secret in the reports, so it is an error.
+    fn secret_headers(
+        &mut self,
+        node: &Node,
+        headers: Option<&[(String, String)]>,
+    ) -> Option<Vec<String>> {
+        let names = self.strings(node, "`request.secret-headers`")?;
+        let mut ok = true;
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let known = headers.is_none_or(|hs| {
+                name.value.eq_ignore_ascii_case("authorization")
+                    || hs.iter().any(|(k, _)| k.eq_ignore_ascii_case(&name.value))
+            });
+            if !known {
+                let sent: Vec<&str> = headers
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                let help = match suggest(&name.value, sent.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None if sent.is_empty() => {
+                        "list the header and its value in `request.headers`".to_string()
+                    }
+                    None => format!("headers of this request: {}", backticked(&sent)),
+                };
+                self.error_help(
+                    name.span,
+                    format!("`{}` is not a header of this request", name.value),
+                    help,
+                );
+                ok = false;
+                continue;
+            }
+            out.push(name.value);
+        }
+        ok.then_some(out)
     }
 
     fn auth(&mut self, node: &Node) -> Option<AuthMode> {
@@ -956,7 +1154,8 @@ impl Lower<'_> {
         if let Some(a) = fields.get("assert") {
             match &a.kind {
                 NodeKind::Seq(items) => {
-                    for item in items {
+                    ok &= self.fits(items, limits::MAX_ASSERTIONS, "`expect.assert`");
+                    for item in items.iter().take(limits::MAX_ASSERTIONS) {
                         match self.assertion(item) {
                             Some(x) => expect.asserts.push(x),
                             None => ok = false,
@@ -1014,8 +1213,21 @@ impl Lower<'_> {
 
     fn json_path(&mut self, node: &Node) -> Option<(String, JsonPath)> {
         let text = self.string(node, "`path`")?;
+        let chars = text.value.chars().count();
+        if chars > limits::MAX_JSON_PATH_CHARS {
+            self.error(
+                text.span,
+                format!(
+                    "the JSONPath is {chars} characters, more than the limit of {}",
+                    limits::MAX_JSON_PATH_CHARS
+                ),
+            );
+            return None;
+        }
         match JsonPath::parse(&text.value) {
-            Ok(p) => Some((text.value, p)),
+            Ok(p) => self
+                .json_path_parts(node, &text.value)
+                .then_some((text.value, p)),
             Err(e) => {
                 let pos = e.position().min(text.value.len());
                 let at = match &node.kind {
@@ -1045,17 +1257,68 @@ impl Lower<'_> {
         }
     }
 
+    /// Checks what JSONPath parsing accepts but a run cannot use: too many descendant
+    /// segments, and `match()`/`search()` patterns that are not regexes (serde_json_path
+    /// treats those as matching nothing). True when the path is usable.
+    fn json_path_parts(&mut self, node: &Node, path: &str) -> bool {
+        let scan = scan_json_path(path);
+        let at = |this: &Self, range: std::ops::Range<usize>| match &node.kind {
+            NodeKind::Str(raw) if raw == path => this.inner_span(&node.span, raw, range),
+            _ => node.span.clone(),
+        };
+        let mut ok = true;
+        if let Some(extra) = scan.descendants.get(limits::MAX_DESCENDANT_SEGMENTS) {
+            let span = at(self, extra.clone());
+            self.error_help(
+                span,
+                format!(
+                    "the JSONPath has {} descendant segments (`..`), more than the limit of {}",
+                    scan.descendants.len(),
+                    limits::MAX_DESCENDANT_SEGMENTS
+                ),
+                "each `..` visits the whole response again below every node it selects: name the members on the way instead",
+            );
+            ok = false;
+        }
+        for p in scan.patterns {
+            let wrapped = if p.anchored {
+                format!("(?R)^({})$", p.pattern)
+            } else {
+                format!("(?R)({})", p.pattern)
+            };
+            let problem = regex_length_problem(&p.pattern)
+                .or_else(|| build_regex(&wrapped, limits::MAX_FILTER_REGEX_COMPILED_BYTES).err());
+            if let Some(problem) = problem {
+                let span = at(self, p.range);
+                self.error_help(
+                    span,
+                    format!(
+                        "invalid regex {} in `{}()` of the JSONPath: {problem}",
+                        crate::diag::quote(&p.pattern),
+                        if p.anchored { "match" } else { "search" }
+                    ),
+                    "a filter compiles its pattern once per node, and one that does not compile matches nothing: keep it small and valid, or select the nodes and assert `matches` on them",
+                );
+                ok = false;
+            }
+        }
+        ok
+    }
+
     fn assert_op(&mut self, key: &str, node: &Node) -> Option<AssertOp> {
         match key {
             "equals" => self.value(node).map(AssertOp::Equals),
             "matches" => {
                 let pattern = self.string(node, "`matches`")?;
-                match Regex::new(&pattern.value) {
+                match compile_regex(&pattern.value) {
                     Ok(re) => Some(AssertOp::Matches(re)),
-                    Err(e) => {
+                    Err(problem) => {
                         self.error(
                             pattern.span,
-                            format!("invalid regex `{}`: {}", pattern.value, regex_problem(&e)),
+                            format!(
+                                "invalid regex {}: {problem}",
+                                crate::diag::quote(&pattern.value)
+                            ),
                         );
                         None
                     }
@@ -1063,6 +1326,9 @@ impl Lower<'_> {
             }
             "one-of" => match &node.kind {
                 NodeKind::Seq(items) if !items.is_empty() => {
+                    if !self.fits(items, limits::MAX_ONE_OF, "`one-of`") {
+                        return None;
+                    }
                     let values: Vec<Option<Value>> = items.iter().map(|i| self.value(i)).collect();
                     values
                         .into_iter()
@@ -1164,7 +1430,9 @@ impl Lower<'_> {
         let ownership = self.bool(fields.get("ownership"), "`walk.ownership`");
         let max_pages = match fields.get("max-pages") {
             None => Some(None),
-            Some(m) => self.positive(m, "`walk.max-pages`").map(Some),
+            Some(m) => self
+                .bounded(m, "`walk.max-pages`", limits::MAX_WALK_PAGES)
+                .map(Some),
         };
         let cursor = match fields.get("cursor") {
             None => Some(CursorRule::default()),
@@ -1193,9 +1461,12 @@ impl Lower<'_> {
             );
             return None;
         }
+        if !self.fits(items, limits::MAX_WALK_SIZES, "`walk.sizes`") {
+            return None;
+        }
         let sizes: Vec<Option<u64>> = items
             .iter()
-            .map(|i| self.positive(i, "a page size"))
+            .map(|i| self.bounded(i, "a page size", limits::MAX_PAGE_SIZE))
             .collect();
         sizes.into_iter().collect()
     }
@@ -1245,7 +1516,7 @@ impl Lower<'_> {
         let sample = match fields.get("sample") {
             None => Some(None),
             Some(s) => self
-                .positive(s, "`sample`")
+                .bounded(s, "`sample`", limits::MAX_SAMPLE)
                 .and_then(|n| usize::try_from(n).ok())
                 .map(Some),
         };
@@ -1287,6 +1558,199 @@ fn pointer_problem(p: &str) -> Option<&'static str> {
         }
     }
     None
+}
+
+/// What [`scan_json_path`] finds in a JSONPath that parses.
+#[derive(Debug, Default, PartialEq)]
+struct JsonPathScan {
+    /// Byte ranges of the descendant segments' `..`.
+    descendants: Vec<std::ops::Range<usize>>,
+    /// String literals given as the pattern of `match()` or `search()`.
+    patterns: Vec<FilterPattern>,
+}
+
+/// A regex literal of a JSONPath filter.
+#[derive(Debug, PartialEq)]
+struct FilterPattern {
+    /// Byte range of the literal (with its quotes) in the path.
+    range: std::ops::Range<usize>,
+    /// The literal's value, escapes resolved.
+    pattern: String,
+    /// `match()` (the whole string) rather than `search()`.
+    anchored: bool,
+}
+
+/// Finds the descendant segments and the regex literals of a well-formed JSONPath (RFC 9535):
+/// string literals are skipped as a unit, so `..` or `match(` inside one count for nothing.
+fn scan_json_path(path: &str) -> JsonPathScan {
+    /// An open `(` or `[`: the function it calls, which argument is being read, and whether
+    /// that argument has anything in it yet.
+    struct Frame {
+        function: Option<bool>,
+        arg: usize,
+        started: bool,
+    }
+    let mut out = JsonPathScan::default();
+    let mut frames: Vec<Frame> = Vec::new();
+    let bytes = path.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match c {
+            b'\'' | b'"' => {
+                let (value, end) = string_literal(path, i);
+                if let Some(f) = frames.last_mut() {
+                    if let (Some(anchored), 1, false) = (f.function, f.arg, f.started) {
+                        out.patterns.push(FilterPattern {
+                            range: i..end,
+                            pattern: value,
+                            anchored,
+                        });
+                    }
+                    f.started = true;
+                }
+                i = end;
+                continue;
+            }
+            b'.' if bytes.get(i + 1) == Some(&b'.') => {
+                out.descendants.push(i..i + 2);
+                i += 2;
+                continue;
+            }
+            b'(' | b'[' => {
+                if let Some(f) = frames.last_mut() {
+                    f.started = true;
+                }
+                let name_start = path[..i]
+                    .char_indices()
+                    .rev()
+                    .take_while(|(_, ch)| {
+                        ch.is_ascii_lowercase() || ch.is_ascii_digit() || *ch == '_'
+                    })
+                    .last()
+                    .map_or(i, |(j, _)| j);
+                let function = match (c, &path[name_start..i]) {
+                    (b'(', "match") => Some(true),
+                    (b'(', "search") => Some(false),
+                    _ => None,
+                };
+                frames.push(Frame {
+                    function,
+                    arg: 0,
+                    started: false,
+                });
+            }
+            b')' | b']' => {
+                frames.pop();
+            }
+            b',' => {
+                if let Some(f) = frames.last_mut() {
+                    f.arg += 1;
+                    f.started = false;
+                }
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => {
+                if let Some(f) = frames.last_mut() {
+                    f.started = true;
+                }
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The value of the string literal opening at byte `start` of `path` (RFC 9535 escapes) and
+/// the byte just past its closing quote.
+fn string_literal(path: &str, start: usize) -> (String, usize) {
+    let quote = path.as_bytes()[start];
+    let mut value = String::new();
+    let mut chars = path[start + 1..].char_indices();
+    let mut pending_high: Option<u16> = None;
+    while let Some((j, ch)) = chars.next() {
+        let at = start + 1 + j;
+        if ch as u32 == u32::from(quote) {
+            return (value, at + 1);
+        }
+        if ch != '\\' {
+            value.push(ch);
+            continue;
+        }
+        let Some((_, esc)) = chars.next() else { break };
+        match esc {
+            'b' => value.push('\u{8}'),
+            'f' => value.push('\u{c}'),
+            'n' => value.push('\n'),
+            'r' => value.push('\r'),
+            't' => value.push('\t'),
+            'u' => {
+                let hex: String = chars.by_ref().take(4).map(|(_, h)| h).collect();
+                let Ok(unit) = u16::from_str_radix(&hex, 16) else {
+                    continue;
+                };
+                match (pending_high.take(), unit) {
+                    (Some(high), 0xdc00..=0xdfff) => {
+                        value.extend(char::decode_utf16([high, unit]).flatten());
+                    }
+                    (_, 0xd800..=0xdbff) => pending_high = Some(unit),
+                    (_, unit) => value.extend(char::from_u32(u32::from(unit))),
+                }
+            }
+            other => value.push(other),
+        }
+    }
+    (value, path.len())
+}
+
+/// Compiles a `matches` regex of at most [`limits::MAX_REGEX_CHARS`] (within the regex
+/// crate's default size limit); the error is a one-line reason.
+fn compile_regex(pattern: &str) -> Result<Regex, String> {
+    match regex_length_problem(pattern) {
+        Some(problem) => Err(problem),
+        None => build_regex(pattern, DEFAULT_REGEX_SIZE_LIMIT),
+    }
+}
+
+/// The regex crate's default `size_limit`.
+const DEFAULT_REGEX_SIZE_LIMIT: usize = 10 * (1 << 20);
+
+/// Why `pattern` is too long to be a case-file regex, if it is.
+fn regex_length_problem(pattern: &str) -> Option<String> {
+    let chars = pattern.chars().count();
+    (chars > limits::MAX_REGEX_CHARS).then(|| {
+        format!(
+            "it is {chars} characters, more than the limit of {}",
+            limits::MAX_REGEX_CHARS
+        )
+    })
+}
+
+/// Compiles a regex within `size_limit` compiled bytes.
+fn build_regex(pattern: &str, size_limit: usize) -> Result<Regex, String> {
+    RegexBuilder::new(pattern)
+        .size_limit(size_limit)
+        .build()
+        .map_err(|e| regex_problem(&e))
+}
+
+/// Bytes of `value` serialized as compact JSON, counted without building the text.
+fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 /// The one-line reason of a regex error (its `Display` is a multi-line report).
@@ -1845,5 +2309,183 @@ cases:
             Some("status")
         );
         assert_eq!(suggest("banana", EXPECT_KEYS.iter().copied()), None);
+    }
+
+    /// One row per limit of `model::limits` and per filter pattern: the file text, the line
+    /// the diagnostic must point at and a fragment of its message.
+    #[test]
+    fn limits_and_filter_regexes_are_load_time_errors_at_their_line() {
+        let exchange = |expect: &str| {
+            format!(
+                "cases:\n  - name: a\n    endpoint: mall-list\n    request: {{ body: {{}} }}\n    expect:\n{expect}"
+            )
+        };
+        let many = |n: usize, item: &str| vec![item; n].join(", ");
+        let rows: Vec<(&str, String, usize, String)> = vec![
+            ("bad regex in a filter", exchange("      assert:\n        - { path: \"$.data[?search(@.mallSn,'[A-Z')]\", count: 0 }\n"), 7, "invalid regex `[A-Z` in `search()`".into()),
+            ("bad regex in match()", exchange("      assert:\n        - path: $.data[?match(@.mallSn, \"(x\")]\n          exists: false\n"), 7, "in `match()`".into()),
+            ("too many page sizes", format!("cases:\n  - name: a\n    walk:\n      body: {{}}\n      sizes: [{}]\n", many(10_000, "1")), 5, format!("`walk.sizes` has 10000 entries, more than the limit of {}", limits::MAX_WALK_SIZES)),
+            ("page size too large", "cases:\n  - name: a\n    walk: { body: {}, sizes: [1, 10001] }\n".into(), 3, "a page size must be at most 10000, found 10001".into()),
+            ("max-pages too large", "cases:\n  - name: a\n    walk: { body: {}, sizes: [1], max-pages: 100000000 }\n".into(), 3, "`walk.max-pages` must be at most".into()),
+            ("sample too large", "cases:\n  - name: a\n    products-sweep: { list-body: {}, seller: {}, sample: 1000000 }\n".into(), 3, "`sample` must be at most".into()),
+            ("too many assertions", exchange(&format!("      assert: [{}]\n", many(101, "{ path: $.code, exists: true }"))), 6, "`expect.assert` has 101 entries".into()),
+            ("one-of too long", exchange(&format!("      assert:\n        - path: $.code\n          one-of: [{}]\n", many(1001, "1"))), 8, "`one-of` has 1001 entries".into()),
+            ("regex too long", exchange(&format!("      assert:\n        - path: $.code\n          matches: \"{}\"\n", "a".repeat(1001))), 8, "it is 1001 characters, more than the limit".into()),
+            ("regex compiles too large", exchange("      assert:\n        - path: $.code\n          matches: \"\\\\w{1000}\\\\w{1000}\"\n"), 8, "size limit".into()),
+            ("filter regex compiles too large", exchange("      assert:\n        - { path: \"$.data[?search(@.mallSn, '\\\\\\\\w{1000}\\\\\\\\w{1000}')]\", count: 0 }\n"), 7, "size limit".into()),
+            ("path too long", exchange(&format!("      assert:\n        - {{ path: \"$.{}\", exists: false }}\n", "a".repeat(1000))), 7, "the JSONPath is 1002 characters".into()),
+            ("too many descendant segments", exchange("      assert:\n        - { path: \"$..data..x..y\", exists: false }\n"), 7, "3 descendant segments".into()),
+            ("body too large", format!("cases:\n  - name: a\n    endpoint: mall-list\n    request:\n      body: {{ x: \"{}\" }}\n", "y".repeat(limits::MAX_BODY_BYTES)), 5, "`request.body` is 1048584 bytes as JSON".into()),
+            ("walk body too large", format!("cases:\n  - name: a\n    walk:\n      sizes: [1]\n      body: {{ x: \"{}\" }}\n", "y".repeat(limits::MAX_BODY_BYTES)), 5, "`walk.body` is".into()),
+            ("raw too large", format!("cases:\n  - name: a\n    endpoint: mall-list\n    request:\n      raw: \"{}\"\n", "y".repeat(limits::MAX_BODY_BYTES + 1)), 5, "`request.raw` is 1048577 bytes".into()),
+            ("control character in a name", "cases:\n  - name: \"a\\x1b[2Jb\"\n    walk: { body: {}, sizes: [1] }\n".into(), 2, "`name` contains the control character U+001B".into()),
+            ("bidi override in a tag", "cases:\n  - name: a\n    tags: [ok, \"x\\u202Ey\"]\n    walk: { body: {}, sizes: [1] }\n".into(), 3, "a tag contains the control character U+202E".into()),
+            ("name too long", format!("cases:\n  - name: {}\n    walk: {{ body: {{}}, sizes: [1] }}\n", "n".repeat(201)), 2, "`name` is 201 characters".into()),
+        ];
+        for (why, text, line, message) in &rows {
+            let diags = errors(text);
+            let Some(d) = diags.iter().find(|d| d.message.contains(message.as_str())) else {
+                panic!(
+                    "{why}: no diagnostic containing {message:?}:\n{}",
+                    crate::diag::render(&diags, false)
+                )
+            };
+            assert_eq!(d.line_col().map(|(l, _)| l), Some(*line), "{why}: {d}");
+        }
+    }
+
+    #[test]
+    fn a_filter_regex_error_points_at_the_pattern() {
+        let text = "cases:\n  - name: a\n    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert:\n        - { path: \"$.data[?search(@.mallSn,'[A-Z')]\", count: 0 }\n";
+        let d = one_error(text);
+        let span = d.span.clone().expect("span");
+        assert_eq!(&text[span], "'[A-Z'", "{d}");
+    }
+
+    #[test]
+    fn limits_at_their_maximum_still_load() {
+        let sizes = (1..=limits::MAX_WALK_SIZES as u64)
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let text = format!(
+            "cases:\n  - name: {}\n    walk: {{ body: {{}}, sizes: [{sizes}, {}], max-pages: {} }}\n  - name: b\n    products-sweep: {{ list-body: {{}}, seller: {{}}, sample: {} }}\n  - name: c\n    endpoint: mall-list\n    request: {{ body: {{}} }}\n    expect:\n      assert:\n        - {{ path: \"$..data..mallSn\", exists: true }}\n        - {{ path: \"$.data[?match(@.mallSn, 'M[0-9]+')]\", count: 3 }}\n        - {{ path: \"$.data[?search(@.x, \\\"a'b\\\")]\", count: 0 }}\n        - {{ path: $.code, matches: \"{}\" }}\n",
+            "n".repeat(limits::MAX_NAME_CHARS),
+            limits::MAX_PAGE_SIZE,
+            limits::MAX_WALK_PAGES,
+            limits::MAX_SAMPLE,
+            "a".repeat(limits::MAX_REGEX_CHARS),
+        )
+        .replacen(&format!(", {}]", limits::MAX_PAGE_SIZE), "]", 1)
+        .replacen("sizes: [1,", &format!("sizes: [{},", limits::MAX_PAGE_SIZE), 1);
+        if let Err(d) = parse("cases/max.yaml", &text) {
+            panic!("{}", crate::diag::render(&d, false));
+        }
+    }
+
+    #[test]
+    fn json_path_scan_finds_descendants_and_filter_patterns_outside_strings() {
+        type Row<'a> = (&'a str, &'a str, usize, &'a [(&'a str, bool)]);
+        let rows: &[Row] = &[
+            ("plain path", "$.data[*].mallSn", 0, &[]),
+            ("descendants", "$..data..mallSn", 2, &[]),
+            (
+                "search pattern",
+                "$.data[?search(@.mallSn,'[A-Z')]",
+                0,
+                &[("[A-Z", false)],
+            ),
+            (
+                "match pattern with spaces",
+                "$.d[?match( @.a , \"x+\" )]",
+                0,
+                &[("x+", true)],
+            ),
+            (
+                "escapes resolved",
+                r#"$.d[?match(@.a, 'it\'s\u0041\\d')]"#,
+                0,
+                &[("it'sA\\d", true)],
+            ),
+            (
+                "dots and names inside strings count for nothing",
+                "$['..'][?@.b == 'match(x, \"y\")']",
+                0,
+                &[],
+            ),
+            (
+                "pattern that is a query is not a literal",
+                "$.d[?match(@.a, @.b)]",
+                0,
+                &[],
+            ),
+            (
+                "first argument literal is not a pattern",
+                "$.d[?match('x', @.b)]",
+                0,
+                &[],
+            ),
+            (
+                "nested calls",
+                "$.d[?search(@.a, 'p') && match(@.b, 'q')]",
+                0,
+                &[("p", false), ("q", true)],
+            ),
+            ("another function", "$.d[?length(@.a) == 2]", 0, &[]),
+            ("a name ending in match", "$.d[?rematch(@.a, 'z')]", 0, &[]),
+            (
+                "a non-ASCII character before a bracket",
+                "$.dataé[?search(@.a, 'z')]",
+                0,
+                &[("z", false)],
+            ),
+        ];
+        for (why, path, descendants, patterns) in rows {
+            let scan = scan_json_path(path);
+            assert_eq!(scan.descendants.len(), *descendants, "{why}");
+            let found: Vec<(&str, bool)> = scan
+                .patterns
+                .iter()
+                .map(|p| (p.pattern.as_str(), p.anchored))
+                .collect();
+            assert_eq!(found, *patterns, "{why}");
+            for p in &scan.patterns {
+                assert!(
+                    matches!(path.as_bytes()[p.range.start], b'\'' | b'"'),
+                    "{why}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_dropped_from_json_and_yaml() {
+        for (name, text) in [
+            (
+                "cases/bom.json",
+                "\u{feff}{\"cases\": [{\"name\": \"a\", \"walk\": {\"body\": {}, \"sizes\": [1]}}]}",
+            ),
+            (
+                "cases/bom.yaml",
+                "\u{feff}cases:\n  - name: a\n    walk: { body: {}, sizes: [1] }\n",
+            ),
+        ] {
+            if let Err(d) = parse(name, text) {
+                panic!("{name}: {}", crate::diag::render(&d, false));
+            }
+        }
+    }
+
+    #[test]
+    fn problems_past_the_cap_are_counted_not_listed() {
+        let keys: String = (0..80).map(|i| format!("    bad{i}: 1\n")).collect();
+        let text = format!("cases:\n  - name: a\n    walk: {{ body: {{}}, sizes: [1] }}\n{keys}");
+        let diags = errors(&text);
+        assert_eq!(diags.len(), MAX_DIAGNOSTICS_PER_FILE + 1);
+        let last = diags.last().expect("the count");
+        assert!(
+            last.message.contains("30 more problems not shown"),
+            "{last}"
+        );
     }
 }

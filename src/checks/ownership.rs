@@ -5,28 +5,35 @@ use serde_json::Value;
 
 use crate::spec::catalog;
 use crate::verdict::event::Finding;
+use crate::verdict::findings::Findings;
 
 /// Every listed mall's `seller.merchantId` equals the requested merchant id.
 pub fn merchant(body: &Value, merchant_id: &str) -> Vec<Finding> {
+    let mut out = Findings::new(usize::MAX);
+    merchant_into(body, merchant_id, &mut out);
+    out.into_vec()
+}
+
+/// [`merchant`] into a bounded collection: past its cap, a mall of another merchant costs a
+/// count, not a finding.
+pub fn merchant_into(body: &Value, merchant_id: &str, out: &mut Findings) {
     let Some(malls) = body.get("data").and_then(Value::as_array) else {
-        return vec![];
+        return;
     };
-    malls
-        .iter()
-        .enumerate()
-        .filter_map(|(i, mall)| {
-            let actual = mall.pointer("/seller/merchantId");
-            if actual.and_then(Value::as_str) == Some(merchant_id) {
-                return None;
-            }
-            Some(Finding::new(
+    for (i, mall) in malls.iter().enumerate() {
+        let actual = mall.pointer("/seller/merchantId");
+        if actual.and_then(Value::as_str) == Some(merchant_id) {
+            continue;
+        }
+        out.push_with(&catalog::OWNERSHIP_MERCHANT, || {
+            Finding::new(
                 &catalog::OWNERSHIP_MERCHANT,
                 format!("/data/{i}/seller/merchantId"),
                 format!("{merchant_id:?} (the requested merchant)"),
                 actual.map_or_else(|| "missing".to_string(), Value::to_string),
-            ))
-        })
-        .collect()
+            )
+        });
+    }
 }
 
 /// A merchant that does not exist lists no malls.
@@ -62,6 +69,18 @@ mod tests {
         let f = merchant(&body, "m1");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, "/data/1/seller/merchantId");
+    }
+
+    #[test]
+    fn past_the_cap_malls_of_another_merchant_are_counted() {
+        let malls: Vec<Value> = (0..1000)
+            .map(|_| json!({"seller": {"merchantId": "m2"}}))
+            .collect();
+        let mut found = Findings::new(3);
+        merchant_into(&json!({ "data": malls }), "m1", &mut found);
+        assert_eq!(found.kept().len(), 3);
+        assert_eq!(found.kept()[2].pointer, "/data/2/seller/merchantId");
+        assert_eq!(found.omitted()[0].count, 997);
     }
 
     #[test]

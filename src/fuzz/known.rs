@@ -120,6 +120,19 @@ pub async fn discover(
             Err(f) if i == 0 && f.check.id == catalog::TRANSPORT_CONNECT.id => {
                 return Err(format!("cannot reach {}: {}", client.base_url(), f.actual));
             }
+            // No generated request could fare better: stop instead of failing every one.
+            Err(f)
+                if i == 0
+                    && (f.check.id == catalog::HARNESS_SIGNER.id
+                        || f.check.id == catalog::TRANSPORT_RATE_LIMITED.id) =>
+            {
+                return Err(format!(
+                    "cannot fuzz {}: {} ({})",
+                    client.base_url(),
+                    f.actual,
+                    f.check.id
+                ));
+            }
             Err(f) => {
                 known.notes.push(format!(
                     "the first mall-list page of merchant {} failed: {}",

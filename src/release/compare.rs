@@ -236,12 +236,13 @@ fn compare_case(
     }
 }
 
+/// Small builders for the tests of this module and of its renderers.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixtures {
     use super::*;
     use crate::snapshot::classify::ChangeKind;
 
-    fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
+    pub(crate) fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
         Change {
             pointer: pointer.into(),
             record: None,
@@ -253,7 +254,7 @@ mod tests {
         }
     }
 
-    fn result(changes: Result<Vec<Change>, String>) -> CaseDiff {
+    pub(crate) fn result(changes: Result<Vec<Change>, String>) -> CaseDiff {
         CaseDiff {
             file: "cases/x.yaml".into(),
             case: "first page".into(),
@@ -262,6 +263,13 @@ mod tests {
             duration: Duration::ZERO,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{change, result};
+    use super::*;
+    use crate::snapshot::classify::ChangeKind;
 
     #[test]
     fn verdict_is_the_worst_class_and_breaking_exits_one() {

@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use anstyle::Style;
 
+use crate::redact::ScrubWriter;
 use crate::report::Sink;
 use crate::report::style::{self, Palette};
 use crate::report::text;
@@ -31,9 +32,10 @@ fn outcome_style(o: Outcome) -> Style {
     }
 }
 
-/// Writes human-readable progress to an injected writer.
+/// Writes human-readable progress to an injected writer, every line scrubbed of the run's
+/// secrets.
 pub struct Console<W: Write> {
-    out: W,
+    out: ScrubWriter<W>,
     palette: Palette,
     verbosity: Verbosity,
     strict: bool,
@@ -44,7 +46,7 @@ impl<W: Write> Console<W> {
     /// A console sink writing to `out`.
     pub fn new(out: W, color: bool, verbosity: Verbosity, strict: bool) -> Self {
         Console {
-            out,
+            out: ScrubWriter::new(out),
             palette: Palette::new(color),
             verbosity,
             strict,
@@ -62,7 +64,7 @@ impl<W: Write> Console<W> {
 
     /// The writer back (tests read the captured text).
     pub fn into_inner(self) -> W {
-        self.out
+        self.out.into_inner()
     }
 
     fn indented(&mut self, block: &str) -> io::Result<()> {
@@ -86,7 +88,7 @@ impl<W: Write> Console<W> {
                     )?;
                 }
             }
-            Event::CaseStarted(_) => {}
+            Event::CaseStarted(_) | Event::Tick => {}
             Event::CaseFinished(result) => {
                 let show_line = self.verbosity != Verbosity::Quiet
                     || matches!(result.outcome, Outcome::Fail | Outcome::Error);
@@ -126,6 +128,7 @@ impl<W: Write> Console<W> {
                         shown
                             .iter()
                             .map(|f| text::finding(f))
+                            .chain(text::omitted_lines(result, &shown))
                             .collect::<Vec<_>>()
                             .join("\n")
                     } else {
@@ -166,11 +169,18 @@ impl<W: Write> Sink for Console<W> {
         if let Event::RunStarted { cases, .. } = event {
             bar.set_length(*cases as u64);
         }
-        let written = bar.suspend(|| self.render_event(event));
+        // A tick prints nothing: the bar is not redrawn for it.
+        let written = match event {
+            Event::Tick => Ok(()),
+            Event::RunStarted { .. }
+            | Event::CaseStarted(_)
+            | Event::CaseFinished(_)
+            | Event::RunFinished(_) => bar.suspend(|| self.render_event(event)),
+        };
         match event {
             Event::CaseFinished(_) => bar.inc(1),
             Event::RunFinished(_) => bar.finish_and_clear(),
-            Event::RunStarted { .. } | Event::CaseStarted(_) => {}
+            Event::RunStarted { .. } | Event::CaseStarted(_) | Event::Tick => {}
         }
         written
     }
@@ -200,6 +210,7 @@ mod tests {
             },
             outcome,
             findings: vec![],
+            omitted: vec![],
             exchanges: vec![],
             skip_reason: None,
             flaky: false,

@@ -275,32 +275,9 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::snapshot::classify::{Change, ChangeKind};
-
-    fn change(kind: ChangeKind, class: Class, pointer: &str) -> Change {
-        Change {
-            pointer: pointer.into(),
-            record: None,
-            kind,
-            class,
-            before: Some(serde_json::json!("a|b")),
-            after: None,
-            note: String::new(),
-        }
-    }
-
-    fn result(changes: Result<Vec<Change>, String>) -> CaseDiff {
-        CaseDiff {
-            file: "cases/x.yaml".into(),
-            case: "first page".into(),
-            snapshot: "snapshots/x__first-page.snap".into(),
-            outcome: changes,
-            duration: Duration::ZERO,
-        }
-    }
+    use crate::release::compare::fixtures::{change, result};
+    use crate::snapshot::classify::ChangeKind;
 
     #[test]
     fn markdown_has_a_case_table_and_escaped_change_rows() {

@@ -1,12 +1,15 @@
 //! The file-report sink shared by the JSON, Markdown and HTML reports: it keeps the run's
-//! state and rewrites the file atomically after every case, so an interrupted run leaves a
-//! valid report of what ran. Each format only supplies a render function.
+//! state and rewrites the file atomically as cases finish (on the schedule of
+//! [`Cadence`](crate::report::cadence::Cadence)) and when the run ends or is interrupted, so the
+//! file is always a valid report of what ran. Each format only supplies a render function.
 
 use std::io;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use crate::atomic;
 use crate::report::Sink;
+use crate::report::cadence::Cadence;
 use crate::verdict::event::{CaseResult, Event, RunSummary};
 
 /// Everything a report is rendered from.
@@ -26,7 +29,7 @@ pub struct Run<'a> {
 /// Renders a whole report from the run so far.
 pub type Render = fn(&Run<'_>) -> io::Result<String>;
 
-/// A report file rewritten after every event that changes it.
+/// A report file rewritten as the run changes it.
 pub struct FileReport {
     path: PathBuf,
     render: Render,
@@ -35,6 +38,7 @@ pub struct FileReport {
     summary: RunSummary,
     complete: bool,
     results: Vec<CaseResult>,
+    cadence: Cadence,
 }
 
 impl FileReport {
@@ -48,10 +52,12 @@ impl FileReport {
             summary: RunSummary::default(),
             complete: false,
             results: vec![],
+            cadence: Cadence::default(),
         }
     }
 
     fn write(&mut self) -> io::Result<()> {
+        let started = Instant::now();
         self.results.sort_by_key(|r| r.id.index);
         let text = (self.render)(&Run {
             base_url: &self.base_url,
@@ -60,7 +66,9 @@ impl FileReport {
             summary: &self.summary,
             results: &self.results,
         })?;
-        atomic::write(&self.path, text.as_bytes())
+        let written = atomic::write(&self.path, text.as_bytes());
+        self.cadence.wrote(started);
+        written
     }
 }
 
@@ -75,7 +83,18 @@ impl Sink for FileReport {
             Event::CaseFinished(result) => {
                 self.summary.add(result.outcome);
                 self.results.push((**result).clone());
-                self.write()
+                if self.cadence.changed() {
+                    self.write()
+                } else {
+                    Ok(())
+                }
+            }
+            Event::Tick => {
+                if self.cadence.due() {
+                    self.write()
+                } else {
+                    Ok(())
+                }
             }
             Event::RunFinished(summary) => {
                 self.summary = summary.clone();
@@ -87,5 +106,64 @@ impl Sink for FileReport {
 
     fn finish(&mut self) -> io::Result<()> {
         self.write()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::verdict::event::{CaseId, Outcome};
+
+    /// A passing case with nothing found and no exchange.
+    pub(crate) fn passed(index: usize) -> CaseResult {
+        CaseResult {
+            id: CaseId {
+                file: Path::new("cases/many.yaml").into(),
+                name: format!("case {index}"),
+                endpoint: "mall-list".into(),
+                index,
+            },
+            outcome: Outcome::Pass,
+            findings: vec![],
+            omitted: vec![],
+            exchanges: vec![],
+            skip_reason: None,
+            flaky: false,
+            duration: Duration::from_millis(1),
+        }
+    }
+
+    fn count(run: &Run<'_>) -> io::Result<String> {
+        Ok(run.results.len().to_string())
+    }
+
+    #[test]
+    fn a_burst_of_cases_is_written_once_it_is_due_and_in_full_on_finish() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("count.txt");
+        let mut sink = FileReport::new(path.clone(), false, count);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            cases: 1000,
+        })
+        .expect("write");
+        assert_eq!(std::fs::read_to_string(&path).expect("written"), "0");
+        for i in 0..1000 {
+            sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
+                .expect("write");
+        }
+        let written: usize = std::fs::read_to_string(&path)
+            .expect("written")
+            .parse()
+            .expect("a count");
+        assert!(
+            written < 1000,
+            "cases finishing right after a write are held back, not each rewritten"
+        );
+        sink.finish().expect("write");
+        assert_eq!(std::fs::read_to_string(&path).expect("written"), "1000");
     }
 }

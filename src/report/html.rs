@@ -276,7 +276,7 @@ fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
         }
     }
     for g in &groups {
-        out.push_str(&check_group_html(g));
+        out.push_str(&check_group_html(g, text::omitted_count(r, g[0].check)));
     }
     let primary = r
         .exchanges
@@ -322,11 +322,12 @@ fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
 }
 
 /// The findings of one check in one case: the check once, then every pointer with its
-/// expected/actual diff (at most [`MAX_FINDINGS_PER_CHECK`]).
-fn check_group_html(group: &[&Finding]) -> String {
+/// expected/actual diff (at most [`MAX_FINDINGS_PER_CHECK`]); `omitted` more were counted.
+fn check_group_html(group: &[&Finding], omitted: usize) -> String {
     let check = group[0].check;
-    let count = if group.len() > 1 {
-        format!(" ({} findings)", group.len())
+    let total = group.len() + omitted;
+    let count = if total > 1 {
+        format!(" ({} findings)", text::thousands(total))
     } else {
         String::new()
     };
@@ -360,9 +361,12 @@ fn check_group_html(group: &[&Finding]) -> String {
     if group.len() > MAX_FINDINGS_PER_CHECK {
         let _ = write!(
             out,
-            "\n… and {} (all are in the JSON report)\n",
+            "\n… and {} (in the JSON report)\n",
             text::plural(group.len() - MAX_FINDINGS_PER_CHECK, "more finding")
         );
+    }
+    if omitted > 0 {
+        let _ = writeln!(out, "\n{}", escape(&text::omitted_line(check, omitted)));
     }
     out.push_str("</pre>\n");
     let locations: BTreeSet<String> = group
@@ -494,6 +498,7 @@ mod tests {
             },
             outcome: Outcome::of(&findings, false),
             findings,
+            omitted: vec![],
             exchanges: vec![exchange(body)],
             skip_reason: None,
             flaky: false,

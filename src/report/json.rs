@@ -2,7 +2,9 @@
 //! change. Fields: `format_version`, `tool`, `version`, `base_url`, `strict`, `summary`
 //! (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`) and `cases`, each with
 //! `id` (`file`, `name`, `endpoint`, `index`), `outcome`, `findings` (`check`, `pointer`,
-//! `expected`, `actual`, `detail`, `location`), `exchanges` (redacted) and `duration`.
+//! `expected`, `actual`, `detail`, `location`; the first findings of each check), `omitted`
+//! (`check`, `count`: the findings of a check counted beyond those kept), `exchanges`
+//! (redacted) and `duration`.
 
 use std::io;
 

@@ -1,15 +1,18 @@
 //! JUnit XML sink (through junit-report): one `<testsuite>` per case file, one `<testcase>` per
 //! case. A contract finding is a `<failure>`, a transport or harness problem an `<error>`,
-//! warnings stay passing and are listed in `<system-out>`. The file is rewritten atomically
-//! after every case, so an interrupted run still leaves a valid report of what ran.
+//! warnings stay passing and are listed in `<system-out>`. The file is rewritten atomically as
+//! cases finish (on the schedule of [`Cadence`]) and when the run ends or is interrupted, so it
+//! is always a valid report of what ran.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::PathBuf;
+use std::time::Instant;
 
 use junit_report::{Duration as JDuration, Report, TestCase, TestCaseBuilder, TestSuiteBuilder};
 
 use crate::atomic;
+use crate::report::cadence::Cadence;
 use crate::report::{Sink, text};
 use crate::verdict::event::{CaseResult, Event, Outcome};
 
@@ -18,6 +21,7 @@ pub struct Junit {
     path: PathBuf,
     strict: bool,
     results: Vec<CaseResult>,
+    cadence: Cadence,
 }
 
 impl Junit {
@@ -27,12 +31,16 @@ impl Junit {
             path,
             strict,
             results: vec![],
+            cadence: Cadence::default(),
         }
     }
 
-    fn write(&self) -> io::Result<()> {
+    fn write(&mut self) -> io::Result<()> {
+        let started = Instant::now();
         let xml = render(&self.results, self.strict)?;
-        atomic::write(&self.path, xml.as_bytes())
+        let written = atomic::write(&self.path, xml.as_bytes());
+        self.cadence.wrote(started);
+        written
     }
 }
 
@@ -62,8 +70,15 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
                 || ("mallcheck".to_string(), "failed".to_string()),
                 |f| (f.check.id.to_string(), f.headline()),
             );
-            let more = if blocking.len() > 1 {
-                format!(" (+{} more)", blocking.len() - 1)
+            let omitted: usize = result
+                .omitted
+                .iter()
+                .filter(|o| blocking.iter().any(|f| f.check.id == o.check.id))
+                .map(|o| o.count)
+                .sum();
+            let more = blocking.len().saturating_sub(1) + omitted;
+            let more = if more > 0 {
+                format!(" (+{} more)", text::thousands(more))
             } else {
                 String::new()
             };
@@ -133,7 +148,18 @@ impl Sink for Junit {
             Event::CaseStarted(_) => Ok(()),
             Event::CaseFinished(result) => {
                 self.results.push((**result).clone());
-                self.write()
+                if self.cadence.changed() {
+                    self.write()
+                } else {
+                    Ok(())
+                }
+            }
+            Event::Tick => {
+                if self.cadence.due() {
+                    self.write()
+                } else {
+                    Ok(())
+                }
             }
             Event::RunFinished(_) => Ok(()),
         }
@@ -147,6 +173,31 @@ impl Sink for Junit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::file::tests::passed;
+
+    #[test]
+    fn a_burst_of_cases_is_held_back_and_written_in_full_on_finish() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("junit.xml");
+        let mut sink = Junit::new(path.clone(), false);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            cases: 1000,
+        })
+        .expect("write");
+        for i in 0..1000 {
+            sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
+                .expect("write");
+        }
+        let cases = |xml: String| xml.matches("<testcase").count();
+        let written = cases(std::fs::read_to_string(&path).expect("written"));
+        assert!(written < 1000, "{written} cases written during the burst");
+        sink.finish().expect("write");
+        assert_eq!(
+            cases(std::fs::read_to_string(&path).expect("written")),
+            1000
+        );
+    }
 
     #[test]
     fn xml_safe_drops_control_characters_and_cdata_ends() {

@@ -113,8 +113,9 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
             } else {
                 f.pointer.clone()
             };
-            let more = if g.len() > 1 {
-                format!(" (+{} more)", g.len() - 1)
+            let more = g.len() - 1 + text::omitted_count(r, f.check);
+            let more = if more > 0 {
+                format!(" (+{} more)", text::thousands(more))
             } else {
                 String::new()
             };
@@ -157,6 +158,10 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
                 "… and {}",
                 text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
             );
+        }
+        for line in text::omitted_lines(r, &blocking) {
+            body.push_str(&line);
+            body.push('\n');
         }
         if let Some(x) = r
             .exchanges
@@ -333,6 +338,7 @@ mod tests {
             },
             outcome: Outcome::of(&findings, false),
             findings,
+            omitted: vec![],
             exchanges: vec![exchange(body)],
             skip_reason: None,
             flaky: false,
@@ -422,7 +428,7 @@ mod tests {
     }
 
     #[test]
-    fn sink_rewrites_the_file_after_every_case() {
+    fn sink_holds_back_a_case_right_after_a_write_and_writes_it_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("out/summary.md");
         let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
@@ -434,6 +440,13 @@ mod tests {
         let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")];
         sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", findings, "{}"))))
             .expect("write");
+        let md = std::fs::read_to_string(&path).expect("written");
+        assert!(
+            md.contains("0 cases") && md.contains("Partial report"),
+            "{md}"
+        );
+        // An interrupted run finishes its sinks without a RunFinished event.
+        sink.finish().expect("write");
         let md = std::fs::read_to_string(&path).expect("written");
         assert!(
             md.contains("`mall.state`") && md.contains("Partial report"),

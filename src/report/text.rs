@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::verdict::check::Check;
 use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
 use crate::verdict::exchange::Exchange;
 
@@ -16,6 +17,51 @@ pub fn plural(n: usize, word: &str) -> String {
     } else {
         format!("{n} {word}s")
     }
+}
+
+/// `2999950` as `2,999,950`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// How many findings of `check` the case counted but did not keep.
+pub fn omitted_count(result: &CaseResult, check: &Check) -> usize {
+    result
+        .omitted
+        .iter()
+        .filter(|o| o.check.id == check.id)
+        .map(|o| o.count)
+        .sum()
+}
+
+/// One line per check among `shown` that lost findings:
+/// ``… and 2,999,950 more `mall.fields` findings (counted, not kept)``.
+pub fn omitted_lines(result: &CaseResult, shown: &[&Finding]) -> Vec<String> {
+    let mut out = Vec::new();
+    for o in &result.omitted {
+        if shown.iter().any(|f| f.check.id == o.check.id) {
+            out.push(omitted_line(o.check, o.count));
+        }
+    }
+    out
+}
+
+/// ``… and 12 more `mall.fields` findings (counted, not kept)``.
+pub fn omitted_line(check: &Check, count: usize) -> String {
+    let noun = if count == 1 { "finding" } else { "findings" };
+    format!(
+        "… and {} more `{}` {noun} (counted, not kept)",
+        thousands(count),
+        check.id
+    )
 }
 
 /// A finding as a few lines: the headline, where the case asked for it, and the detail.
@@ -75,6 +121,10 @@ pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
         out.push_str(&finding(f));
         out.push('\n');
     }
+    for line in omitted_lines(result, findings) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(x) = result
         .exchanges
         .iter()
@@ -85,4 +135,22 @@ pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits_by_three() {
+        for (n, text) in [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (2_999_950, "2,999,950"),
+            (12_345_678, "12,345,678"),
+        ] {
+            assert_eq!(thousands(n), text);
+        }
+    }
 }

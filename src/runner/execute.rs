@@ -1,6 +1,5 @@
 //! Executes one case of any kind and collects its findings and exchanges.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde_json::{Value, json};
@@ -19,6 +18,7 @@ use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, SourceLocation};
 use crate::verdict::exchange::Exchange;
+use crate::verdict::findings::Findings;
 use crate::verdict::source::Span;
 
 /// Most exchanges kept in a case result (the first ones, then the last).
@@ -28,17 +28,17 @@ const MAX_EXCHANGES: usize = 10;
 struct Collector<'a> {
     planned: &'a PlannedCase,
     id: CaseId,
-    findings: Vec<Finding>,
+    findings: Findings,
     exchanges: Vec<Exchange>,
     dropped_exchanges: usize,
 }
 
 impl<'a> Collector<'a> {
-    fn new(planned: &'a PlannedCase, id: CaseId) -> Self {
+    fn new(planned: &'a PlannedCase, id: CaseId, max_findings_per_check: usize) -> Self {
         Collector {
             planned,
             id,
-            findings: vec![],
+            findings: Findings::new(max_findings_per_check),
             exchanges: vec![],
             dropped_exchanges: 0,
         }
@@ -48,15 +48,33 @@ impl<'a> Collector<'a> {
         Some(self.planned.source.location(span))
     }
 
+    /// An empty bounded collection with the case's cap, for a check that may find a lot.
+    fn bounded(&self) -> Findings {
+        Findings::new(self.findings.cap())
+    }
+
     /// Adds findings blamed on `span` when they have no narrower place yet.
     fn add(&mut self, findings: Vec<Finding>, span: &Span) {
         for f in findings {
+            if !self.findings.wants(f.check) {
+                self.findings.omit(f.check, 1);
+                continue;
+            }
             let located = if f.location.is_some() {
                 f
             } else {
                 f.at(self.location(span))
             };
             self.findings.push(located);
+        }
+    }
+
+    /// Adds a bounded collection: its findings as [`Collector::add`] does, its counts as they are.
+    fn absorb(&mut self, found: Findings, span: &Span) {
+        let (kept, omitted) = found.into_parts();
+        self.add(kept, span);
+        for o in omitted {
+            self.findings.omit(o.check, o.count);
         }
     }
 
@@ -91,7 +109,7 @@ impl<'a> Collector<'a> {
         retries: u32,
     ) -> CaseResult {
         let id = self.id;
-        let findings = cap_per_check(self.findings, runner.options.max_findings_per_check);
+        let (findings, omitted) = self.findings.into_parts();
         let outcome = if skip.is_some() {
             Outcome::Skip
         } else {
@@ -101,39 +119,13 @@ impl<'a> Collector<'a> {
             id,
             outcome,
             findings,
+            omitted,
             exchanges: self.exchanges,
             skip_reason: skip,
             flaky: retries > 0 && matches!(outcome, Outcome::Pass | Outcome::Warn),
             duration: started.elapsed(),
         }
     }
-}
-
-/// Keeps at most `max` findings per check id, noting how many were left out.
-fn cap_per_check(findings: Vec<Finding>, max: usize) -> Vec<Finding> {
-    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut kept: Vec<Finding> = Vec::new();
-    for f in findings {
-        let n = counts.entry(f.check.id).or_insert(0);
-        *n += 1;
-        if *n <= max {
-            kept.push(f);
-        }
-    }
-    for (id, n) in counts {
-        if n > max
-            && let Some(last) = kept.iter_mut().rev().find(|f| f.check.id == id)
-        {
-            last.detail = format!(
-                "{} ({} more finding(s) of this check left out)",
-                last.detail,
-                n - max
-            )
-            .trim_start()
-            .to_string();
-        }
-    }
-    kept
 }
 
 /// Result for a case whose execution panicked (a harness bug, reported, never fatal).
@@ -147,6 +139,7 @@ pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
             "the case to run to its end",
             message,
         )],
+        omitted: vec![],
         exchanges: vec![],
         skip_reason: None,
         flaky: false,
@@ -157,7 +150,7 @@ pub(super) fn crashed(id: CaseId, message: String) -> CaseResult {
 /// Runs one case.
 pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> CaseResult {
     let started = Instant::now();
-    let mut c = Collector::new(planned, id);
+    let mut c = Collector::new(planned, id, runner.options.max_findings_per_check);
     let (skip, retries) = politeness::counting_retries(async {
         match &planned.case.kind {
             CaseKind::Exchange(x) => exchange_case(runner, x, &mut c).await,
@@ -227,16 +220,18 @@ async fn exchange_case(
             Some(s) => (s.value.as_str(), s.span.clone()),
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
-        c.add(
-            crate::cpu::cpu_bound(|| runner.schemas.check(name, &response.json)),
-            &span,
-        );
+        let mut found = c.bounded();
+        crate::cpu::cpu_bound(|| runner.schemas.check_into(name, &response.json, &mut found));
+        c.absorb(found, &span);
     }
     for check in &expect.checks {
         let findings = match check.check.id {
             id if id == catalog::OWNERSHIP_MERCHANT.id => {
                 let merchant = ownership::requested_merchant(&request_body).unwrap_or_default();
-                ownership::merchant(&response.json, merchant)
+                let mut found = c.bounded();
+                ownership::merchant_into(&response.json, merchant, &mut found);
+                c.absorb(found, &check.span);
+                continue;
             }
             id if id == catalog::OWNERSHIP_UNKNOWN_MERCHANT.id => {
                 ownership::unknown_merchant(&response.json)
@@ -296,13 +291,14 @@ impl PageSource for ClientPages<'_, '_, '_> {
         }
         let span = self.span.clone();
         let schemas = &self.runner.schemas;
-        let findings =
-            crate::cpu::cpu_bound(|| schemas.validate("mall-list-response", &response.json));
-        self.collector.add(findings, &span);
+        let mut found = self.collector.bounded();
+        crate::cpu::cpu_bound(|| {
+            schemas.validate_into("mall-list-response", &response.json, &mut found);
+        });
         if let Some(merchant) = &self.merchant {
-            self.collector
-                .add(ownership::merchant(&response.json, merchant), &span);
+            ownership::merchant_into(&response.json, merchant, &mut found);
         }
+        self.collector.absorb(found, &span);
         let success = response.json.get("success") == Some(&Value::Bool(true));
         let has_data = response.json.get("data").is_some_and(Value::is_array);
         if !success || !has_data {
@@ -349,6 +345,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
                 Some(rule) if w.cursor == CursorRule::default() => rule.clone(),
                 _ => w.cursor.clone(),
             },
+            max_findings_per_check: runner.options.max_findings_per_check,
         };
         let rounds = if w.repeat { 2 } else { 1 };
         for round in 0..rounds {
@@ -359,13 +356,14 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
                 span: span.clone(),
                 merchant: merchant.clone(),
             };
-            let walk = paging::walk(&mut pages, &options).await;
+            let mut walk = paging::walk(&mut pages, &options).await;
             let label = if round == 0 {
                 format!("walk at size {size}")
             } else {
                 format!("second walk at size {size}")
             };
-            c.add(walk.findings.clone(), &span);
+            let found = std::mem::replace(&mut walk.findings, c.bounded());
+            c.absorb(found, &span);
             if round == 1 {
                 if let Some((first_label, first)) = walks.last() {
                     let f = paging::compare_walks(
@@ -476,10 +474,13 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             );
             continue;
         }
-        c.add(
-            crate::cpu::cpu_bound(|| runner.schemas.check("products-response", &r.json)),
-            &span,
-        );
+        let mut found = c.bounded();
+        crate::cpu::cpu_bound(|| {
+            runner
+                .schemas
+                .check_into("products-response", &r.json, &mut found);
+        });
+        c.absorb(found, &span);
         if s.order {
             c.add(products::order(&r.json), &span);
         }
@@ -530,15 +531,5 @@ mod tests {
         assert_eq!(tamper("abc0"), "abc1");
         assert_eq!(tamper("abcd"), "abc0");
         assert_eq!(tamper(""), "0");
-    }
-
-    #[test]
-    fn findings_are_capped_per_check_with_a_count() {
-        let many: Vec<Finding> = (0..7)
-            .map(|i| Finding::new(&catalog::MALL_STATE, format!("/data/{i}"), "x", "y"))
-            .collect();
-        let kept = cap_per_check(many, 3);
-        assert_eq!(kept.len(), 3);
-        assert!(kept[2].detail.contains("4 more"), "{}", kept[2].detail);
     }
 }

@@ -23,6 +23,10 @@ use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, Event, RunSummary};
 use crate::verdict::source::SourceFile;
 
+/// How often the runner sends [`Event::Tick`], so that a report file holding back a write
+/// never lags far behind the cases that finished.
+const TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// How a run behaves, free of CLI types.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -126,7 +130,16 @@ impl Runner {
         }
         drop(tx);
         let mut summary = RunSummary::default();
-        while let Some(event) = rx.recv().await {
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            let event = tokio::select! {
+                event = rx.recv() => match event {
+                    Some(event) => event,
+                    None => break,
+                },
+                _ = tick.tick() => Event::Tick,
+            };
             if let Event::CaseFinished(result) = &event {
                 summary.add(result.outcome);
             }

@@ -2,6 +2,7 @@
 //! a short page, bounded by a page limit, and reports oversize pages, duplicates and walks
 //! that do not end. Comparing walks (page sizes, repeats) is done by [`compare_walks`].
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -11,6 +12,7 @@ use crate::case::model::CursorRule;
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::Finding;
+use crate::verdict::findings::Findings;
 
 /// One page as the walker sees it: the response body, or the findings that stopped the walk.
 #[derive(Debug)]
@@ -36,6 +38,8 @@ pub struct WalkOptions {
     pub max_pages: u64,
     /// How the next cursor is derived.
     pub cursor: CursorRule,
+    /// Most findings of one check kept (the rest are counted).
+    pub max_findings_per_check: usize,
 }
 
 /// One step of the trail: the cursor sent and how many records came back.
@@ -47,20 +51,61 @@ pub struct Step {
     pub records: usize,
 }
 
+/// Record keys in walk order, stored end to end in one buffer: a page of a million records
+/// costs a few bytes of bookkeeping per record, not an allocation each.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Keys {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Keys {
+    /// Appends a key.
+    pub fn push(&mut self, key: &str) {
+        self.text.push_str(key);
+        self.ends.push(self.text.len());
+    }
+
+    /// The key at `index`.
+    pub fn get(&self, index: usize) -> Option<&str> {
+        let end = *self.ends.get(index)?;
+        let start = match index {
+            0 => 0,
+            i => self.ends[i - 1],
+        };
+        self.text.get(start..end)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there is no key.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The keys in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
 /// The result of one walk.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Walk {
     /// Record keys (mallSn) in walk order, duplicates included.
-    pub keys: Vec<String>,
+    pub keys: Keys,
     /// Cursor trail.
     pub steps: Vec<Step>,
-    /// Problems found.
-    pub findings: Vec<Finding>,
+    /// Problems found (the first of each check; the rest counted).
+    pub findings: Findings,
     /// The walk reached a short page normally.
     pub complete: bool,
 }
 
-/// Most duplicate findings reported for one walk (the rest are counted in the detail).
+/// Most duplicate findings kept for one walk (the rest are counted).
 const MAX_DUPLICATE_FINDINGS: usize = 5;
 
 /// Renders the trail compactly: `null→10, "123"→10, "113"→4`, eliding the middle.
@@ -87,11 +132,11 @@ pub fn render_trail(steps: &[Step]) -> String {
 }
 
 /// Identity of a record across pages: its `mallSn`, else its whole JSON text.
-fn record_key(record: &Value) -> String {
+fn record_key(record: &Value) -> Cow<'_, str> {
     match record.get("mallSn") {
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
-        None => record.to_string(),
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        Some(other) => Cow::Owned(other.to_string()),
+        None => Cow::Owned(record.to_string()),
     }
 }
 
@@ -105,7 +150,12 @@ fn cursor_text(v: &Value) -> Option<String> {
 
 /// Walks the cursor to its end.
 pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk {
-    let mut out = Walk::default();
+    let mut out = Walk {
+        keys: Keys::default(),
+        steps: Vec::new(),
+        findings: Findings::new(options.max_findings_per_check),
+        complete: false,
+    };
     let mut cursor: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
     let mut seen_keys: HashMap<String, usize> = HashMap::new();
@@ -145,20 +195,21 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             records: records.len(),
         });
         if records.len() as u64 > count {
-            out.findings.push(
+            let steps = &out.steps;
+            out.findings.push_with(&catalog::PAGING_PAGE_SIZE, || {
                 Finding::new(
                     &catalog::PAGING_PAGE_SIZE,
                     "/data",
                     format!("at most {count} records (cursor.count)"),
                     format!("{} records on page {}", records.len(), page_no + 1),
                 )
-                .with_detail(render_trail(&out.steps)),
-            );
+                .with_detail(render_trail(steps))
+            });
         }
         let mut fresh = 0usize;
         for (i, record) in records.iter().enumerate() {
             let key = record_key(record);
-            if let Some(first_page) = seen_keys.get(&key) {
+            if let Some(first_page) = seen_keys.get(key.as_ref()) {
                 duplicates += 1;
                 if duplicates <= MAX_DUPLICATE_FINDINGS {
                     out.findings.push(
@@ -174,12 +225,14 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                         )
                         .with_detail(render_trail(&out.steps)),
                     );
+                } else {
+                    out.findings.omit(&catalog::PAGING_DUPLICATE, 1);
                 }
             } else {
-                seen_keys.insert(key.clone(), page_no);
+                seen_keys.insert(key.to_string(), page_no);
                 fresh += 1;
             }
-            out.keys.push(key);
+            out.keys.push(&key);
         }
         if (records.len() as u64) < count {
             out.complete = true;
@@ -223,15 +276,6 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         }
         cursor = Some(next);
     }
-    if duplicates > MAX_DUPLICATE_FINDINGS
-        && let Some(last) = out
-            .findings
-            .iter_mut()
-            .rev()
-            .find(|f| f.check.id == catalog::PAGING_DUPLICATE.id)
-    {
-        last.detail = format!("{} ({duplicates} duplicates in all)", last.detail);
-    }
     out
 }
 
@@ -245,21 +289,14 @@ pub fn compare_walks(
     if !a.complete || !b.complete {
         return vec![];
     }
-    let first_diff = a.keys.iter().zip(&b.keys).position(|(x, y)| x != y);
-    let (index, expected, actual) = match first_diff {
-        Some(i) => (i, a.keys[i].clone(), b.keys[i].clone()),
+    let first_diff = a.keys.iter().zip(b.keys.iter()).position(|(x, y)| x != y);
+    let show = |w: &Walk, i: usize| w.keys.get(i).unwrap_or("end of list").to_string();
+    let index = match first_diff {
+        Some(i) => i,
         None if a.keys.len() == b.keys.len() => return vec![],
-        None => {
-            let i = a.keys.len().min(b.keys.len());
-            let show = |w: &Walk| {
-                w.keys
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| "end of list".into())
-            };
-            (i, show(a), show(b))
-        }
+        None => a.keys.len().min(b.keys.len()),
     };
+    let (expected, actual) = (show(a, index), show(b, index));
     vec![
         Finding::new(
             check,
@@ -325,6 +362,7 @@ mod tests {
             count,
             max_pages: 1000,
             cursor: CursorRule::default(),
+            max_findings_per_check: 50,
         }
     }
 
@@ -338,7 +376,7 @@ mod tests {
         ] {
             let w = walk(&mut fake(n), &opts(size)).await;
             assert!(w.complete, "{why}");
-            assert!(w.findings.is_empty(), "{why}: {:?}", w.findings);
+            assert!(w.findings.is_empty(), "{why}: {:?}", w.findings.kept());
             assert_eq!(w.keys.len(), n as usize, "{why}");
         }
     }
@@ -349,9 +387,37 @@ mod tests {
         f.ignore_cursor = true;
         let w = walk(&mut f, &opts(10)).await;
         assert!(!w.complete);
-        assert!(w.findings.iter().any(|f| f.check.id == "paging.endless"));
-        assert!(w.findings.iter().any(|f| f.check.id == "paging.duplicate"));
+        assert!(
+            w.findings
+                .kept()
+                .iter()
+                .any(|f| f.check.id == "paging.endless")
+        );
+        assert!(
+            w.findings
+                .kept()
+                .iter()
+                .any(|f| f.check.id == "paging.duplicate")
+        );
         assert!(f.fetches <= 2);
+    }
+
+    #[tokio::test]
+    async fn duplicates_past_the_first_five_are_counted() {
+        let mut f = fake(50);
+        f.ignore_cursor = true;
+        let w = walk(&mut f, &opts(10)).await;
+        let kept = w
+            .findings
+            .kept()
+            .iter()
+            .filter(|f| f.check.id == "paging.duplicate")
+            .count();
+        assert_eq!(kept, MAX_DUPLICATE_FINDINGS);
+        let omitted = w.findings.omitted();
+        assert_eq!(omitted.len(), 1, "{omitted:?}");
+        assert_eq!(omitted[0].check.id, "paging.duplicate");
+        assert_eq!(omitted[0].count, 10 - MAX_DUPLICATE_FINDINGS);
     }
 
     #[tokio::test]
@@ -367,6 +433,7 @@ mod tests {
         assert_eq!(w.steps.len(), 3);
         assert!(
             w.findings
+                .kept()
                 .iter()
                 .any(|f| f.check.id == "paging.endless" && f.expected.contains("--max-pages"))
         );
@@ -377,7 +444,12 @@ mod tests {
         let mut f = fake(30);
         f.extra = 1;
         let w = walk(&mut f, &opts(10)).await;
-        assert!(w.findings.iter().any(|f| f.check.id == "paging.page-size"));
+        assert!(
+            w.findings
+                .kept()
+                .iter()
+                .any(|f| f.check.id == "paging.page-size")
+        );
     }
 
     #[tokio::test]

@@ -99,6 +99,7 @@ fn result(finding: Finding, exchange: Exchange, started: Instant) -> CaseResult 
         },
         outcome: Outcome::Error,
         findings: vec![finding],
+        omitted: vec![],
         exchanges: vec![exchange],
         skip_reason: None,
         flaky: false,

@@ -4,6 +4,9 @@
 //! The pure JSON rewrites a fault applies to mall records, products and SKUs live here too; the
 //! routes apply transport, paging, ownership and auth faults.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value, json};
 
 use crate::server::data::ALWAYS_NULL_FIELDS;
@@ -16,8 +19,8 @@ use crate::spec::catalog::{
     MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
     PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
     PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
-    PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_REDIRECT,
-    TRANSPORT_TIMEOUT,
+    PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS, TRANSPORT_BODY_SIZE,
+    TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -238,6 +241,103 @@ faults! {
     NullableSellerFieldsNull = ("nullable-seller-fields-null", Variation, "storeName and crossCityTerminalSn are null in every mall");
     /// No cross-city payments.
     EmptyCrossCityPayments = ("empty-cross-city-payments", Variation, "crossCityPayments is [] in every mall");
+    /// A redirect to the same host on another port (another origin).
+    RedirectOtherPort = ("redirect-other-port", Contract(&TRANSPORT_REDIRECT), "every request is answered 302 to the same host on the next port (another origin)");
+    /// Rate limiting past the retry ceiling.
+    RateLimited = ("rate-limited", Contract(&TRANSPORT_RATE_LIMITED), "every request is answered 429 with Retry-After: 30 (an error of the run, not of the contract)");
+    /// The request echoed back, as a debugging proxy or a careless service does.
+    EchoRequest = ("echo-request", Variation, "every answer echoes the request: its headers (Authorization included) and body in x-echo-* response headers and in an extra echo field of the JSON");
+    /// An error page that echoes the request.
+    EchoErrorPage = ("echo-error-page", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page quoting the request's headers (Authorization included) and body");
+}
+
+/// What the echo faults give back of a request: every header as received and the body text.
+#[derive(Debug, Clone)]
+pub(crate) struct Echo {
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Echo {
+    /// The echo of a request's headers (names lower-case) and body.
+    pub(crate) fn new(headers: Vec<(String, String)>, body: &[u8]) -> Echo {
+        Echo {
+            headers,
+            body: String::from_utf8_lossy(body).into_owned(),
+        }
+    }
+
+    fn header(&self, name: &str) -> &str {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map_or("", |(_, v)| v.as_str())
+    }
+
+    /// The request as text: header lines, a blank line, the body.
+    fn request_text(&self) -> String {
+        let mut out = String::new();
+        for (k, v) in &self.headers {
+            out.push_str(&format!("{k}: {v}\r\n"));
+        }
+        out.push_str("\r\n");
+        out.push_str(&self.body);
+        out
+    }
+
+    /// The `echo` field: headers and body as JSON strings, and the Authorization header in
+    /// base64 (as tracing proxies forward it).
+    fn value(&self) -> Value {
+        let headers: Map<String, Value> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
+        json!({
+            "headers": headers,
+            "body": self.body,
+            "authorizationBase64": STANDARD.encode(self.header("authorization")),
+        })
+    }
+
+    /// Adds the echo to a JSON answer as a tolerated extra field: first in an object (so that
+    /// it is in the first bytes a client keeps), and in every object of an array.
+    pub(crate) fn attach(&self, answer: &mut Value) {
+        match answer {
+            Value::Object(map) => {
+                map.shift_insert(0, "echo".to_string(), self.value());
+            }
+            Value::Array(items) => {
+                for item in items.iter_mut().filter_map(Value::as_object_mut) {
+                    item.insert("echo".to_string(), self.value());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Response headers: each request header as `x-echo-<name>`, and the whole request
+    /// percent-encoded in `x-echo-request`.
+    pub(crate) fn response_headers(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (format!("x-echo-{k}"), v.clone()))
+            .collect();
+        let encoded = utf8_percent_encode(&self.request_text(), NON_ALPHANUMERIC).to_string();
+        out.push(("x-echo-request".to_string(), encoded));
+        out
+    }
+
+    /// An error page that quotes the request unescaped, as careless error pages do.
+    pub(crate) fn error_page(&self) -> String {
+        format!(
+            "<!DOCTYPE html>\n<html><head><title>500 Internal Server Error</title></head><body>\n\
+             <h1>Internal Server Error</h1>\n<p>Authorization: {}</p>\n<pre>{}</pre>\n</body></html>\n",
+            self.header("authorization"),
+            self.request_text()
+        )
+    }
 }
 
 impl Fault {
@@ -609,6 +709,42 @@ mod tests {
         let map = p.as_object_mut().unwrap();
         Fault::SkuPriceString.mutate_product(map);
         assert_eq!(p["skuResults"][0]["price"], json!("100"));
+    }
+
+    #[test]
+    fn echo_carries_the_request_in_every_form() {
+        let echo = Echo::new(
+            vec![("authorization".into(), "app s1gnature".into())],
+            br#"{"appid":"app"}"#,
+        );
+        let mut envelope = json!({"success": true, "data": []});
+        echo.attach(&mut envelope);
+        let first = envelope.as_object().unwrap().keys().next().cloned();
+        assert_eq!(
+            first.as_deref(),
+            Some("echo"),
+            "first, inside the kept excerpt"
+        );
+        assert_eq!(
+            envelope["echo"]["headers"]["authorization"],
+            "app s1gnature"
+        );
+        assert_eq!(envelope["echo"]["body"], r#"{"appid":"app"}"#);
+        assert_eq!(
+            envelope["echo"]["authorizationBase64"],
+            STANDARD.encode("app s1gnature")
+        );
+        let mut products = json!([{"spuId": "1"}, {"spuId": "2"}]);
+        echo.attach(&mut products);
+        assert_eq!(products[1]["echo"]["body"], r#"{"appid":"app"}"#);
+        let headers = echo.response_headers();
+        assert!(headers.contains(&("x-echo-authorization".into(), "app s1gnature".into())));
+        assert!(
+            headers
+                .iter()
+                .any(|(k, v)| k == "x-echo-request" && v.contains("s1gnature"))
+        );
+        assert!(echo.error_page().contains("Authorization: app s1gnature"));
     }
 
     #[test]

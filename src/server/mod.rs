@@ -3,6 +3,7 @@
 //! [`start`] binds (by default `127.0.0.1:0`), spawns the server and returns at once with its
 //! address; every fault is also reachable under `/fault/<name>` of the base URL.
 
+mod conn;
 pub mod data;
 pub mod faults;
 mod pages;
@@ -11,6 +12,7 @@ pub mod routes;
 mod start;
 mod wire;
 
+pub use conn::ConnectionLimits;
 pub use start::{RunningServer, ServerOptions, start};
 
 #[cfg(test)]

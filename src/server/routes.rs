@@ -15,15 +15,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::server::data::{self, Dataset, MAIN, MallSeed, OTHER, SINGLE, Shape};
-use crate::server::faults::{Fault, MALL_SN_PREFIX};
+use crate::server::faults::{Echo, Fault, MALL_SN_PREFIX};
 use crate::server::pages::{self, UnknownCursor};
 use crate::server::request::{self, ListRequest, ProductsRequest, SellerIdentity};
 use crate::server::wire::{self, STALL};
@@ -149,6 +149,8 @@ impl Failure {
 struct Call {
     fault: Option<Fault>,
     accepts_gzip: bool,
+    /// The request, under the echo faults.
+    echo: Option<Echo>,
 }
 
 async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
@@ -167,6 +169,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
                     let call = Call {
                         fault: None,
                         accepts_gzip,
+                        echo: None,
                     };
                     let msg = format!("unknown fault `{name}`");
                     return fail(&state, &call, Failure::not_found(msg));
@@ -175,9 +178,29 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         }
         None => (state.default_fault, path.clone()),
     };
+    let (req, echo) = match fault {
+        Some(Fault::EchoRequest | Fault::EchoErrorPage) => {
+            let (parts, body) = req.into_parts();
+            let bytes = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+                .await
+                .unwrap_or_default();
+            let headers = parts
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                    (k.as_str().to_string(), value)
+                })
+                .collect();
+            let echo = Echo::new(headers, &bytes);
+            (Request::from_parts(parts, Body::from(bytes)), Some(echo))
+        }
+        _ => (req, None),
+    };
     let call = Call {
         fault,
         accepts_gzip,
+        echo,
     };
     let op = match rest.as_str() {
         MALL_LIST_PATH => Operation::MallList,
@@ -205,7 +228,18 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         Some(Fault::RedirectOtherHost) => {
             return wire::redirect(&format!("http://example.invalid{rest}"));
         }
+        Some(Fault::RedirectOtherPort) => {
+            return wire::redirect(&format!("http://{}{rest}", other_port(req.headers())));
+        }
+        Some(Fault::RateLimited) => {
+            let failure = Failure::new(StatusCode::TOO_MANY_REQUESTS, "4290", "too many requests");
+            let mut resp = fail(&state, &call, failure);
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, RATE_LIMITED_RETRY_AFTER.into());
+            return resp;
+        }
         Some(Fault::Http500Html) => return wire::html(StatusCode::INTERNAL_SERVER_ERROR),
+        Some(Fault::EchoErrorPage) => return echo_error_page(&call),
         Some(Fault::Html200) => return wire::html(StatusCode::OK),
         Some(Fault::DeepNesting) => return wire::deep_nesting(),
         Some(Fault::HugeBody) => return wire::huge_body(),
@@ -228,22 +262,71 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         return fail(&state, &call, too_large());
     };
     match answer(&state, &call, op, &parts.headers, bytes).await {
-        Ok(value) => {
-            wire::json_response(StatusCode::OK, &value, fault, accepts_gzip, &state.shutdown)
-        }
+        Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),
     }
 }
 
+/// `Retry-After` of the `rate-limited` fault, in seconds (longer than the default ceiling).
+const RATE_LIMITED_RETRY_AFTER: u32 = 30;
+
+/// The request's host with the next port: another origin on the same machine.
+fn other_port(headers: &HeaderMap) -> String {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("127.0.0.1:80");
+    let (name, port) = host.rsplit_once(':').unwrap_or((host, "80"));
+    let port: u16 = port.parse().unwrap_or(80);
+    format!("{name}:{}", port.checked_add(1).unwrap_or(port - 1))
+}
+
 fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
     let body = wire::error_envelope(failure.code, &failure.msg);
-    wire::json_response(
-        failure.status,
-        &body,
+    respond(state, call, failure.status, body)
+}
+
+/// A JSON answer; under `echo-request` it echoes the request in its body and headers.
+fn respond(state: &AppState, call: &Call, status: StatusCode, mut value: Value) -> Response {
+    if let Some(echo) = &call.echo {
+        echo.attach(&mut value);
+    }
+    let mut response = wire::json_response(
+        status,
+        &value,
         call.fault,
         call.accepts_gzip,
         &state.shutdown,
-    )
+    );
+    if let Some(echo) = &call.echo {
+        add_headers(&mut response, echo.response_headers());
+    }
+    response
+}
+
+/// The `echo-error-page` answer: HTTP 500 with an HTML page quoting the request.
+fn echo_error_page(call: &Call) -> Response {
+    let page = call.echo.as_ref().map(Echo::error_page).unwrap_or_default();
+    let mut response = Response::new(Body::from(page));
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    let html = HeaderValue::from_static("text/html; charset=utf-8");
+    response.headers_mut().insert(header::CONTENT_TYPE, html);
+    if let Some(echo) = &call.echo {
+        add_headers(&mut response, echo.response_headers());
+    }
+    response
+}
+
+/// Appends headers, skipping any that are not valid on the wire.
+fn add_headers(response: &mut Response, headers: Vec<(String, String)>) {
+    for (k, v) in headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(&v),
+        ) {
+            response.headers_mut().append(name, value);
+        }
+    }
 }
 
 /// Authenticates, validates and answers one call with its JSON data.
@@ -323,11 +406,8 @@ async fn authenticate(
     if cache_key.as_ref().is_some_and(seen) {
         return Ok(Some(appid.to_string()));
     }
-    let signer = state.signer.clone();
-    let body = bytes.clone();
-    let expected = tokio::task::spawn_blocking(move || signer.sign(&body)).await;
-    match expected {
-        Ok(Ok(expected)) if expected == signature => {
+    match state.signer.sign(bytes).await {
+        Ok(expected) if expected == signature => {
             if let Some(key) = cache_key {
                 let mut seen = state
                     .seen
@@ -340,10 +420,10 @@ async fn authenticate(
             }
             Ok(Some(appid.to_string()))
         }
-        Ok(Ok(_)) => Err(Failure::unauthorized(
+        Ok(_) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),
-        Ok(Err(_)) | Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
+        Err(_) => Err(Failure::unauthorized("the signature could not be verified")),
     }
 }
 

@@ -8,6 +8,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::server::conn::{self, ConnectionLimits};
 use crate::server::data::{DEMO_APPID, DEMO_SIGN_KEY};
 use crate::server::faults::Fault;
 use crate::server::routes::{self, AppState};
@@ -30,11 +31,13 @@ pub struct ServerOptions {
     /// Multiplies MAIN's malls and their products in the standard data (1 = the shipped
     /// data); for benchmarks of how cost grows with the data.
     pub scale: u32,
+    /// Timeouts and the connection limit.
+    pub limits: ConnectionLimits,
 }
 
 impl Default for ServerOptions {
     /// `127.0.0.1:0`, no fault, the md5 signer with [`DEMO_SIGN_KEY`], appid [`DEMO_APPID`],
-    /// scale 1.
+    /// scale 1, the default [`ConnectionLimits`].
     fn default() -> Self {
         ServerOptions {
             bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
@@ -42,6 +45,7 @@ impl Default for ServerOptions {
             signer: Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string()),
             appid: DEMO_APPID.to_string(),
             scale: 1,
+            limits: ConnectionLimits::default(),
         }
     }
 }
@@ -88,13 +92,6 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
         AppState::new(opts.fault, opts.signer, opts.appid, shutdown.clone()).with_scale(opts.scale),
     );
     let app = routes::router(state);
-    let mut signal = shutdown;
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = signal.wait_for(|&s| s).await;
-            })
-            .await
-    });
+    let task = tokio::spawn(conn::serve(listener, app, opts.limits, shutdown));
     Ok(RunningServer { addr, stop, task })
 }

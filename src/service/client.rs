@@ -3,7 +3,7 @@
 //! decoded JSON body or a transport finding.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
@@ -11,7 +11,9 @@ use reqwest::redirect;
 use serde_json::Value;
 
 use crate::redact::{self, Secret};
-use crate::service::politeness::{self, MAX_THROTTLED_RETRIES, RateLimiter};
+use crate::service::politeness::{
+    self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
+};
 use crate::service::replay;
 use crate::sign::Signer;
 use crate::spec::catalog;
@@ -29,12 +31,16 @@ pub struct ClientOptions {
     pub timeout: Duration,
     /// Largest body accepted, in bytes (after decompression).
     pub max_body: usize,
-    /// Follow same-host redirects (at most 5); a redirect to another host is never followed.
+    /// Follow same-origin redirects (at most 5); a redirect to another origin is never
+    /// followed.
     pub follow_redirects: bool,
     /// Requests per second across the run; `None` = unlimited.
     pub rate: Option<f64>,
     /// Retries of a request that failed to connect or was reset.
     pub retries: u32,
+    /// Longest total wait for `Retry-After` (429, or 503 with it) of one request; a longer
+    /// one is not waited for and the request is reported as `transport.rate-limited`.
+    pub max_retry_wait: Duration,
 }
 
 impl Default for ClientOptions {
@@ -45,6 +51,7 @@ impl Default for ClientOptions {
             follow_redirects: false,
             rate: None,
             retries: 0,
+            max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
         }
     }
 }
@@ -80,6 +87,7 @@ pub struct Client {
     signer: Signer,
     options: ClientOptions,
     limiter: Option<Arc<RateLimiter>>,
+    backoff: Arc<Backoff>,
 }
 
 /// Why the client could not be built.
@@ -96,14 +104,10 @@ impl Client {
     ) -> Result<Client, ClientBuildError> {
         let policy = if options.follow_redirects {
             redirect::Policy::custom(|attempt| {
-                let same_host = attempt
-                    .previous()
-                    .first()
-                    .is_some_and(|first| first.host_str() == attempt.url().host_str());
-                if attempt.previous().len() > 5 || !same_host {
-                    attempt.stop()
-                } else {
+                if may_follow(attempt.previous(), attempt.url()) {
                     attempt.follow()
+                } else {
+                    attempt.stop()
                 }
             })
         } else {
@@ -127,6 +131,7 @@ impl Client {
             signer,
             options,
             limiter,
+            backoff: Arc::default(),
         })
     }
 
@@ -174,13 +179,14 @@ impl Client {
         let mut secret_header: Option<Secret> = None;
         let authorization = match auth {
             AuthMode::Missing => Ok(None),
-            AuthMode::Signed => self.signer.authorization(appid, &body).map(Some),
+            AuthMode::Signed => self.signer.authorization(appid, &body).await.map(Some),
             AuthMode::WrongSignature => {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
             AuthMode::AppidMismatch => self
                 .signer
                 .authorization(&format!("{appid}-other"), &body)
+                .await
                 .map(Some),
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
@@ -193,7 +199,7 @@ impl Client {
                     extra_headers,
                 ))
                 .await;
-                self.signer.authorization(appid, &donor).map(Some)
+                self.signer.authorization(appid, &donor).await.map(Some)
             }
         };
         let started = Instant::now();
@@ -203,11 +209,12 @@ impl Client {
             Ok(None) => {}
             Err(e) => {
                 let request = self.record(&url, &headers, None, record_body);
+                // The error may quote the sign command: the redactor names it instead.
                 let finding = Finding::new(
-                    &catalog::TRANSPORT_CONNECT,
+                    &catalog::HARNESS_SIGNER,
                     "",
                     "a signature from the configured signer",
-                    e.to_string(),
+                    redact::global().scrub_sign_error(&e.to_string()),
                 );
                 return self.failed(request, started, finding);
             }
@@ -227,7 +234,7 @@ impl Client {
                     &catalog::TRANSPORT_CONNECT,
                     "",
                     "valid HTTP header names and values",
-                    format!("{k}: {v}"),
+                    format!("{k}: {}", redact::header_value(k, v)),
                 );
                 return self.failed(request, started, f);
             };
@@ -255,12 +262,28 @@ impl Client {
         let deadline = self.options.timeout + Duration::from_millis(500);
         let mut retries = 0u32;
         let mut throttled = 0u32;
-        let outcome = loop {
+        let mut waited = Duration::ZERO;
+        let mut turned_away: Option<ResponseRecord> = None;
+        let attempt = loop {
+            // A pause the service asked for (of this request or another) is waited for only
+            // while the whole wait stays within --max-retry-wait.
+            let pending = self.backoff.pending(tokio::time::Instant::now());
+            match politeness::before_sending(pending, waited, self.options.max_retry_wait) {
+                Before::Send => {}
+                Before::Wait(wait) => {
+                    waited += wait;
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                Before::GiveUp(throttle) => {
+                    break Attempt::RateLimited(throttle, turned_away.take());
+                }
+            }
             if let Some(limiter) = &self.limiter {
                 limiter.wait().await;
             }
             let Some(attempt) = builder.try_clone() else {
-                break tokio::time::timeout(deadline, self.receive(builder)).await;
+                break Attempt::Answer(tokio::time::timeout(deadline, self.receive(builder)).await);
             };
             let outcome = tokio::time::timeout(deadline, self.receive(attempt)).await;
             match &outcome {
@@ -273,17 +296,38 @@ impl Client {
                     retries += 1;
                     politeness::note_retry();
                     tokio::time::sleep(Duration::from_millis(200 << retries.min(5))).await;
+                    continue;
                 }
-                Ok(Ok((_, raw))) if throttled < MAX_THROTTLED_RETRIES => {
-                    match politeness::retry_after(raw.status, &raw.headers) {
-                        Some(wait) => {
-                            throttled += 1;
-                            tokio::time::sleep(wait).await;
+                Ok(Ok((record, raw))) => {
+                    if let Some(throttle) =
+                        politeness::throttle(raw.status, &raw.headers, SystemTime::now())
+                    {
+                        self.backoff.note(throttle, tokio::time::Instant::now());
+                        if throttled == MAX_THROTTLED_RETRIES {
+                            break Attempt::RateLimited(throttle, Some(record.clone()));
                         }
-                        None => break outcome,
+                        throttled += 1;
+                        turned_away = Some(record.clone());
+                        continue;
                     }
                 }
-                _ => break outcome,
+                _ => {}
+            }
+            break Attempt::Answer(outcome);
+        };
+        let outcome = match attempt {
+            Attempt::Answer(outcome) => outcome,
+            Attempt::RateLimited(throttle, response) => {
+                let f = self.rate_limited(throttle, response.is_some(), throttled);
+                return Sent {
+                    exchange: Exchange {
+                        request,
+                        response,
+                        transport_error: Some(f.actual.clone()),
+                        duration: started.elapsed(),
+                    },
+                    result: Err(Box::new(f)),
+                };
             }
         };
         let duration = started.elapsed();
@@ -292,18 +336,25 @@ impl Client {
                 let f = timeout_finding(self.options.timeout);
                 self.failed(request, started, f)
             }
-            Ok(Err((partial, f))) => Sent {
-                exchange: Exchange {
-                    request,
-                    response: partial,
-                    transport_error: Some(self.scrub(&f.actual)),
-                    duration,
-                },
-                result: Err(Box::new(f)),
-            },
+            Ok(Err((partial, mut f))) => {
+                self.scrub_finding(&mut f);
+                Sent {
+                    exchange: Exchange {
+                        request,
+                        response: partial,
+                        transport_error: Some(f.actual.clone()),
+                        duration,
+                    },
+                    result: Err(Box::new(f)),
+                }
+            }
             Ok(Ok((record, response))) => {
                 let following = self.options.follow_redirects;
-                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following));
+                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following))
+                    .map_err(|mut f| {
+                        self.scrub_finding(&mut f);
+                        f
+                    });
                 Sent {
                     exchange: Exchange {
                         request,
@@ -373,6 +424,8 @@ impl Client {
         authorization: Option<&Secret>,
         body: String,
     ) -> RequestRecord {
+        // Credential headers (and the Authorization value, signature by signature) are
+        // registered with the run's redactor here, before anything is sent or recorded.
         let mut recorded: Vec<(String, String)> = headers
             .iter()
             .map(|(k, v)| (k.clone(), redact::header_value(k, v)))
@@ -385,13 +438,14 @@ impl Client {
         }
         RequestRecord {
             method: "POST".to_string(),
-            url: url.to_string(),
+            url: self.scrub(url),
             headers: recorded,
             body: self.scrub(&body),
         }
     }
 
-    fn failed(&self, request: RequestRecord, started: Instant, finding: Finding) -> Sent {
+    fn failed(&self, request: RequestRecord, started: Instant, mut finding: Finding) -> Sent {
+        self.scrub_finding(&mut finding);
         Sent {
             exchange: Exchange {
                 request,
@@ -403,8 +457,33 @@ impl Client {
         }
     }
 
+    /// The finding for a request the service kept turning away.
+    fn rate_limited(&self, throttle: Throttle, answered: bool, retries: u32) -> Finding {
+        let ceiling = self.options.max_retry_wait.as_secs_f64();
+        let why = if !answered {
+            "not sent: the service asked the run to pause longer than that".to_string()
+        } else if retries == MAX_THROTTLED_RETRIES {
+            format!("still turned away after {retries} retries")
+        } else {
+            "not waited for: the wait would pass --max-retry-wait".to_string()
+        };
+        Finding::new(
+            &catalog::TRANSPORT_RATE_LIMITED,
+            "",
+            format!("an answer within {ceiling} s of waiting for Retry-After (--max-retry-wait)"),
+            throttle.describe(),
+        )
+        .with_detail(why)
+    }
+
     fn scrub(&self, text: &str) -> String {
         redact::scrub(text, &self.secrets())
+    }
+
+    /// A finding about the exchange quotes what the service sent (a Location, a body excerpt).
+    fn scrub_finding(&self, f: &mut Finding) {
+        f.actual = self.scrub(&f.actual);
+        f.detail = self.scrub(&f.detail);
     }
 
     fn transport_finding(&self, e: &reqwest::Error) -> Finding {
@@ -440,6 +519,29 @@ struct RawResponse {
     body: Bytes,
 }
 
+/// How the retry loop of one request ended.
+enum Attempt {
+    /// The last answer (or transport failure, or the outer timeout).
+    Answer(Result<Received, tokio::time::error::Elapsed>),
+    /// Turned away (429/503 + Retry-After) past the ceiling; the last such answer, if any.
+    RateLimited(Throttle, Option<ResponseRecord>),
+}
+
+type Received = Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)>;
+
+/// Redirects followed at most under `--follow-redirects`.
+const MAX_REDIRECTS: usize = 5;
+
+/// Whether a redirect to `next` may be followed: only within the origin (scheme, host and port)
+/// of the first URL, so that a signed request never goes to another service, and only a few
+/// times. A stopped redirect comes back as the 3xx answer, which [`decode`] reports.
+fn may_follow(previous: &[url::Url], next: &url::Url) -> bool {
+    previous.len() <= MAX_REDIRECTS
+        && previous
+            .first()
+            .is_some_and(|first| first.origin() == next.origin())
+}
+
 fn timeout_finding(timeout: Duration) -> Finding {
     Finding::new(
         &catalog::TRANSPORT_TIMEOUT,
@@ -452,18 +554,21 @@ fn timeout_finding(timeout: Duration) -> Finding {
     )
 }
 
+/// The response as recorded: a service, a proxy or an error page may echo the request, so
+/// credential headers are redacted by name and every header value and the body excerpt are
+/// scrubbed of the run's secrets.
 fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRecord {
-    let excerpt = &body[..body.len().min(EXCERPT_BYTES)];
+    let redactor = redact::global();
     ResponseRecord {
         status,
         headers: headers
             .iter()
             .map(|(k, v)| {
                 let value = String::from_utf8_lossy(v.as_bytes());
-                (k.to_string(), redact::header_value(k.as_str(), &value))
+                (k.to_string(), redactor.header_value(k.as_str(), &value))
             })
             .collect(),
-        body_excerpt: String::from_utf8_lossy(excerpt).into_owned(),
+        body_excerpt: redactor.excerpt(body, EXCERPT_BYTES),
         body_len: body.len(),
     }
 }
@@ -481,9 +586,9 @@ fn decode(
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
             .unwrap_or_else(|| "no Location header".to_string());
         let expected = if following {
-            "no redirect to another host"
+            "no redirect to another origin (scheme, host and port), at most 5 within it"
         } else {
-            "a direct answer (redirects are not followed; --follow-redirects allows same-host ones)"
+            "a direct answer (redirects are not followed; --follow-redirects allows same-origin ones)"
         };
         return Err(Box::new(Finding::new(
             &catalog::TRANSPORT_REDIRECT,
@@ -579,6 +684,23 @@ mod tests {
         let (r, rec) = raw(302, b"");
         let f = decode(r, &rec, false).unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
+    }
+
+    #[test]
+    fn only_same_origin_redirects_may_be_followed() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        let first = [u("http://127.0.0.1:8080/a")];
+        for (next, ok, why) in [
+            ("http://127.0.0.1:8080/b", true, "same origin, other path"),
+            ("http://127.0.0.1:8081/a", false, "another port"),
+            ("https://127.0.0.1:8080/a", false, "another scheme"),
+            ("http://localhost:8080/a", false, "another host name"),
+            ("http://example.invalid/a", false, "another host"),
+        ] {
+            assert_eq!(may_follow(&first, &u(next)), ok, "{why}");
+        }
+        let many: Vec<url::Url> = (0..=MAX_REDIRECTS).map(|_| first[0].clone()).collect();
+        assert!(!may_follow(&many, &first[0]), "a redirect chain ends");
     }
 
     #[test]

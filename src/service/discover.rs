@@ -71,20 +71,43 @@ impl Discovery {
                     return Err(format!("no mall to target: set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}"));
                 };
                 let sent = client.send_json(Endpoint::MallList, body, &AuthMode::Signed, &[]).await;
-                let response = sent.result.map_err(|f| {
-                    format!("cannot discover a mall to target ({}); set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}", f.headline())
-                })?;
-                let first = response.json.pointer("/data/0");
-                let field = |name: &str| first.and_then(|m| m.get(name)).and_then(Value::as_str).map(str::to_string);
-                match (field("mallSn"), field("signature")) {
-                    (Some(sn), Some(sig)) => Ok((sn, sig)),
-                    _ => Err(format!(
-                        "the configured merchant lists no mall to target; set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}"
+                match sent.result {
+                    Ok(response) => target_mall(response.status, &response.json),
+                    Err(f) => Err(format!(
+                        "discovery failed: {} ({} on the first mall-list page); or set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}",
+                        f.actual, f.check.id
                     )),
                 }
             })
             .await
             .clone()
+    }
+}
+
+/// The first mall of a first mall-list page, or why there is none: an answer that is not a
+/// success says so instead of "lists no mall".
+fn target_mall(status: u16, json: &Value) -> Result<(String, String), String> {
+    let hint = format!("set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}");
+    if json.get("success") != Some(&Value::Bool(true)) {
+        let field = |name: &str| json.get(name).map_or("missing".into(), Value::to_string);
+        return Err(format!(
+            "discovery failed: the first mall-list page answered HTTP {status}, success {}, code {}; or {hint}",
+            field("success"),
+            field("code")
+        ));
+    }
+    let first = json.pointer("/data/0");
+    let field = |name: &str| {
+        first
+            .and_then(|m| m.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    match (field("mallSn"), field("signature")) {
+        (Some(sn), Some(sig)) => Ok((sn, sig)),
+        _ => Err(format!(
+            "the configured merchant lists no mall to target; {hint}"
+        )),
     }
 }
 
@@ -106,6 +129,22 @@ pub fn replace(value: &mut Value, sn: &str, sig: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn discovery_gives_the_true_reason_when_there_is_no_mall() {
+        let ok =
+            json!({"success": true, "code": "0000", "data": [{"mallSn": "1", "signature": "s"}]});
+        assert_eq!(target_mall(200, &ok), Ok(("1".into(), "s".into())));
+        let empty = json!({"success": true, "code": "0000", "data": []});
+        assert!(
+            target_mall(200, &empty)
+                .unwrap_err()
+                .contains("lists no mall")
+        );
+        let refused = json!({"success": false, "code": "4010", "msg": "bad signature"});
+        let why = target_mall(401, &refused).unwrap_err();
+        assert!(why.starts_with("discovery failed: the first mall-list page answered HTTP 401, success false, code \"4010\""), "{why}");
+    }
 
     #[test]
     fn sentinels_are_found_and_replaced_deep_in_a_body() {

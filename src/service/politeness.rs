@@ -1,17 +1,21 @@
-//! Politeness toward shared servers: a request-rate limit, `Retry-After` on 429/503, and the
-//! count of transport retries that makes a passing case "flaky".
+//! Politeness toward shared servers: a request-rate limit, `Retry-After` on 429/503 within a
+//! ceiling (`--max-retry-wait`), and the count of transport retries that makes a passing case
+//! "flaky".
 
 use std::cell::Cell;
-use std::time::Duration;
+use std::sync::Mutex as SyncMutex;
+use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-/// Longest `Retry-After` honoured; a longer one is reported instead of waited for.
-pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
-/// Times a 429/503 with `Retry-After` is retried.
+/// Default of `--max-retry-wait`: the longest a request waits, in total, for `Retry-After`.
+pub const DEFAULT_MAX_RETRY_WAIT: Duration = Duration::from_secs(10);
+/// Times one request is retried after a 429 (or a 503 with `Retry-After`).
 pub const MAX_THROTTLED_RETRIES: u32 = 3;
+/// The wait assumed for a 429 that does not say how long to wait.
+const UNSPECIFIED_WAIT: Duration = Duration::from_secs(1);
 
 /// Spaces request starts at least `1/rate` seconds apart, across every task of a run.
 #[derive(Debug)]
@@ -46,20 +50,122 @@ fn reserve(next: &mut Instant, now: Instant, interval: Duration) -> Instant {
     slot
 }
 
-/// The delay a 429 or 503 asks for, when it says so in seconds and within reason.
-pub fn retry_after(status: u16, headers: &HeaderMap) -> Option<Duration> {
-    if status != 429 && status != 503 {
-        return None;
+/// A request the service turned away for now: a 429, or a 503 that says when to come back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttle {
+    /// 429 or 503.
+    pub status: u16,
+    /// What `Retry-After` asked for; `None` when a 429 did not say.
+    pub retry_after: Option<Duration>,
+}
+
+impl Throttle {
+    /// How long to wait before the next try.
+    pub fn wait(&self) -> Duration {
+        self.retry_after.unwrap_or(UNSPECIFIED_WAIT)
     }
-    let secs: u64 = headers
-        .get(RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    let wait = Duration::from_secs(secs);
-    (wait <= MAX_RETRY_AFTER).then_some(wait)
+
+    /// `rate limited (429, Retry-After 30 s)`, the words reports and skip reasons use.
+    pub fn describe(&self) -> String {
+        match self.retry_after {
+            Some(d) => format!(
+                "rate limited ({}, Retry-After {} s)",
+                self.status,
+                ceil_secs(d)
+            ),
+            None => format!("rate limited ({}, no Retry-After)", self.status),
+        }
+    }
+}
+
+fn ceil_secs(d: Duration) -> u64 {
+    d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// Whether a response turns the request away for now (RFC 9110 §10.2.3, RFC 6585 §4): every
+/// 429, and a 503 with a valid `Retry-After`. `now` resolves the HTTP-date form.
+pub fn throttle(status: u16, headers: &HeaderMap, now: SystemTime) -> Option<Throttle> {
+    let retry_after = headers
+        .get(RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, now));
+    match status {
+        429 => Some(Throttle {
+            status,
+            retry_after,
+        }),
+        503 => retry_after.map(|_| Throttle {
+            status,
+            retry_after,
+        }),
+        _ => None,
+    }
+}
+
+/// A `Retry-After` value: delay-seconds (huge ones saturate) or an HTTP-date (a past date is no
+/// wait); anything else is `None`.
+fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// The pause a service asked a client for, shared by every request of a run: while it lasts no
+/// request is sent, so that a throttled run does not keep knocking.
+#[derive(Debug, Default)]
+pub struct Backoff {
+    quiet: SyncMutex<Option<(Instant, Throttle)>>,
+}
+
+impl Backoff {
+    /// Notes a throttled answer received at `now`; the pause ends no earlier than it asks.
+    pub fn note(&self, throttle: Throttle, now: Instant) {
+        let until = now.checked_add(throttle.wait()).unwrap_or(far_future(now));
+        let mut quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        if quiet.is_none_or(|(current, _)| current < until) {
+            *quiet = Some((until, throttle));
+        }
+    }
+
+    /// What is left of the pause at `now`, and the answer that asked for it.
+    pub fn pending(&self, now: Instant) -> Option<(Duration, Throttle)> {
+        let quiet = self.quiet.lock().unwrap_or_else(|e| e.into_inner());
+        quiet
+            .filter(|(until, _)| *until > now)
+            .map(|(until, throttle)| (until - now, throttle))
+    }
+}
+
+/// An instant further than any wait we would honour (`Instant` cannot hold `Duration::MAX`).
+fn far_future(now: Instant) -> Instant {
+    now + Duration::from_secs(100 * 365 * 24 * 3600)
+}
+
+/// What to do before sending a request, given the pause in force and the waiting done so far.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Before {
+    /// Send now.
+    Send,
+    /// Sleep this long first (it fits in the ceiling).
+    Wait(Duration),
+    /// Do not send: the wait would pass `--max-retry-wait`.
+    GiveUp(Throttle),
+}
+
+/// Decides whether a request waits, goes, or gives up; `waited` is what it already slept.
+pub fn before_sending(
+    pending: Option<(Duration, Throttle)>,
+    waited: Duration,
+    ceiling: Duration,
+) -> Before {
+    match pending {
+        None => Before::Send,
+        Some((left, throttle)) if waited.saturating_add(left) > ceiling => Before::GiveUp(throttle),
+        Some((left, _)) => Before::Wait(left),
+    }
 }
 
 tokio::task_local! {
@@ -101,14 +207,140 @@ mod tests {
         assert_eq!(reserve(&mut next, later, interval), later + interval);
     }
 
-    #[test]
-    fn retry_after_only_for_429_and_503_in_seconds() {
+    fn headers(retry_after: &str) -> HeaderMap {
         let mut h = HeaderMap::new();
-        h.insert(RETRY_AFTER, HeaderValue::from_static("2"));
-        assert_eq!(retry_after(429, &h), Some(Duration::from_secs(2)));
-        assert_eq!(retry_after(500, &h), None);
-        h.insert(RETRY_AFTER, HeaderValue::from_static("3600"));
-        assert_eq!(retry_after(503, &h), None);
+        h.insert(RETRY_AFTER, HeaderValue::from_str(retry_after).unwrap());
+        h
+    }
+
+    #[test]
+    fn every_429_and_a_503_with_retry_after_are_throttled() {
+        let now = SystemTime::now();
+        let t = |status, h: &HeaderMap| throttle(status, h, now);
+        let secs = |n| Some(Duration::from_secs(n));
+        assert_eq!(t(429, &headers("2")).unwrap().retry_after, secs(2));
+        assert_eq!(t(503, &headers("3600")).unwrap().retry_after, secs(3600));
+        assert_eq!(
+            t(429, &HeaderMap::new()).unwrap().retry_after,
+            None,
+            "429 says enough"
+        );
+        assert_eq!(
+            t(503, &HeaderMap::new()),
+            None,
+            "a bare 503 is a server error"
+        );
+        assert_eq!(t(500, &headers("2")), None);
+        assert_eq!(t(200, &headers("2")), None);
+        assert_eq!(
+            t(429, &headers("soon")).unwrap().retry_after,
+            None,
+            "invalid value"
+        );
+        let huge = t(429, &headers("99999999999999999999999")).unwrap();
+        assert_eq!(huge.retry_after, secs(u64::MAX), "saturates, never wraps");
+    }
+
+    #[test]
+    fn retry_after_accepts_the_http_date_form() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(90));
+        assert_eq!(
+            parse_retry_after(&later, now),
+            Some(Duration::from_secs(90))
+        );
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(90));
+        assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("Tuesday", now), None);
+    }
+
+    #[test]
+    fn throttles_are_described_in_whole_seconds() {
+        let t = Throttle {
+            status: 429,
+            retry_after: Some(Duration::from_millis(999_999_001)),
+        };
+        assert_eq!(t.describe(), "rate limited (429, Retry-After 1000000 s)");
+        let t = Throttle {
+            status: 429,
+            retry_after: None,
+        };
+        assert_eq!(t.describe(), "rate limited (429, no Retry-After)");
+    }
+
+    #[test]
+    fn the_whole_wait_stays_under_the_ceiling() {
+        let throttle = Throttle {
+            status: 429,
+            retry_after: Some(Duration::from_secs(30)),
+        };
+        let ceiling = Duration::from_secs(10);
+        let s = Duration::from_secs;
+        for (pending, waited, expected, why) in [
+            (None, s(0), Before::Send, "no pause"),
+            (
+                Some(s(2)),
+                s(0),
+                Before::Wait(s(2)),
+                "a short pause is waited for",
+            ),
+            (
+                Some(s(2)),
+                s(8),
+                Before::Wait(s(2)),
+                "exactly at the ceiling",
+            ),
+            (
+                Some(s(2)),
+                s(9),
+                Before::GiveUp(throttle),
+                "the sum passes the ceiling",
+            ),
+            (
+                Some(s(30)),
+                s(0),
+                Before::GiveUp(throttle),
+                "too long: not waited at all",
+            ),
+            (
+                Some(Duration::MAX),
+                s(0),
+                Before::GiveUp(throttle),
+                "no overflow",
+            ),
+        ] {
+            let got = before_sending(pending.map(|p| (p, throttle)), waited, ceiling);
+            assert_eq!(got, expected, "{why}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pause_is_shared_and_only_lengthened() {
+        let backoff = Backoff::default();
+        let now = Instant::now();
+        assert_eq!(backoff.pending(now), None);
+        let long = Throttle {
+            status: 429,
+            retry_after: Some(Duration::from_secs(30)),
+        };
+        backoff.note(long, now);
+        let short = Throttle {
+            status: 429,
+            retry_after: Some(Duration::from_secs(1)),
+        };
+        backoff.note(short, now);
+        assert_eq!(backoff.pending(now), Some((Duration::from_secs(30), long)));
+        assert_eq!(backoff.pending(now + Duration::from_secs(31)), None);
+        let endless = Throttle {
+            status: 429,
+            retry_after: Some(Duration::MAX),
+        };
+        backoff.note(endless, now);
+        assert!(
+            backoff
+                .pending(now)
+                .is_some_and(|(left, _)| left > Duration::from_secs(3600))
+        );
     }
 
     #[tokio::test]

@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::case::model::ExchangeCase;
+use crate::redact;
 use crate::service::client::{Client, Sent};
 use crate::service::discover::Discovery;
 
@@ -22,10 +23,7 @@ pub async fn send(
         ));
     }
     if let Some(bytes) = &request.raw_hex {
-        let appid = serde_json::from_slice::<Value>(&bytes.value)
-            .ok()
-            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
+        let appid = appid_of(&bytes.value);
         return Ok(client
             .send_raw(
                 x.endpoint,
@@ -36,15 +34,13 @@ pub async fn send(
             )
             .await);
     }
+    redact::global().mark_secret_headers(&request.secret_headers);
     if let Some(raw) = &request.raw {
         let mut text = Value::String(raw.value.clone());
         discovery.resolve(client, &mut text).await?;
         let text = text.as_str().unwrap_or_default().to_string();
         // A raw body is signed with its own appid when it has one.
-        let appid = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
+        let appid = appid_of(text.as_bytes());
         return Ok(client
             .send_raw(
                 x.endpoint,
@@ -60,4 +56,12 @@ pub async fn send(
     Ok(client
         .send_json(x.endpoint, &body, &request.auth, &request.headers)
         .await)
+}
+
+/// The `appid` of a JSON body, which signs a raw body; empty when it has none.
+fn appid_of(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("appid").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_default()
 }

@@ -20,11 +20,13 @@ checks! {
     // Transport and body decoding: a broken service, never a flaky pass.
     TRANSPORT_CONNECT = ("transport.connect", "§4", Contract, Transport, "the service accepts a connection and answers (refused, reset and DNS errors fail)");
     TRANSPORT_TIMEOUT = ("transport.timeout", "§4", Contract, Transport, "a response arrives completely within --timeout (connect, first byte and whole body)");
-    TRANSPORT_REDIRECT = ("transport.redirect", "§4", Contract, Transport, "a JSON operation answers directly; redirects are not followed unless allowed, and never carry Authorization to another host");
+    TRANSPORT_REDIRECT = ("transport.redirect", "§4", Contract, Transport, "a JSON operation answers directly; a redirect is followed only with --follow-redirects and within the origin (scheme, host, port), and one to another origin is always a finding");
     TRANSPORT_BODY_SIZE = ("transport.body-size", "§8", Contract, Transport, "the response body fits in --max-body");
+    TRANSPORT_RATE_LIMITED = ("transport.rate-limited", "§8", Contract, Transport, "the service does not turn requests away (429, or 503 with Retry-After) for longer than --max-retry-wait: an error of the run, not of the contract");
     RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
     RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");
     HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
+    HARNESS_SIGNER = ("harness.signer", "§5", Contract, Transport, "the configured signer gives a signature (the sign command exits 0 within --timeout and prints one): an error of the run, not of the contract");
     HARNESS_INTERNAL = ("harness.internal", "-", Contract, Transport, "mallcheck itself failed on this case (a bug: please report it with the case)");
     PREFLIGHT = ("preflight.signed-request", "§5", Contract, Transport, "before the suite, a signed first mall-list page of the configured merchant is answered and not refused (else the run stops, naming the likely causes)");
     HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");

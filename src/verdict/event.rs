@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::verdict::check::{Check, Family, Severity};
 use crate::verdict::exchange::Exchange;
+use crate::verdict::findings::Omitted;
 
 /// A place in a case file that a finding can blame, already rendered as `file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -45,18 +46,25 @@ fn serialize_check_id<S: serde::Serializer>(c: &&'static Check, s: S) -> Result<
 pub const ACTUAL_MAX_CHARS: usize = 200;
 
 impl Finding {
-    /// Builds a finding; `actual` is truncated to [`ACTUAL_MAX_CHARS`].
+    /// Builds a finding; `actual` is truncated to [`ACTUAL_MAX_CHARS`] (scrubbed first, so a cut
+    /// never leaves part of a secret that the writers could no longer recognise).
     pub fn new(
         check: &'static Check,
         pointer: impl Into<String>,
         expected: impl Into<String>,
         actual: impl Into<String>,
     ) -> Self {
+        let actual = actual.into();
+        let actual = if actual.len() > ACTUAL_MAX_CHARS {
+            truncate(&crate::redact::global().scrub(&actual), ACTUAL_MAX_CHARS)
+        } else {
+            actual
+        };
         Finding {
             check,
             pointer: pointer.into(),
             expected: expected.into(),
-            actual: truncate(&actual.into(), ACTUAL_MAX_CHARS),
+            actual,
             detail: String::new(),
             location: None,
         }
@@ -165,8 +173,11 @@ pub struct CaseResult {
     pub id: CaseId,
     /// Verdict.
     pub outcome: Outcome,
-    /// Everything found.
+    /// What was found, in the order found: the first findings of each check (the rest are
+    /// counted in `omitted`).
     pub findings: Vec<Finding>,
+    /// Per check, how many more findings there were than `findings` keeps.
+    pub omitted: Vec<Omitted>,
     /// Every exchange made, redacted.
     pub exchanges: Vec<Exchange>,
     /// Why the case was skipped, when it was.
@@ -245,6 +256,8 @@ pub enum Event {
     CaseStarted(CaseId),
     /// A case ended.
     CaseFinished(Box<CaseResult>),
+    /// Sent every quarter second or so while cases run: sinks may write out what they hold.
+    Tick,
     /// The run ended.
     RunFinished(RunSummary),
 }

@@ -1,4 +1,7 @@
 //! The record of one HTTP exchange, redacted and truncated when it is built.
+//!
+//! Both sides are scrubbed by the run's redactor (`crate::redact`) before a record exists, so
+//! no sink, snapshot or log can see a secret that a service echoed back.
 
 use std::time::Duration;
 
@@ -9,11 +12,12 @@ use serde::Serialize;
 pub struct RequestRecord {
     /// Always POST for this interface.
     pub method: String,
-    /// Full URL.
+    /// Full URL, scrubbed.
     pub url: String,
-    /// Headers sent; the Authorization value is redacted.
+    /// Headers sent: the Authorization signature and every credential header (by name, or
+    /// marked in the case's `secret-headers`) redacted, other values scrubbed.
     pub headers: Vec<(String, String)>,
-    /// Body text as sent (truncated for display only by sinks).
+    /// Body text as sent, scrubbed (truncated for display only by sinks).
     pub body: String,
 }
 
@@ -22,9 +26,9 @@ pub struct RequestRecord {
 pub struct ResponseRecord {
     /// HTTP status code.
     pub status: u16,
-    /// Response headers.
+    /// Response headers: credential headers redacted by name, every value scrubbed.
     pub headers: Vec<(String, String)>,
-    /// First bytes of the body, lossily decoded, for reports.
+    /// First bytes of the body, lossily decoded and scrubbed, for reports.
     pub body_excerpt: String,
     /// Body length in bytes (after decompression).
     pub body_len: usize,
@@ -49,7 +53,8 @@ fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::
 }
 
 impl RequestRecord {
-    /// A runnable curl command for the request (the Authorization value stays redacted).
+    /// A runnable curl command for the request (the Authorization signature and credential
+    /// headers stay redacted).
     pub fn to_curl(&self) -> String {
         let mut out = format!("curl -sS -X {} {}", self.method, shell_quote(&self.url));
         for (k, v) in &self.headers {

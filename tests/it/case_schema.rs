@@ -204,3 +204,56 @@ fn check_lists_of_the_schema_match_the_parser() {
         sorted(NO_DATA_CHECKS)
     );
 }
+
+#[test]
+fn limits_of_the_schema_match_the_parser() {
+    use mallcheck::case::model::limits;
+    let schema = case_schema();
+    let number = |pointer: &str| -> u64 {
+        schema
+            .pointer(pointer)
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| panic!("{pointer} is a number"))
+    };
+    let rows: &[(&str, u64)] = &[
+        (
+            "/$defs/case/properties/name/maxLength",
+            limits::MAX_NAME_CHARS as u64,
+        ),
+        (
+            "/$defs/walk/properties/sizes/maxItems",
+            limits::MAX_WALK_SIZES as u64,
+        ),
+        (
+            "/$defs/walk/properties/sizes/items/maximum",
+            limits::MAX_PAGE_SIZE,
+        ),
+        (
+            "/$defs/walk/properties/max-pages/maximum",
+            limits::MAX_WALK_PAGES,
+        ),
+        (
+            "/$defs/productsSweep/properties/sample/maximum",
+            limits::MAX_SAMPLE,
+        ),
+        (
+            "/$defs/expect/properties/assert/maxItems",
+            limits::MAX_ASSERTIONS as u64,
+        ),
+        (
+            "/$defs/assertion/properties/one-of/maxItems",
+            limits::MAX_ONE_OF as u64,
+        ),
+        (
+            "/$defs/assertion/properties/path/maxLength",
+            limits::MAX_JSON_PATH_CHARS as u64,
+        ),
+        (
+            "/$defs/assertion/properties/matches/maxLength",
+            limits::MAX_REGEX_CHARS as u64,
+        ),
+    ];
+    for (pointer, limit) in rows {
+        assert_eq!(number(pointer), *limit, "{pointer}");
+    }
+}

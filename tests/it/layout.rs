@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 /// Top-level modules of `src/`, bottom layer first. A module may import any module of a lower
 /// layer and none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
-    &["verdict", "json", "atomic", "redact", "tls", "cpu"],
+    &["redact", "json", "tls", "cpu"],
+    &["verdict", "atomic"],
     &["sign", "exit", "diag", "spec"],
     &["case", "error"],
     &["checks", "profile", "snapshot", "server", "service"],

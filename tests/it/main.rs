@@ -1,12 +1,15 @@
 //! Integration tests: the real binary against the real server over loopback. One test binary
 //! (with one module per area) so that the suite links once.
 
+mod bounded;
+mod case_inputs;
 mod case_schema;
 mod common;
 mod diagnostics;
 mod faults;
 mod fuzz;
 mod fuzz_chain;
+mod interrupt;
 mod junit_xsd;
 mod layout;
 mod long_range;
@@ -19,4 +22,5 @@ mod reports;
 mod run_cli;
 mod schemas_meta;
 mod secrets;
+mod serve_limits;
 mod snapshots;

@@ -1,41 +1,53 @@
-//! No secret leaves the process: with a known signing key, nothing mallcheck writes (stdout,
-//! stderr, every report, snapshots, fuzz regressions) holds the key or an Authorization value.
+//! No secret leaves the process. Against services that echo the request back (headers and body,
+//! in response headers, in the JSON and in an HTML error page), with the md5, static and command
+//! signers, custom credential headers and base URLs with userinfo, every byte mallcheck writes
+//! (stdout, stderr, every report, snapshots, fuzz regressions) is scanned for the key, every
+//! signature sent, the URL password and the sign command, in every form an echo can take.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::common::{Server, bin, repo};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+use md5::{Digest, Md5};
+use percent_encoding::percent_decode_str;
+use regex::Regex;
+
+use crate::common::{bin, repo};
 use mallcheck::server::data::{DEMO_APPID, MAIN};
+use mallcheck::server::faults::Fault;
+use mallcheck::server::{RunningServer, ServerOptions};
 use mallcheck::sign::{Signer, SignerKind};
 
-const KEY: &str = "k3y-that-must-never-leak-7f3a9c";
+/// An md5 key with characters that JSON, percent-encoding and HTML all rewrite.
+const MD5_KEY: &str = "md5-k3y/\"never+leak me\\&<é>-7f3a9c";
+/// A static signature (the key itself on the wire): visible ASCII, as a header value must be.
+const STATIC_KEY: &str = "St4tic/\"key+with spaces\\and=marks'<&>";
+/// The key inside the sign command.
+const COMMAND_KEY: &str = "cmd-k3y-9f8e7d6c5b4a";
+/// The password of a base URL.
+const URL_PASSWORD: &str = "Pa55-w0rd-in-url";
+/// Credential header values of a case file.
+const API_KEY: &str = "api-key-value-1234abcd";
+const AUTH_TOKEN: &str = "auth-token-value-5678efgh";
+const TENANT: &str = "tenant-credential-90ab";
 
-fn files_under(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            files_under(&p, out);
-        } else {
-            out.push(p);
+/// Every file under `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                out.push(p);
+            }
         }
     }
-}
-
-/// Fails when `text` holds the key or an unredacted `Authorization` value.
-fn assert_clean(what: &str, text: &str, signatures: &[String]) {
-    assert!(!text.contains(KEY), "{what} holds the signing key");
-    for sig in signatures {
-        assert!(
-            !text.contains(sig.as_str()),
-            "{what} holds a request signature {sig}"
-        );
-    }
-    let re = regex::Regex::new(&format!(r"{DEMO_APPID} [0-9a-f]{{32}}")).unwrap();
-    assert!(
-        !re.is_match(text),
-        "{what} holds an Authorization value: {:?}",
-        re.find(text)
-    );
+    out.sort();
+    out
 }
 
 fn text_of(out: &Output) -> String {
@@ -46,8 +58,62 @@ fn text_of(out: &Output) -> String {
     )
 }
 
-#[test]
-fn nothing_mallcheck_writes_holds_the_key_or_a_signature() {
+/// The reference server in this process with a given signer (the binary's `serve` knows only
+/// the demo key); every fault is under `/fault/NAME`.
+struct InProcess {
+    runtime: tokio::runtime::Runtime,
+    server: Option<RunningServer>,
+}
+
+impl InProcess {
+    fn start(signer: Signer) -> InProcess {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let options = ServerOptions {
+            signer,
+            ..ServerOptions::default()
+        };
+        let server = runtime.block_on(mallcheck::server::start(options)).unwrap();
+        InProcess {
+            runtime,
+            server: Some(server),
+        }
+    }
+
+    fn fault_url(&self, fault: Fault) -> String {
+        let base = self.server.as_ref().map(RunningServer::base_url);
+        format!("{}/fault/{}", base.unwrap_or_default(), fault.name())
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            self.runtime.block_on(server.shutdown());
+        }
+    }
+}
+
+/// `mallcheck` in `dir` with a clean environment.
+fn mallcheck(dir: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd
+}
+
+/// `mallcheck run` against `url` as the main merchant, every report written under `reports/`.
+fn run(dir: &Path, url: &str, extra: &[&str]) -> Command {
+    let mut cmd = mallcheck(dir);
+    cmd.args(["run", "--color", "never", "--base-url", url])
+        .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(extra);
+    cmd
+}
+
+/// A workspace: the shipped cases, a snapshot case and a case with credential headers.
+fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let cases = dir.path().join("cases");
     std::fs::create_dir(&cases).unwrap();
@@ -57,112 +123,497 @@ fn nothing_mallcheck_writes_holds_the_key_or_a_signature() {
         }
     }
     let body = format!(
-        r#"{{"appid":"{DEMO_APPID}","filter":{{"seller":{{"merchantId":"{}","merchantUserId":"{}","role":"super_admin"}}}},"sort":{{"sortField":"id","sort":"DESC"}},"cursor":{{"cursorField":"id","endCursor":null,"count":3}}}}"#,
+        r#"{{ appid: "{DEMO_APPID}", filter: {{ seller: {{ merchantId: "{}", merchantUserId: "{}", role: super_admin }} }}, sort: {{ sortField: id, sort: DESC }}, cursor: {{ cursorField: id, endCursor: null, count: 3 }} }}"#,
         MAIN.merchant_id, MAIN.merchant_user_id
     );
     std::fs::write(
-        cases.join("snap.yaml"),
-        format!("cases:\n  - name: snapshot of a page\n    endpoint: mall-list\n    request:\n      raw: '{body}'\n    snapshot: true\n"),
+        cases.join("secrets.yaml"),
+        format!(
+            "cases:\n  - name: snapshot of a page\n    endpoint: mall-list\n    request:\n      body: {body}\n    snapshot: true\n\
+             \n  - name: credential headers\n    endpoint: mall-list\n    request:\n      body: {body}\n      headers: {{ X-Api-Key: \"{API_KEY}\", X-Auth-Token: \"{AUTH_TOKEN}\", X-Tenant: \"{TENANT}\", X-env-flag: \"1\" }}\n      secret-headers: [X-Tenant]\n"
+        ),
     )
     .unwrap();
-    let signer = Signer::new(SignerKind::Md5, KEY.to_string());
-    let signatures = vec![signer.sign(body.as_bytes()).unwrap()];
+    dir
+}
 
-    let mut outputs = Vec::new();
-    // The embedded server shares the key: every case passes, verbose prints every exchange.
-    outputs.push(
-        Command::new(bin())
-            .current_dir(dir.path())
-            .env("MALLCHECK_SIGN_KEY", KEY)
-            .env_remove("MALLCHECK_BASE_URL")
-            .args([
-                "run",
-                "--verbose",
-                "--snapshots",
-                "update",
-                "--color",
-                "never",
-            ])
-            .output()
-            .unwrap(),
-    );
-    // A server with another key refuses everything: failures print requests and responses.
-    let server = Server::start(&[]);
-    outputs.push(
-        Command::new(bin())
-            .current_dir(dir.path())
-            .env("MALLCHECK_SIGN_KEY", KEY)
-            .args([
-                "run",
-                "--verbose",
-                "--color",
-                "never",
-                "--base-url",
-                &server.fault_url("auth-ignored"),
-            ])
-            .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
-            .args([
-                "--merchant-user-id",
-                MAIN.merchant_user_id,
-                "--json",
-                "reports/fault.json",
-            ])
-            .output()
-            .unwrap(),
-    );
-    outputs.push(
-        Command::new(bin())
-            .current_dir(dir.path())
-            .env("MALLCHECK_SIGN_KEY", KEY)
-            .args([
-                "fuzz",
-                "--cases",
-                "40",
-                "--seed",
-                "7",
-                "--color",
-                "never",
-                "--base-url",
-                &server.fault_url("fuzz-empty-role"),
-            ])
-            .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
-            .args(["--merchant-user-id", MAIN.merchant_user_id])
-            .output()
-            .unwrap(),
-    );
-    assert_eq!(
-        outputs[0].status.code(),
-        Some(0),
-        "{}",
-        text_of(&outputs[0])
-    );
-    // The scan is meaningful only if the Authorization header was printed, redacted.
-    assert!(text_of(&outputs[0]).contains(&format!("Authorization: {DEMO_APPID} <redacted>")));
-    for (i, out) in outputs.iter().enumerate() {
-        assert_clean(
-            &format!("output of command {i}"),
-            &text_of(out),
-            &signatures,
-        );
+/// Input files of a workspace, which hold secrets on purpose.
+fn is_input(dir: &Path, p: &Path) -> bool {
+    let cases = dir.join("cases");
+    (p.starts_with(&cases) && !p.starts_with(cases.join("fuzz-regressions")))
+        || p.ends_with("mallcheck.toml")
+}
+
+fn html_unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+fn json_unescape(s: &str) -> String {
+    let re = Regex::new(r#"\\(u[0-9a-fA-F]{4}|["\\/nrt])"#).unwrap();
+    re.replace_all(s, |c: &regex::Captures<'_>| {
+        let e = &c[1];
+        match e {
+            "n" => "\n".to_string(),
+            "r" => "\r".to_string(),
+            "t" => "\t".to_string(),
+            _ if e.starts_with('u') => u32::from_str_radix(&e[1..], 16)
+                .ok()
+                .and_then(char::from_u32)
+                .map_or_else(|| c[0].to_string(), String::from),
+            _ => e.to_string(),
+        }
+    })
+    .into_owned()
+}
+
+fn shell_unquote(s: &str) -> String {
+    s.replace(r"'\''", "'")
+}
+
+/// What a reader can recover from `text`: the text itself, and the text with HTML, JSON,
+/// percent and shell escapes undone (nested up to three deep), plus every base64 run decoded
+/// at each alignment.
+fn views(text: &str) -> Vec<String> {
+    let undo: [fn(&str) -> String; 4] = [
+        html_unescape,
+        json_unescape,
+        |s| percent_decode_str(s).decode_utf8_lossy().into_owned(),
+        shell_unquote,
+    ];
+    let mut all = vec![text.to_string()];
+    let mut frontier = vec![text.to_string()];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for v in &frontier {
+            for f in undo {
+                let w = f(v);
+                if !all.contains(&w) {
+                    all.push(w.clone());
+                    next.push(w);
+                }
+            }
+        }
+        frontier = next;
     }
-    let mut files = Vec::new();
-    files_under(dir.path(), &mut files);
-    let written: Vec<_> = files
+    let token = Regex::new(r"[A-Za-z0-9+/_-]{12,}").unwrap();
+    let mut decoded = String::new();
+    for v in &all {
+        for m in token.find_iter(v) {
+            for skip in 0..4 {
+                let t = &m.as_str()[skip.min(m.len())..];
+                let t = &t[..t.len() - t.len() % 4];
+                for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                    if let Ok(bytes) = engine.decode(t) {
+                        decoded.push_str(&String::from_utf8_lossy(&bytes));
+                        decoded.push('\n');
+                    }
+                }
+            }
+        }
+    }
+    all.push(decoded);
+    all
+}
+
+/// Secrets a run must not write, by name.
+#[derive(Default)]
+struct Secrets(Vec<(String, String)>);
+
+impl Secrets {
+    fn add(&mut self, what: &str, value: &str) {
+        assert!(
+            value.chars().count() >= 8,
+            "{what} is too short to scan for"
+        );
+        if !self.0.iter().any(|(_, v)| v == value) {
+            self.0.push((what.to_string(), value.to_string()));
+        }
+    }
+
+    /// The secrets found in `text`, in any of its views; also any `<appid> <32 hex>` value.
+    fn found_in(&self, text: &str) -> Vec<String> {
+        let authorization = Regex::new(&format!(r"{DEMO_APPID}(-other)? [0-9a-f]{{32}}")).unwrap();
+        let mut found = Vec::new();
+        for view in views(text) {
+            for (what, value) in &self.0 {
+                if view.contains(value.as_str()) && !found.contains(what) {
+                    found.push(what.clone());
+                }
+            }
+            if let Some(m) = authorization.find(&view) {
+                let leak = format!("an Authorization value {}", m.as_str());
+                if !found.contains(&leak) {
+                    found.push(leak);
+                }
+            }
+        }
+        found
+    }
+
+    /// Fails on any secret in the outputs or in a file under `dir` (inputs aside).
+    fn assert_none_written(&self, dir: &Path, outputs: &[(&str, &Output)]) {
+        let mut leaks = Vec::new();
+        for (what, out) in outputs {
+            for s in self.found_in(&text_of(out)) {
+                leaks.push(format!("output of {what}: {s}"));
+            }
+        }
+        let files: Vec<PathBuf> = files_under(dir)
+            .into_iter()
+            .filter(|p| !is_input(dir, p))
+            .collect();
+        assert!(!files.is_empty(), "nothing written under {}", dir.display());
+        for p in files {
+            let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+            for s in self.found_in(&text) {
+                leaks.push(format!("{}: {s}", p.display()));
+            }
+        }
+        assert!(leaks.is_empty(), "secrets written:\n{}", leaks.join("\n"));
+    }
+}
+
+/// The md5 signatures of every request body the JSON report records.
+fn md5_signatures(report: &Path, key: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(report).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut out = Vec::new();
+    for case in v["cases"].as_array().unwrap() {
+        for x in case["exchanges"].as_array().unwrap() {
+            let body = x["request"]["body"].as_str().unwrap_or_default();
+            let mut h = Md5::new();
+            h.update(body.as_bytes());
+            h.update(key.as_bytes());
+            out.push(hex::encode(h.finalize()));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Proof that the service echoed, so that the scan means something: the recorded responses
+/// carry the echoed Authorization header, in a header and in the body.
+fn assert_echoed(report: &Path) {
+    let text = std::fs::read_to_string(report).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let responses: Vec<&serde_json::Value> = v["cases"]
+        .as_array()
+        .unwrap()
         .iter()
-        .filter(|p| !p.starts_with(&cases) || p.ends_with("README.md"))
+        .flat_map(|c| c["exchanges"].as_array().unwrap())
+        .filter_map(|x| x.get("response").filter(|r| !r.is_null()))
         .collect();
     assert!(
-        written
+        responses.iter().any(|r| r["headers"]
+            .as_array()
+            .unwrap()
             .iter()
-            .any(|p| p.extension().is_some_and(|e| e == "snap")),
-        "{written:?}"
+            .any(|h| h[0] == "x-echo-authorization")),
+        "no echoed Authorization header"
     );
     assert!(
-        written.iter().any(|p| p.ends_with("junit.xml")),
-        "{written:?}"
+        responses.iter().any(|r| r["body_excerpt"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("\"authorization\":\"mallcheck-demo-app ")),
+        "no echoed Authorization in a body"
     );
-    for p in files {
-        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
-        assert_clean(&p.display().to_string(), &text, &signatures);
+}
+
+#[test]
+fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
+    let dir = workspace();
+    let server = InProcess::start(Signer::new(SignerKind::Md5, MD5_KEY.to_string()));
+    let echo = server.fault_url(Fault::EchoRequest);
+    let page = server.fault_url(Fault::EchoErrorPage);
+    let passing = run(dir.path(), &echo, &["--verbose", "--snapshots", "update"])
+        .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+        .output()
+        .unwrap();
+    assert_eq!(passing.status.code(), Some(0), "{}", text_of(&passing));
+    let report = dir.path().join("reports/report.json");
+    assert_echoed(&report);
+    let mut secrets = Secrets::default();
+    secrets.add("the md5 key", MD5_KEY);
+    for (i, sig) in md5_signatures(&report, MD5_KEY).iter().enumerate() {
+        secrets.add(&format!("signature {i}"), sig);
     }
+    assert!(secrets.0.len() > 30, "{} signatures", secrets.0.len());
+    for (what, value) in [
+        ("X-Api-Key", API_KEY),
+        ("X-Auth-Token", AUTH_TOKEN),
+        ("X-Tenant (secret-headers)", TENANT),
+    ] {
+        secrets.add(what, value);
+    }
+    let verbose = text_of(&passing);
+    for header in ["X-Api-Key", "X-Auth-Token", "X-Tenant"] {
+        assert!(
+            verbose.contains(&format!("-H '{header}: <redacted>'")),
+            "{header} in the curl line:\n{verbose}"
+        );
+    }
+    assert!(verbose.contains("-H 'X-env-flag: 1'"), "{verbose}");
+
+    let failing = run(
+        dir.path(),
+        &page,
+        &["--verbose", "--json", "reports/page.json"],
+    )
+    .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+    .output()
+    .unwrap();
+    assert_eq!(failing.status.code(), Some(1), "{}", text_of(&failing));
+    assert!(
+        text_of(&failing).contains(&format!("<p>Authorization: {DEMO_APPID} <redacted></p>")),
+        "{}",
+        text_of(&failing)
+    );
+    for (i, sig) in md5_signatures(&dir.path().join("reports/page.json"), MD5_KEY)
+        .iter()
+        .enumerate()
+    {
+        secrets.add(&format!("error-page signature {i}"), sig);
+    }
+    let fuzz = mallcheck(dir.path())
+        .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+        .args(["fuzz", "--cases", "15", "--seed", "7", "--color", "never"])
+        .args(["--base-url", &page, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--junit", "reports/fuzz.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(fuzz.status.code(), Some(1), "{}", text_of(&fuzz));
+    assert!(
+        !files_under(&dir.path().join("cases/fuzz-regressions")).is_empty(),
+        "fuzz saved no regression"
+    );
+    assert!(
+        files_under(dir.path())
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "snap")),
+        "no snapshot written"
+    );
+    secrets.assert_none_written(
+        dir.path(),
+        &[
+            ("run (echo)", &passing),
+            ("run (error page)", &failing),
+            ("fuzz", &fuzz),
+        ],
+    );
+}
+
+#[test]
+fn static_signer_key_is_never_written_in_any_encoding() {
+    let dir = workspace();
+    let server = InProcess::start(Signer::new(SignerKind::Static, STATIC_KEY.to_string()));
+    let echo = run(
+        dir.path(),
+        &server.fault_url(Fault::EchoRequest),
+        &["--verbose", "--signer", "static", "--snapshots", "update"],
+    )
+    .env("MALLCHECK_SIGN_KEY", STATIC_KEY)
+    .output()
+    .unwrap();
+    assert_eq!(echo.status.code(), Some(0), "{}", text_of(&echo));
+    assert_echoed(&dir.path().join("reports/report.json"));
+    let page = run(
+        dir.path(),
+        &server.fault_url(Fault::EchoErrorPage),
+        &[
+            "--verbose",
+            "--signer",
+            "static",
+            "--json",
+            "reports/page.json",
+        ],
+    )
+    .env("MALLCHECK_SIGN_KEY", STATIC_KEY)
+    .output()
+    .unwrap();
+    assert_eq!(page.status.code(), Some(1), "{}", text_of(&page));
+    let mut secrets = Secrets::default();
+    secrets.add("the static key", STATIC_KEY);
+    secrets.assert_none_written(
+        dir.path(),
+        &[("run (echo)", &echo), ("run (error page)", &page)],
+    );
+}
+
+#[test]
+fn command_signer_its_command_and_signatures_are_never_written() {
+    let dir = workspace();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("signatures.log");
+    let command = format!(
+        "sig=$({{ cat; printf %s '{COMMAND_KEY}'; }} | md5sum | cut -c1-32); printf '%s\\n' \"$sig\" >> '{}'; printf '%s\\n' \"$sig\"",
+        log.display()
+    );
+    let server = InProcess::start(Signer::new(SignerKind::Command, command.clone()));
+    let echo = run(
+        dir.path(),
+        &server.fault_url(Fault::EchoRequest),
+        &["--verbose", "--signer", "command"],
+    )
+    .env("MALLCHECK_SIGN_COMMAND", &command)
+    .output()
+    .unwrap();
+    assert_eq!(echo.status.code(), Some(0), "{}", text_of(&echo));
+    assert_echoed(&dir.path().join("reports/report.json"));
+    let page = run(
+        dir.path(),
+        &server.fault_url(Fault::EchoErrorPage),
+        &["--signer", "command", "--json", "reports/page.json"],
+    )
+    .env("MALLCHECK_SIGN_COMMAND", &command)
+    .output()
+    .unwrap();
+    assert_eq!(page.status.code(), Some(1), "{}", text_of(&page));
+    // A command that fails: the reports say a command signer failed, not which command.
+    let broken = format!("cat >/dev/null; exit 3 # {COMMAND_KEY}-broken");
+    let failed = mallcheck(dir.path())
+        .args(["run", "--signer", "command", "--color", "never", "--cases"])
+        .arg(dir.path().join("cases/auth.yaml"))
+        .args([
+            "--json",
+            "reports/broken.json",
+            "--junit",
+            "reports/broken.xml",
+        ])
+        .env("MALLCHECK_SIGN_COMMAND", &broken)
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(1), "{}", text_of(&failed));
+    let broken_report = std::fs::read_to_string(dir.path().join("reports/broken.json")).unwrap();
+    assert!(
+        broken_report.contains("<the sign command>"),
+        "the report should say a command signer failed:\n{broken_report}"
+    );
+    let mut secrets = Secrets::default();
+    secrets.add("the sign command", &command);
+    secrets.add("the failing sign command", &broken);
+    secrets.add("the key inside the command", COMMAND_KEY);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    for (i, sig) in logged.lines().enumerate() {
+        secrets.add(&format!("signature {i}"), sig);
+    }
+    assert!(
+        secrets.0.len() > 30,
+        "{} signatures logged",
+        secrets.0.len()
+    );
+    secrets.assert_none_written(
+        dir.path(),
+        &[
+            ("run (echo)", &echo),
+            ("run (error page)", &page),
+            ("run (broken command)", &failed),
+        ],
+    );
+}
+
+#[test]
+fn url_userinfo_never_appears_in_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mallcheck.toml"),
+        format!(
+            "[profile.stage]\nbase_url = \"http://deploy-bot:{URL_PASSWORD}@127.0.0.1:8080/\"\n"
+        ),
+    )
+    .unwrap();
+    let mut outputs = Vec::new();
+    let bad_port = format!("http://deploy-bot:{URL_PASSWORD}@127.0.0.1:99999/");
+    let ftp = format!("ftp://deploy-bot:{URL_PASSWORD}@127.0.0.1/");
+    let encoded = "http://deploy-bot:Pa55%2Dw0rd%2Din%2Durl@[::1/";
+    for (what, cmd) in [
+        ("flag, bad port", run(dir.path(), &bad_port, &[])),
+        (
+            "flag, percent-encoded password",
+            run(dir.path(), encoded, &[]),
+        ),
+        ("environment, ftp", {
+            let mut c = mallcheck(dir.path());
+            c.args(["run", "--appid", DEMO_APPID])
+                .env("MALLCHECK_BASE_URL", &ftp);
+            c
+        }),
+        ("profile, valid URL with credentials", {
+            let mut c = mallcheck(dir.path());
+            c.args(["run", "--profile", "stage", "--appid", DEMO_APPID]);
+            c
+        }),
+    ] {
+        let mut cmd = cmd;
+        let out = cmd.env("MALLCHECK_SIGN_KEY", MD5_KEY).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", text_of(&out));
+        let text = text_of(&out);
+        assert!(
+            text.contains("<redacted>@"),
+            "{what}: the URL should be shown masked:\n{text}"
+        );
+        outputs.push((what, out));
+    }
+    assert!(text_of(&outputs[3].1).contains("base_url (profile `stage`)"));
+    let mut secrets = Secrets::default();
+    secrets.add("the URL password", URL_PASSWORD);
+    secrets.add(
+        "the URL user and password",
+        &format!("deploy-bot:{URL_PASSWORD}"),
+    );
+    let outputs: Vec<(&str, &Output)> = outputs.iter().map(|(w, o)| (*w, o)).collect();
+    for (what, out) in &outputs {
+        let found = secrets.found_in(&text_of(out));
+        assert!(found.is_empty(), "{what}: {found:?}\n{}", text_of(out));
+    }
+}
+
+#[test]
+fn a_misspelt_secret_header_is_a_load_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("typo.yaml");
+    std::fs::write(
+        &case,
+        "cases:\n  - name: typo\n    endpoint: mall-list\n    request:\n      body: {}\n      headers: { X-Tenant: \"x\" }\n      secret-headers: [X-Tenat]\n",
+    )
+    .unwrap();
+    let out = mallcheck(dir.path())
+        .args(["run", "--color", "never", "--cases"])
+        .arg(&case)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
+    let text = text_of(&out);
+    assert!(
+        text.contains("`X-Tenat` is not a header of this request"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean `X-Tenant`?"), "{text}");
+    assert!(text.contains("typo.yaml:7:"), "{text}");
+}
+
+#[test]
+fn a_key_too_short_to_scrub_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mallcheck(dir.path())
+        .args(["run", "--color", "never", "--quiet", "--cases"])
+        .arg(repo().join("cases/auth.yaml"))
+        .env("MALLCHECK_SIGN_KEY", "k3y")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: the signing key is shorter than 8 characters"),
+        "{stderr}"
+    );
 }

@@ -1,0 +1,227 @@
+//! Memory and time bounded on any response (issue 11, item 5): a valid envelope holding a
+//! million broken malls, served by a raw loopback server, gets its verdict; each check keeps its
+//! first findings and counts the rest, and every report says how many were left out.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Output;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::common::bin;
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+
+/// Malls in the generated page.
+const RECORDS: usize = 1_000_000;
+/// Fields of §2.2 a mall must carry, and the always-null ones: an empty object misses them all.
+const MALL_FIELDS: usize = 24;
+const ALWAYS_NULL_FIELDS: usize = 15;
+/// Findings kept per check in one case (`RunOptions::max_findings_per_check`).
+const KEPT: usize = 50;
+
+/// A success envelope whose `data` holds `records` empty objects (3 bytes a mall).
+fn broken_envelope(records: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(records * 3 + 64);
+    body.extend_from_slice(br#"{"success":true,"code":"0000","msg":"ok","data":["#);
+    for i in 0..records {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b"{}");
+    }
+    body.extend_from_slice(b"]}");
+    body
+}
+
+/// Answers every request on one connection with `body` until the client closes it.
+fn answer(stream: TcpStream, body: &[u8]) -> std::io::Result<()> {
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    loop {
+        let mut length = 0usize;
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Ok(());
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut request = vec![0; length];
+        reader.read_exact(&mut request)?;
+        write!(
+            writer,
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )?;
+        writer.write_all(body)?;
+        writer.flush()?;
+    }
+}
+
+/// A loopback HTTP server answering any request with `body`; returns its base URL.
+fn serve(body: Vec<u8>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let body = Arc::new(body);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let body = Arc::clone(&body);
+            std::thread::spawn(move || answer(stream, &body));
+        }
+    });
+    url
+}
+
+const CASES: &str = r#"cases:
+  - name: a page of a million broken malls
+    endpoint: mall-list
+    request:
+      body:
+        appid: "${MALLCHECK_APPID}"
+        filter:
+          seller:
+            merchantId: "${MALLCHECK_MERCHANT_ID}"
+            merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+            role: "${MALLCHECK_ROLE}"
+        sort: { sortField: id, sort: DESC }
+        cursor: { cursorField: id, endCursor: null, count: 10 }
+    expect:
+      status: 200
+      schema: mall-list-response
+      checks: [ownership.merchant]
+
+  - name: a walk over a million broken malls
+    walk:
+      body:
+        appid: "${MALLCHECK_APPID}"
+        filter:
+          seller:
+            merchantId: "${MALLCHECK_MERCHANT_ID}"
+            merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+            role: "${MALLCHECK_ROLE}"
+        sort: { sortField: id, sort: DESC }
+        cursor: { cursorField: id, endCursor: null, count: 10 }
+      sizes: [10]
+      ownership: true
+"#;
+
+fn run(base_url: &str, dir: &Path) -> Output {
+    let cases = dir.join("broken.yaml");
+    std::fs::write(&cases, CASES).expect("write the case file");
+    std::process::Command::new(bin())
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["run", "--base-url", base_url, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--snapshots", "off", "--color", "never"])
+        .arg("--cases")
+        .arg(&cases)
+        .args(["--json", "report.json", "--junit", "junit.xml"])
+        .args(["--markdown", "summary.md", "--html", "report.html"])
+        .output()
+        .expect("run mallcheck")
+}
+
+/// Kept and counted findings of `check` in one case of the JSON report.
+fn total(case: &Value, check: &str) -> (usize, usize) {
+    let kept = case["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["check"] == check)
+        .count();
+    let omitted = case["omitted"]
+        .as_array()
+        .expect("omitted")
+        .iter()
+        .filter(|o| o["check"] == check)
+        .map(|o| o["count"].as_u64().expect("count") as usize)
+        .sum();
+    (kept, omitted)
+}
+
+#[test]
+fn a_million_broken_malls_get_a_verdict_with_counted_findings() {
+    let url = serve(broken_envelope(RECORDS));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = run(&url, dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("… and 23,999,950 more `mall.fields` findings (counted, not kept)"),
+        "{stdout}"
+    );
+
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("report.json")).expect("read report.json"),
+    )
+    .expect("report.json is JSON");
+    let cases = report["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 2);
+    for case in cases {
+        assert_eq!(case["outcome"], "fail", "{}", case["id"]["name"]);
+        for (check, all) in [
+            ("mall.fields", RECORDS * MALL_FIELDS),
+            ("mall.always-null-fields", RECORDS * ALWAYS_NULL_FIELDS),
+            ("ownership.merchant", RECORDS),
+        ] {
+            assert_eq!(
+                total(case, check),
+                (KEPT, all - KEPT),
+                "{check} in {}",
+                case["id"]["name"]
+            );
+        }
+        let mut kept: Vec<&str> = case["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter_map(|f| f["check"].as_str())
+            .collect();
+        kept.sort_unstable();
+        let most = kept.chunk_by(|a, b| a == b).map(<[&str]>::len).max();
+        assert_eq!(most, Some(KEPT), "at most {KEPT} findings of a check kept");
+    }
+    let walk = &cases[1];
+    // One page of a million records holding one key: every record but the first repeats it.
+    let (kept, omitted) = total(walk, "paging.duplicate");
+    assert_eq!(kept + omitted, RECORDS - 1);
+    assert!(kept <= 5, "{kept}");
+    assert_eq!(total(walk, "paging.page-size"), (1, 0));
+
+    let markdown = std::fs::read_to_string(dir.path().join("summary.md")).expect("summary.md");
+    assert!(
+        markdown.contains("… and 23,999,950 more `mall.fields` findings"),
+        "{markdown}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).expect("report.html");
+    assert!(
+        html.contains("(24,000,000 findings)")
+            && html.contains("… and 23,999,950 more `mall.fields` findings"),
+        "{html}"
+    );
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).expect("junit.xml");
+    assert!(junit.contains("23,999,950 more `mall.fields` findings"));
+}
