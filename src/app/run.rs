@@ -281,28 +281,34 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             snapshots: snapshots.clone(),
         });
         let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
-        if !args.no_preflight {
-            let body = target.first_page_body(10);
-            let signer = target.signer.kind_name();
-            let appid = &target.identity.appid;
-            if let Some(message) = runner.preflight(&body, signer, appid, &mut on_event).await {
-                if let Some(server) = server {
-                    server.shutdown().await;
-                }
-                eprintln!("error: {message}");
-                return exit::FAILURE;
+        let no_preflight = args.no_preflight;
+        let preflight_body = target.first_page_body(10);
+        let signer = target.signer.kind_name();
+        let appid = target.identity.appid.clone();
+        // The preflight, then the suite; a signal stops either.
+        let work = async {
+            if !no_preflight
+                && let Some(message) = runner
+                    .preflight(&preflight_body, signer, &appid, &mut on_event)
+                    .await
+            {
+                return Err(message);
             }
-        }
-        let run = runner.run(planned, &mut on_event);
+            Ok(runner.run(planned, &mut on_event).await)
+        };
         let summary = tokio::select! {
-            summary = run => Ok(summary),
+            done = work => Ok(done),
             signal = stop.wait() => Err(signal),
         };
         if let Some(server) = server {
             server.shutdown().await;
         }
         match summary {
-            Ok(summary) => exit::for_outcome(summary.outcome()),
+            Ok(Ok(summary)) => exit::for_outcome(summary.outcome()),
+            Ok(Err(preflight)) => {
+                eprintln!("error: {preflight}");
+                exit::FAILURE
+            }
             Err(signal) => {
                 eprintln!("interrupted by {signal}: the reports hold the cases that finished");
                 exit::FAILURE
