@@ -27,6 +27,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Run(Box<RunArgs>),
     /// Serve the reference implementation of the interface (optionally with a fault).
+    #[command(after_help = crate::server::guide::help())]
     Serve(ServeArgs),
     /// Print the cases that `run` would run with the same selection flags.
     List(Box<RunArgs>),

@@ -10,7 +10,7 @@ use crate::error::UsageError;
 use crate::profile::{self, Profile};
 use crate::redact::{self, MIN_SECRET_LEN};
 use crate::server::{self, RunningServer, ServerOptions, data};
-use crate::service::client::ClientOptions;
+use crate::service::client::{Client, ClientOptions};
 use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
@@ -166,6 +166,23 @@ impl Target {
             .await
             .map_err(|e| format!("cannot start the embedded reference server: {e}"))?;
         Ok((server.base_url(), Some(server)))
+    }
+
+    /// Runs `work` against the service to test: the given base URL, or the embedded reference
+    /// server, started here and shut down when `work` ends. Err: the service could not be
+    /// reached (the caller reports it; exit 1).
+    pub async fn with_service<T>(&self, work: impl AsyncFnOnce(&str) -> T) -> Result<T, String> {
+        let (base_url, server) = self.connect().await?;
+        let out = work(&base_url).await;
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        Ok(out)
+    }
+
+    /// A signing client for `base_url` with the target's limits.
+    pub fn client(&self, base_url: &str) -> Result<Client, String> {
+        Client::new(base_url, self.signer.clone(), self.client.clone()).map_err(|e| e.to_string())
     }
 
     /// A first-page mall list request for the configured merchant (spec §4.1).

@@ -10,7 +10,6 @@ use crate::redact::Secret;
 use crate::release::compare::{self, RESPONSE_SCHEMAS};
 use crate::report::diff::{render_console, render_junit, render_markdown};
 use crate::report::style;
-use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::settings;
 use crate::snapshot::classify::Contract;
@@ -43,10 +42,8 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         ));
     }
     let rt = super::runtime()?;
-    let outcome = rt.block_on(async {
-        let (base_url, server) = target.connect().await?;
-        let client = Client::new(&base_url, target.signer.clone(), target.client.clone())
-            .map_err(|e| e.to_string())?;
+    let outcome = rt.block_on(target.with_service(async |base_url| {
+        let client = target.client(base_url)?;
         let discovery = Discovery::new(target.first_page_body(10));
         let secrets: Vec<Secret> = target.signer.secrets().into_iter().cloned().collect();
         let secret_refs: Vec<&Secret> = secrets.iter().collect();
@@ -60,11 +57,9 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
             &contract,
         )
         .await;
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        Ok::<_, String>((base_url, results))
-    });
+        Ok::<_, String>((base_url.to_string(), results))
+    }));
+    let outcome = outcome.and_then(|r| r);
     let (base_url, results) = match outcome {
         Ok(r) => r,
         Err(e) => {

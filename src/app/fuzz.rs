@@ -197,18 +197,15 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
     };
     let rt = super::runtime()?;
     let code = rt.block_on(async {
-        let (base_url, server) = match target.connect().await {
-            Ok(connected) => connected,
-            Err(e) => {
+        target
+            .with_service(async |base_url| {
+                fuzz_target(&target, base_url, options, schemas, saved, &args, style).await
+            })
+            .await
+            .unwrap_or_else(|e| {
                 eprintln!("error: {e}");
-                return exit::FAILURE;
-            }
-        };
-        let code = fuzz_target(&target, &base_url, options, schemas, saved, &args, style).await;
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        code
+                exit::FAILURE
+            })
     });
     Ok(code)
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use junit_report::{Report, TestSuite};
+use quick_junit::TestSuite;
 use serde_json::Value;
 
 use crate::atomic;
@@ -69,15 +69,11 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         if let Some(merged) = &merged {
             order_like_json(&mut suites, &merged.document);
         }
-        failing |= suites.iter().any(|s| s.failures() > 0 || s.errors() > 0);
-        let mut report = Report::new();
-        let count = suites.iter().map(TestSuite::tests).sum::<usize>();
-        report.add_testsuites(suites);
-        let mut bytes = Vec::new();
-        report
-            .write_xml(&mut bytes)
-            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
-        atomic::write(out, &bytes).map_err(|e| io_error(out, e))?;
+        failing |= suites.iter().any(|s| s.failures > 0 || s.errors > 0);
+        let count = suites.iter().map(|s| s.tests).sum::<usize>();
+        let xml = crate::report::junit::document("mallcheck merge", suites)
+            .map_err(|e| io_error(out, e))?;
+        atomic::write(out, xml.as_bytes()).map_err(|e| io_error(out, e))?;
         eprintln!(
             "merged {} into {}: {}",
             crate::report::text::plural(junit_inputs.len(), "JUnit report"),

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::case::model::{CaseFile, CursorRule};
-use crate::case::parse::{ParseContext, load_paths};
+use crate::case::parse::ParseContext;
+use crate::case::parse::files::load_paths;
 use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
@@ -18,7 +19,6 @@ use crate::report::junit::Junit;
 use crate::report::style;
 use crate::report::{html, json, markdown};
 use crate::runner::{PlannedCase, RunOptions, Runner};
-use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
@@ -259,58 +259,51 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     let code = rt.block_on(async {
         // Before anything starts: a signal from here on stops the run and finishes the reports.
         let mut stop = Stop::listen();
-        let (base_url, server) = match target.connect().await {
-            Ok(connected) => connected,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::FAILURE;
-            }
-        };
-        let client = match Client::new(&base_url, target.signer.clone(), target.client.clone()) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::FAILURE;
-            }
-        };
-        let runner = Arc::new(Runner {
-            client,
-            schemas: Arc::clone(&schemas),
-            options,
-            discovery: Discovery::new(target.first_page_body(10)),
-            snapshots: snapshots.clone(),
-        });
-        let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
         let no_preflight = args.no_preflight;
         let preflight_body = target.first_page_body(10);
         let signer = target.signer.kind_name();
         let appid = target.identity.appid.clone();
-        // The preflight, then the suite; a signal stops either.
-        let work = async {
-            if !no_preflight
-                && let Some(message) = runner
-                    .preflight(&preflight_body, signer, &appid, &mut on_event)
-                    .await
-            {
-                return Err(message);
-            }
-            Ok(runner.run(planned, &mut on_event).await)
-        };
-        let summary = tokio::select! {
-            done = work => Ok(done),
-            signal = stop.wait() => Err(signal),
-        };
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        match summary {
-            Ok(Ok(summary)) => exit::for_outcome(summary.outcome()),
-            Ok(Err(preflight)) => {
+        let served = target
+            .with_service(async |base_url| {
+                let client = target.client(base_url)?;
+                let runner = Arc::new(Runner {
+                    client,
+                    schemas: Arc::clone(&schemas),
+                    options,
+                    discovery: Discovery::new(target.first_page_body(10)),
+                    snapshots: snapshots.clone(),
+                });
+                let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
+                // The preflight, then the suite; a signal stops either.
+                let work = async {
+                    if !no_preflight
+                        && let Some(message) = runner
+                            .preflight(&preflight_body, signer, &appid, &mut on_event)
+                            .await
+                    {
+                        return Err(message);
+                    }
+                    Ok(runner.run(planned, &mut on_event).await)
+                };
+                Ok(tokio::select! {
+                    done = work => Ok(done),
+                    signal = stop.wait() => Err(signal),
+                })
+            })
+            .await
+            .and_then(|summary| summary);
+        match served {
+            Ok(Ok(Ok(summary))) => exit::for_outcome(summary.outcome()),
+            Ok(Ok(Err(preflight))) => {
                 eprintln!("error: {preflight}");
                 exit::FAILURE
             }
-            Err(signal) => {
+            Ok(Err(signal)) => {
                 eprintln!("interrupted by {signal}: the reports hold the cases that finished");
+                exit::FAILURE
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
                 exit::FAILURE
             }
         }

@@ -8,6 +8,7 @@ use crate::cli::ServeArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::server::faults::Fault;
+use crate::server::guide::guide;
 use crate::server::{ConnectionLimits, ServerOptions, start};
 
 /// Longest header or idle timeout accepted, in seconds.
@@ -64,6 +65,9 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
             "faults are served under {}/fault/<name>/ (see --list-faults)",
             server.base_url()
         );
+        println!();
+        println!("{}", guide(&server.base_url()));
+        println!("Ctrl-C stops the server.");
         let _ = tokio::signal::ctrl_c().await;
         server.shutdown().await;
         Ok(exit::PASS)

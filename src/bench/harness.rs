@@ -21,7 +21,8 @@ use crate::bench::measure::{Goal, Measurement, machine, median, mib, ms, ratio, 
 use crate::bench::memory::{MEMORY_TARGET, memory};
 use crate::bench::proxy::{Proxy, Recorded};
 use crate::bench::validation::validation;
-use crate::case::parse::{ParseContext, load_paths};
+use crate::case::parse::ParseContext;
+use crate::case::parse::files::load_paths;
 use crate::error::UsageError;
 use crate::profile::Profile;
 use crate::report::FanOut;

@@ -161,7 +161,8 @@ pub fn exercises(case: &Case, id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::case::parse::{ParseContext, load_paths};
+    use crate::case::parse::ParseContext;
+    use crate::case::parse::files::load_paths;
     use crate::profile::Profile;
     use crate::settings::{self, Env, Flags};
     use crate::spec::schemas::SchemaSet;

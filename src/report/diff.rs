@@ -6,7 +6,6 @@ use std::io;
 use std::path::Path;
 
 use anstyle::Style;
-use junit_report::{Report, TestCaseBuilder, TestSuiteBuilder};
 
 use crate::release::compare::{CaseDiff, DiffVerdict};
 use crate::report::junit::xml_safe;
@@ -216,61 +215,68 @@ pub fn render_markdown(
 /// a case that could not be compared an error, additive and data changes are listed in
 /// system-out.
 pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
-    let mut by_file: BTreeMap<String, Vec<&CaseDiff>> = BTreeMap::new();
+    use crate::report::junit::{self, Verdict as Junit};
+    let mut by_file: BTreeMap<&Path, Vec<&CaseDiff>> = BTreeMap::new();
     for r in results {
-        by_file
-            .entry(r.file.display().to_string())
-            .or_default()
-            .push(r);
+        by_file.entry(r.file.as_path()).or_default().push(r);
     }
-    let mut report = Report::new();
+    let mut suites = Vec::new();
     for (file, cases) in by_file {
-        let mut suite = TestSuiteBuilder::new(&xml_safe(&format!("diff {file}")));
+        let mut tests = Vec::new();
         for r in cases {
-            let name = xml_safe(&r.case);
-            let time = crate::report::junit::junit_time(r.duration);
-            let mut builder = match &r.outcome {
-                Err(e) => TestCaseBuilder::error(&name, time, "release-diff.error", &xml_safe(e)),
+            let (verdict, out) = match &r.outcome {
+                Err(e) => (
+                    Junit::Error {
+                        ty: "release-diff.error".into(),
+                        message: e.clone(),
+                        detail: String::new(),
+                    },
+                    None,
+                ),
                 Ok(changes) => {
                     let groups = classify::group(changes);
-                    let lines: Vec<String> = groups.iter().map(group_line).collect();
-                    let breaking: Vec<&Group> = groups
-                        .iter()
-                        .filter(|g| g.class == Class::Breaking)
-                        .collect();
-                    let mut b = match breaking.first() {
-                        Some(first) => {
-                            let message = format!(
-                                "{} breaking change(s); first at {}: {}",
-                                r.count(Class::Breaking),
-                                first.pattern,
-                                first.example.describe()
-                            );
-                            let mut b = TestCaseBuilder::failure(
-                                &name,
-                                time,
-                                "release-diff.breaking",
-                                &xml_safe(&message),
-                            );
-                            b.set_trace(&xml_safe(&lines.join("\n")));
-                            b
-                        }
-                        None => TestCaseBuilder::success(&name, time),
-                    };
-                    if breaking.is_empty() && !lines.is_empty() {
-                        b.set_system_out(&xml_safe(&lines.join("\n")));
+                    let lines = groups.iter().map(group_line).collect::<Vec<_>>().join("\n");
+                    match groups.iter().find(|g| g.class == Class::Breaking) {
+                        Some(first) => (
+                            Junit::Failure {
+                                ty: "release-diff.breaking".into(),
+                                message: format!(
+                                    "{} breaking change(s); first at {}: {}",
+                                    r.count(Class::Breaking),
+                                    first.pattern,
+                                    first.example.describe()
+                                ),
+                                detail: lines,
+                            },
+                            None,
+                        ),
+                        None => (Junit::Pass, (!lines.is_empty()).then_some(lines)),
                     }
-                    b
                 }
             };
-            builder.set_classname(&xml_safe(&r.snapshot.display().to_string()));
-            suite.add_testcase(builder.build());
+            let mut case = junit::testcase(
+                &r.case,
+                &junit::classname(&r.file),
+                Some(&r.file),
+                Some(r.duration),
+                verdict,
+            );
+            case.add_property(quick_junit::Property::new(
+                "snapshot",
+                xml_safe(&r.snapshot.display().to_string()),
+            ));
+            if let Some(out) = out {
+                case.set_system_out(xml_safe(&out));
+            }
+            tests.push(case);
         }
-        report.add_testsuite(suite.build());
+        suites.push(junit::suite(
+            &format!("diff {}", junit::file_attr(file)),
+            Some(file),
+            tests,
+        ));
     }
-    let mut out = Vec::new();
-    report.write_xml(&mut out).map_err(io::Error::other)?;
-    String::from_utf8(out).map_err(io::Error::other)
+    junit::document("mallcheck diff", suites)
 }
 
 #[cfg(test)]
@@ -348,12 +354,16 @@ mod tests {
             },
         ])
         .unwrap();
-        assert!(
-            xml.contains("<failure type=\"release-diff.breaking\""),
+        let report = crate::report::junit::read(&xml).expect("read back");
+        assert_eq!(
+            (report.tests, report.failures, report.errors),
+            (2, 1, 1),
             "{xml}"
         );
         assert!(
-            xml.contains("<error type=\"release-diff.error\" message=\"connection refused\""),
+            xml.contains(r#"type="release-diff.breaking""#)
+                && xml
+                    .contains(r#"<error message="connection refused" type="release-diff.error"/>"#),
             "{xml}"
         );
     }

@@ -5,8 +5,6 @@
 use std::fmt::Write as _;
 use std::io;
 
-use junit_report::{Duration as JDuration, Report, TestCaseBuilder, TestSuiteBuilder};
-
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Origin};
 use crate::fuzz::properties::PROPERTIES;
@@ -357,36 +355,35 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
 
 /// JUnit XML: one suite per endpoint, one test case per property.
 pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
-    let mut xml = Report::new();
+    use crate::report::junit::{self, Verdict};
+    let mut suites = Vec::new();
     for stats in &report.endpoints {
-        let mut suite = TestSuiteBuilder::new(&format!("fuzz {}", stats.endpoint.name()));
+        let mut cases = Vec::new();
         for property in PROPERTIES {
             let name = property.id;
-            let time = JDuration::seconds_f64(0.0);
-            let mut case = match report.failure(stats.endpoint, property) {
+            let (verdict, out) = match report.failure(stats.endpoint, property) {
                 Some(f) => {
                     let message = f
                         .findings
                         .first()
                         .map_or_else(|| property.summary.to_string(), |x| x.headline());
-                    let mut b = match property.family {
-                        Family::Contract => {
-                            TestCaseBuilder::failure(name, time, name, &xml_safe(&message))
-                        }
-                        Family::Transport => {
-                            TestCaseBuilder::error(name, time, name, &xml_safe(&message))
-                        }
+                    let detail = failure(f, report.seed, signer, Style { color: false });
+                    let ty = name.to_string();
+                    let verdict = match property.family {
+                        Family::Contract => Verdict::Failure {
+                            ty,
+                            message,
+                            detail,
+                        },
+                        Family::Transport => Verdict::Error {
+                            ty,
+                            message,
+                            detail,
+                        },
                     };
-                    b.set_trace(&xml_safe(&failure(
-                        f,
-                        report.seed,
-                        signer,
-                        Style { color: false },
-                    )));
-                    b
+                    (verdict, None)
                 }
                 None => {
-                    let mut b = TestCaseBuilder::success(name, time);
                     let refused = if stats.rejected.is_empty() {
                         String::new()
                     } else {
@@ -395,21 +392,32 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                             rejections(stats)
                         )
                     };
-                    b.set_system_out(&format!(
+                    let out = format!(
                         "{} generated cases; seed {}{refused}",
                         stats.run, report.seed
-                    ));
-                    b
+                    );
+                    (Verdict::Pass, Some(out))
                 }
             };
-            case.set_classname(&format!("fuzz.{}", stats.endpoint.name()));
-            suite.add_testcase(case.build());
+            let mut case = junit::testcase(
+                name,
+                &format!("fuzz.{}", stats.endpoint.name()),
+                None,
+                None,
+                verdict,
+            );
+            if let Some(out) = out {
+                case.set_system_out(xml_safe(&out));
+            }
+            cases.push(case);
         }
-        xml.add_testsuite(suite.build());
+        suites.push(junit::suite(
+            &format!("fuzz {}", stats.endpoint.name()),
+            None,
+            cases,
+        ));
     }
-    let mut out = Vec::new();
-    xml.write_xml(&mut out).map_err(io::Error::other)?;
-    String::from_utf8(out).map_err(io::Error::other)
+    junit::document("mallcheck fuzz", suites)
 }
 
 #[cfg(test)]

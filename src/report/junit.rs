@@ -1,20 +1,33 @@
-//! JUnit XML sink (through junit-report): one `<testsuite>` per case file, one `<testcase>` per
-//! case. A contract finding is a `<failure>`, a transport or harness problem an `<error>`,
-//! warnings stay passing and are listed in `<system-out>`. The file is rewritten atomically as
-//! cases finish (on the schedule of [`Cadence`]) and when the run ends or is interrupted, so it
-//! is always a valid report of what ran.
+//! The one JUnit XML module (through quick-junit): the report of `run` (the [`Junit`] sink), the
+//! documents of `fuzz` and `diff` (built with [`testcase`], [`suite`] and [`document`]), and the
+//! reader `merge` uses ([`read`]).
+//!
+//! Conventions, for what Jenkins, GitLab and the GitHub test reporters show:
+//! - `classname` has no file-extension dot (Jenkins splits it on its last dot into package and
+//!   class): `cases/auth.yaml` becomes `cases.auth`;
+//! - the case file is in a `file` attribute on `<testsuite>` and `<testcase>` (GitLab and the
+//!   GitHub reporters use it for annotations);
+//! - `<testsuites>` carries the totals (`tests`, `failures`, `errors`, `skipped`, `time`); no
+//!   `package`, `hostname`, `id` or timestamp defaults;
+//! - a finding repeated word for word (two walks of the same pages) is listed once, with a count.
+//!
+//! In `run`, one `<testsuite>` per case file, one `<testcase>` per case. A contract finding is a
+//! `<failure>`, a transport or harness problem an `<error>`, warnings stay passing and are
+//! listed in `<system-out>`. The file is rewritten atomically as cases finish (on the schedule of
+//! [`Cadence`]) and when the run ends or is interrupted, so it is always a valid report of what
+//! ran.
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::PathBuf;
-use std::time::Instant;
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use junit_report::{Duration as JDuration, Report, TestCase, TestCaseBuilder, TestSuiteBuilder};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::atomic;
 use crate::report::cadence::Cadence;
 use crate::report::{Sink, text};
-use crate::verdict::event::{CaseResult, Event, Outcome};
+use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 
 /// Writes a JUnit report to a path.
 pub struct Junit {
@@ -44,12 +57,6 @@ impl Junit {
     }
 }
 
-/// A duration in whole milliseconds: the common JUnit XSD (Jenkins' junit-10.xsd) accepts at
-/// most three decimals in `time`.
-pub fn junit_time(d: std::time::Duration) -> JDuration {
-    JDuration::milliseconds(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// Removes what XML 1.0 cannot carry (control characters) and what would end a CDATA section.
 pub fn xml_safe(s: &str) -> String {
     s.chars()
@@ -60,13 +67,246 @@ pub fn xml_safe(s: &str) -> String {
         .replace("]]>", "]] >")
 }
 
-fn testcase(result: &CaseResult, strict: bool) -> TestCase {
-    let name = xml_safe(&result.id.name);
-    let time = junit_time(result.duration);
+/// What became of one test case.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// Passed.
+    Pass,
+    /// A contract finding: `ty` is the check id, `message` one line, `detail` the full text.
+    Failure {
+        /// The check id.
+        ty: String,
+        /// One line.
+        message: String,
+        /// The full text.
+        detail: String,
+    },
+    /// The case could not be judged (transport, harness).
+    Error {
+        /// What kind of problem.
+        ty: String,
+        /// One line.
+        message: String,
+        /// The full text.
+        detail: String,
+    },
+    /// Not run, and why.
+    Skipped {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A `<testcase>`: `file` is the case file (or other source) the case comes from, given as the
+/// user gave it; the classname is derived from it unless `classname` says otherwise.
+pub fn testcase(
+    name: &str,
+    classname: &str,
+    file: Option<&Path>,
+    time: Option<Duration>,
+    verdict: Verdict,
+) -> TestCase {
+    let status = match verdict {
+        Verdict::Pass => TestCaseStatus::success(),
+        Verdict::Failure {
+            ty,
+            message,
+            detail,
+        } => non_success(NonSuccessKind::Failure, &ty, &message, &detail),
+        Verdict::Error {
+            ty,
+            message,
+            detail,
+        } => non_success(NonSuccessKind::Error, &ty, &message, &detail),
+        Verdict::Skipped { reason } => {
+            let mut s = TestCaseStatus::skipped();
+            s.set_type("skipped").set_message(xml_safe(&reason));
+            s
+        }
+    };
+    let mut case = TestCase::new(xml_safe(name), status);
+    case.set_classname(xml_safe(classname));
+    if let Some(time) = time {
+        case.set_time(time);
+    }
+    if let Some(file) = file {
+        case.extra
+            .insert("file".into(), xml_safe(&file_attr(file)).into());
+    }
+    case
+}
+
+fn non_success(kind: NonSuccessKind, ty: &str, message: &str, detail: &str) -> TestCaseStatus {
+    let mut s = TestCaseStatus::non_success(kind);
+    s.set_type(xml_safe(ty)).set_message(xml_safe(message));
+    if !detail.is_empty() {
+        s.set_description(xml_safe(detail));
+    }
+    s
+}
+
+/// A `<testsuite>` of `cases`, with `file` when all of them come from one file; its time is the
+/// sum of the cases' times.
+pub fn suite(name: &str, file: Option<&Path>, cases: Vec<TestCase>) -> TestSuite {
+    let mut suite = TestSuite::new(xml_safe(name));
+    let time: Duration = cases.iter().filter_map(|c| c.time).sum();
+    suite.add_test_cases(cases);
+    suite.set_time(time);
+    if let Some(file) = file {
+        suite
+            .extra
+            .insert("file".into(), xml_safe(&file_attr(file)).into());
+    }
+    suite
+}
+
+/// The `<testsuites>` document named `name` (e.g. `mallcheck run`), with totals, as XML text.
+pub fn document(name: &str, suites: Vec<TestSuite>) -> io::Result<String> {
+    let mut report = Report::new(name);
+    let time: Duration = suites.iter().filter_map(|s| s.time).sum();
+    report.add_test_suites(suites);
+    report.set_time(time);
+    report.to_string().map_err(io::Error::other)
+}
+
+/// Reads a JUnit XML document (`<testsuites>` root, or a single `<testsuite>`) back.
+pub fn read(text: &str) -> Result<Report, String> {
+    let body = text.trim_start_matches('\u{feff}').trim_start();
+    let body = match body.strip_prefix("<?xml") {
+        Some(rest) => rest.split_once("?>").map_or("", |(_, r)| r).trim_start(),
+        None => body,
+    };
+    let wrapped;
+    let body = if body.starts_with("<testsuites") {
+        body
+    } else if body.starts_with("<testsuite") {
+        wrapped = format!("<testsuites>{body}</testsuites>");
+        &wrapped
+    } else {
+        let root: String = body
+            .trim_start_matches('<')
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ':'))
+            .collect();
+        return Err(format!(
+            "the root element is <{root}>, expected <testsuites> or <testsuite>"
+        ));
+    };
+    let mut report = Report::deserialize_from_str(body).map_err(|e| e.to_string())?;
+    // Recount from the cases: the totals of the file are not trusted.
+    let suites = std::mem::take(&mut report.test_suites);
+    let mut fresh = Report::new(report.name.clone().map_or_else(String::new, String::from));
+    fresh.name = report.name.clone();
+    fresh.time = report.time;
+    for s in suites {
+        let mut counted = TestSuite::new(s.name.clone());
+        counted.time = s.time;
+        counted.properties = s.properties.clone();
+        counted.system_out = s.system_out.clone();
+        counted.system_err = s.system_err.clone();
+        counted.extra = s.extra.clone();
+        counted.add_test_cases(s.test_cases);
+        fresh.add_test_suite(counted);
+    }
+    Ok(fresh)
+}
+
+/// A classname without a file-extension dot, which Jenkins would take for the package/class
+/// split: the path's components without the extension, joined by dots, other dots made `_`
+/// (`cases/auth.yaml` → `cases.auth`). Absolute paths under the working directory are made
+/// relative first.
+pub fn classname(path: &Path) -> String {
+    let rel = relative(path);
+    let stem = rel.with_extension("");
+    let parts: Vec<String> = stem
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().replace('.', "_")),
+            Component::ParentDir => Some("_".to_string()),
+            _ => None,
+        })
+        .collect();
+    parts.join(".")
+}
+
+/// The `file` attribute: the path relative to the working directory when it lies under it
+/// (CI tools resolve it against the checkout), as given otherwise.
+pub fn file_attr(path: &Path) -> String {
+    relative(path).display().to_string()
+}
+
+fn relative(path: &Path) -> PathBuf {
+    if path.is_absolute()
+        && let Ok(cwd) = std::env::current_dir()
+        && let Ok(rel) = path.strip_prefix(&cwd)
+    {
+        return rel.to_path_buf();
+    }
+    path.to_path_buf()
+}
+
+/// The findings as text, each distinct one once: a finding repeated word for word (the same
+/// record seen by two walks) gets a `(×N)` count instead of N copies.
+fn distinct_findings(findings: &[&Finding]) -> Vec<String> {
+    let mut order: Vec<(String, usize)> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    for f in findings {
+        let line = text::finding(f);
+        if let Some(&i) = index.get(&line) {
+            order[i].1 += 1;
+        } else {
+            index.insert(line.clone(), order.len());
+            order.push((line, 1));
+        }
+    }
+    order
+        .into_iter()
+        .map(|(line, n)| {
+            if n == 1 {
+                line
+            } else {
+                let (head, rest) = line.split_once('\n').unwrap_or((&line, ""));
+                let mut out = format!("{head} (×{n})");
+                if !rest.is_empty() {
+                    out.push('\n');
+                    out.push_str(rest);
+                }
+                out
+            }
+        })
+        .collect()
+}
+
+/// The failure body of a run case: its distinct findings, the findings counted but not kept,
+/// then the exchange that failed (or the first).
+fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
+    let mut out = String::new();
+    for line in distinct_findings(findings) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for line in text::omitted_lines(result, findings) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    if let Some(x) = result
+        .exchanges
+        .iter()
+        .find(|x| x.transport_error.is_some())
+        .or(result.exchanges.first())
+    {
+        out.push_str(&text::exchange(x));
+        out.push('\n');
+    }
+    out
+}
+
+fn run_case(result: &CaseResult, strict: bool) -> TestCase {
     let blocking = text::blocking(result, strict);
-    let mut builder = match result.outcome {
+    let verdict = match result.outcome {
         Outcome::Fail | Outcome::Error => {
-            let first = blocking.first().map_or_else(
+            let distinct = distinct_findings(&blocking).len();
+            let (ty, headline) = blocking.first().map_or_else(
                 || ("mallcheck".to_string(), "failed".to_string()),
                 |f| (f.check.id.to_string(), f.headline()),
             );
@@ -76,36 +316,49 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
                 .filter(|o| blocking.iter().any(|f| f.check.id == o.check.id))
                 .map(|o| o.count)
                 .sum();
-            let more = blocking.len().saturating_sub(1) + omitted;
-            let more = if more > 0 {
-                format!(" (+{} more)", text::thousands(more))
+            let more = distinct.saturating_sub(1) + omitted;
+            let message = if more > 0 {
+                format!("{headline} (+{} more)", text::thousands(more))
             } else {
-                String::new()
+                headline
             };
-            let message = xml_safe(&format!("{}{more}", first.1));
-            let mut b = if result.outcome == Outcome::Fail {
-                TestCaseBuilder::failure(&name, time, &xml_safe(&first.0), &message)
+            let detail = case_detail(result, &blocking);
+            if result.outcome == Outcome::Fail {
+                Verdict::Failure {
+                    ty,
+                    message,
+                    detail,
+                }
             } else {
-                TestCaseBuilder::error(&name, time, &xml_safe(&first.0), &message)
-            };
-            b.set_trace(&xml_safe(&text::case_detail(result, &blocking)));
-            b
+                Verdict::Error {
+                    ty,
+                    message,
+                    detail,
+                }
+            }
         }
-        Outcome::Skip => TestCaseBuilder::skipped_with_cause(
-            &name,
-            "skipped",
-            &xml_safe(result.skip_reason.as_deref().unwrap_or("skipped")),
-        ),
-        Outcome::Pass | Outcome::Warn => TestCaseBuilder::success(&name, time),
+        Outcome::Skip => Verdict::Skipped {
+            reason: result
+                .skip_reason
+                .clone()
+                .unwrap_or_else(|| "skipped".to_string()),
+        },
+        Outcome::Pass | Outcome::Warn => Verdict::Pass,
     };
-    builder.set_classname(&xml_safe(&result.id.file.display().to_string()));
-    let notes: Vec<String> = result
+    let time = (result.outcome != Outcome::Skip).then_some(result.duration);
+    let mut case = testcase(
+        &result.id.name,
+        &classname(&result.id.file),
+        Some(&result.id.file),
+        time,
+        verdict,
+    );
+    let notes: Vec<&Finding> = result
         .findings
         .iter()
         .filter(|f| matches!(f.outcome(strict), Outcome::Warn | Outcome::Pass))
-        .map(text::finding)
         .collect();
-    let mut notes = notes;
+    let mut notes = distinct_findings(&notes);
     if result.flaky {
         notes.insert(
             0,
@@ -113,32 +366,24 @@ fn testcase(result: &CaseResult, strict: bool) -> TestCase {
         );
     }
     if !notes.is_empty() {
-        builder.set_system_out(&xml_safe(&notes.join("\n")));
+        case.set_system_out(xml_safe(&notes.join("\n")));
     }
-    builder.build()
+    case
 }
 
-/// Renders results as JUnit XML, grouped by case file in case order.
+/// Renders run results as JUnit XML, grouped by case file in case order.
 pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
-    let mut by_file: BTreeMap<String, Vec<&CaseResult>> = BTreeMap::new();
+    let mut by_file: BTreeMap<&Path, Vec<&CaseResult>> = BTreeMap::new();
     for r in results {
-        by_file
-            .entry(r.id.file.display().to_string())
-            .or_default()
-            .push(r);
+        by_file.entry(r.id.file.as_path()).or_default().push(r);
     }
-    let mut report = Report::new();
+    let mut suites = Vec::new();
     for (file, mut cases) in by_file {
         cases.sort_by_key(|r| r.id.index);
-        let mut suite = TestSuiteBuilder::new(&xml_safe(&file));
-        for r in cases {
-            suite.add_testcase(testcase(r, strict));
-        }
-        report.add_testsuite(suite.build());
+        let cases = cases.into_iter().map(|r| run_case(r, strict)).collect();
+        suites.push(suite(&file_attr(file), Some(file), cases));
     }
-    let mut out = Vec::new();
-    report.write_xml(&mut out).map_err(io::Error::other)?;
-    String::from_utf8(out).map_err(io::Error::other)
+    document("mallcheck run", suites)
 }
 
 impl Sink for Junit {

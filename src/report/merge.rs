@@ -2,21 +2,18 @@
 //!
 //! JSON reports are merged as documents (unknown fields survive): cases are concatenated,
 //! deduplicated by case file and name (the first input wins), ordered by case file then index,
-//! re-indexed and re-counted. JUnit files are read back with quick-xml and written again
-//! through junit-report, testsuites merged by name and testcases deduplicated by class and name;
-//! when JSON reports are among the inputs, testcases follow the merged JSON case order.
+//! re-indexed and re-counted. JUnit files are read back and written again through the one JUnit
+//! module (`report::junit`), testsuites merged by name and testcases deduplicated by class and
+//! name; when JSON reports are among the inputs, testcases follow the merged JSON case order.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use junit_report::{Duration as JDuration, TestCase, TestResult, TestSuite};
-use quick_xml::XmlVersion;
-use quick_xml::escape::resolve_predefined_entity;
-use quick_xml::events::{BytesStart, Event as XmlEvent};
+use quick_junit::TestSuite;
 use serde_json::{Map, Value, json};
 
 use crate::report::json::FORMAT_VERSION;
-use crate::report::junit::xml_safe;
+use crate::report::junit;
 use crate::verdict::event::RunSummary;
 
 /// A report that cannot be merged: the input it is about (or `merge`) and why.
@@ -52,8 +49,8 @@ pub fn parse_input(text: &str) -> Result<Input, String> {
         Some('{') => serde_json::from_str(body)
             .map(Input::Json)
             .map_err(|e| format!("not valid JSON: {e}")),
-        Some('<') => parse_junit(body)
-            .map(Input::Junit)
+        Some('<') => junit::read(body)
+            .map(|r| Input::Junit(r.test_suites))
             .map_err(|e| format!("not a JUnit XML report: {e}")),
         _ => Err("neither a JSON report nor a JUnit XML report".to_string()),
     }
@@ -195,276 +192,83 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
 }
 
 /// Merges parsed JUnit reports: testsuites by name (sorted), testcases in input order,
-/// deduplicated by class and name (the first wins).
+/// deduplicated by class and name (the first wins), counts recomputed.
 pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> Vec<TestSuite> {
     let mut by_name: BTreeMap<String, TestSuite> = BTreeMap::new();
     let mut seen: HashSet<(String, String, String)> = HashSet::new();
     for suites in inputs {
         for suite in suites {
-            let merged = by_name
-                .entry(suite.name.clone())
-                .or_insert_with(|| TestSuite {
-                    testcases: vec![],
-                    system_out: None,
-                    system_err: None,
-                    ..suite.clone()
-                });
-            for case in suite.testcases {
+            let name = suite.name.as_str().to_string();
+            let merged = by_name.entry(name.clone()).or_insert_with(|| {
+                let mut fresh = TestSuite::new(suite.name.clone());
+                fresh.extra = suite.extra.clone();
+                fresh.properties = suite.properties.clone();
+                fresh
+            });
+            for case in suite.test_cases {
                 let key = (
-                    suite.name.clone(),
-                    case.classname.clone().unwrap_or_default(),
-                    case.name.clone(),
+                    name.clone(),
+                    case.classname
+                        .as_ref()
+                        .map_or_else(String::new, |c| c.as_str().to_string()),
+                    case.name.as_str().to_string(),
                 );
                 if seen.insert(key) {
-                    merged.testcases.push(case);
+                    merged.add_test_case(case);
                 }
             }
             merged.system_out = join_opt(merged.system_out.take(), suite.system_out);
             merged.system_err = join_opt(merged.system_err.take(), suite.system_err);
         }
     }
-    by_name.into_values().collect()
+    by_name
+        .into_values()
+        .map(|mut s| {
+            s.time = Some(s.test_cases.iter().filter_map(|c| c.time).sum());
+            s
+        })
+        .collect()
 }
 
-/// Orders each suite's testcases like the cases of a merged JSON report (case file = suite
-/// name, case name = testcase name), so shards give the order of one unsharded run. Testcases
-/// the report does not know keep their relative order after the known ones.
+/// Orders each suite's testcases like the cases of a merged JSON report (case file = the
+/// testcase's `file`, or the suite name; case name = testcase name), so shards give the order
+/// of one unsharded run. Testcases the report does not know keep their relative order after
+/// the known ones.
 pub fn order_like_json(suites: &mut [TestSuite], report: &Value) {
     let mut position: HashMap<(String, String), usize> = HashMap::new();
     for (i, case) in report["cases"].as_array().into_iter().flatten().enumerate() {
         if let Some((file, name)) = case_key(case) {
-            position.insert((xml_safe(&file), xml_safe(&name)), i);
+            let file = junit::xml_safe(&junit::file_attr(Path::new(&file)));
+            position.insert((file, junit::xml_safe(&name)), i);
         }
     }
     for suite in suites {
-        let name = suite.name.clone();
-        suite.testcases.sort_by_key(|c| {
+        let name = suite.name.as_str().to_string();
+        suite.test_cases.sort_by_key(|c| {
+            let file = c
+                .extra
+                .get("file")
+                .map_or_else(|| name.clone(), |f| f.as_str().to_string());
             position
-                .get(&(name.clone(), c.name.clone()))
+                .get(&(file, c.name.as_str().to_string()))
                 .copied()
                 .unwrap_or(usize::MAX)
         });
     }
 }
 
-fn join_opt(a: Option<String>, b: Option<String>) -> Option<String> {
+fn join_opt(
+    a: Option<quick_junit::XmlString>,
+    b: Option<quick_junit::XmlString>,
+) -> Option<quick_junit::XmlString> {
     match (a, b) {
-        (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+        (Some(a), Some(b)) => Some(format!("{}\n{}", a.as_str(), b.as_str()).into()),
         (a, b) => a.or(b),
-    }
-}
-
-/// A parsed XML element: name, attributes, children and the text directly inside it.
-#[derive(Debug, Default)]
-struct Element {
-    name: String,
-    attrs: Vec<(String, String)>,
-    children: Vec<Element>,
-    text: String,
-}
-
-impl Element {
-    fn attr(&self, name: &str) -> Option<&str> {
-        self.attrs
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn children<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
-        self.children.iter().filter(move |c| c.name == name)
-    }
-}
-
-fn element(start: &BytesStart<'_>) -> Result<Element, String> {
-    let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
-    let mut attrs = Vec::new();
-    for attr in start.attributes() {
-        let attr = attr.map_err(|e| e.to_string())?;
-        let key = String::from_utf8_lossy(attr.key.as_ref()).into_owned();
-        let value = attr
-            .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|e| e.to_string())?
-            .into_owned();
-        attrs.push((key, value));
-    }
-    Ok(Element {
-        name,
-        attrs,
-        ..Element::default()
-    })
-}
-
-/// Parses an XML document into its root element (no DTD, no external entities).
-fn parse_xml(text: &str) -> Result<Element, String> {
-    let mut reader = quick_xml::Reader::from_str(text);
-    let mut stack: Vec<Element> = Vec::new();
-    let mut root: Option<Element> = None;
-    loop {
-        let event = reader
-            .read_event()
-            .map_err(|e| format!("at byte {}: {e}", reader.error_position()))?;
-        match event {
-            XmlEvent::Start(s) => stack.push(element(&s)?),
-            XmlEvent::Empty(s) => {
-                let e = element(&s)?;
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(e),
-                    None => root = Some(e),
-                }
-            }
-            XmlEvent::End(_) => {
-                let done = stack.pop().ok_or("an end tag without a start tag")?;
-                match stack.last_mut() {
-                    Some(parent) => parent.children.push(done),
-                    None => root = Some(done),
-                }
-            }
-            XmlEvent::Text(t) => {
-                if let Some(e) = stack.last_mut() {
-                    e.text
-                        .push_str(&t.xml10_content().map_err(|e| e.to_string())?);
-                }
-            }
-            XmlEvent::CData(t) => {
-                if let Some(e) = stack.last_mut() {
-                    e.text.push_str(&t.decode().map_err(|e| e.to_string())?);
-                }
-            }
-            XmlEvent::GeneralRef(r) => {
-                let resolved = match r.resolve_char_ref().map_err(|e| e.to_string())? {
-                    Some(c) => c.to_string(),
-                    None => {
-                        let name = r.decode().map_err(|e| e.to_string())?;
-                        resolve_predefined_entity(&name)
-                            .ok_or_else(|| format!("unknown entity &{name};"))?
-                            .to_string()
-                    }
-                };
-                if let Some(e) = stack.last_mut() {
-                    e.text.push_str(&resolved);
-                }
-            }
-            XmlEvent::Eof => break,
-            XmlEvent::Decl(_) | XmlEvent::PI(_) | XmlEvent::Comment(_) | XmlEvent::DocType(_) => {}
-        }
-    }
-    if !stack.is_empty() {
-        return Err("the document ends inside an element".into());
-    }
-    root.ok_or_else(|| "the document has no root element".into())
-}
-
-fn seconds(value: Option<&str>) -> JDuration {
-    value
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|v| v.is_finite() && (0.0..1e12).contains(v))
-        .map_or(JDuration::ZERO, |s| {
-            JDuration::milliseconds((s * 1000.0).round() as i64)
-        })
-}
-
-fn non_empty(text: &str) -> Option<String> {
-    if text.trim().is_empty() {
-        None
-    } else {
-        Some(xml_safe(text))
-    }
-}
-
-fn outcome_parts(e: &Element) -> (String, String, Option<String>) {
-    (
-        xml_safe(e.attr("type").unwrap_or_default()),
-        xml_safe(e.attr("message").unwrap_or_default()),
-        non_empty(&e.text),
-    )
-}
-
-fn testcase(e: &Element) -> Result<TestCase, String> {
-    let name = e.attr("name").ok_or("a <testcase> has no name attribute")?;
-    let result = if let Some(f) = e.children("failure").next() {
-        let (type_, message, cause) = outcome_parts(f);
-        TestResult::Failure {
-            type_,
-            message,
-            cause,
-        }
-    } else if let Some(f) = e.children("error").next() {
-        let (type_, message, cause) = outcome_parts(f);
-        TestResult::Error {
-            type_,
-            message,
-            cause,
-        }
-    } else if let Some(s) = e.children("skipped").next() {
-        if s.attr("type").is_none() && s.attr("message").is_none() && s.text.trim().is_empty() {
-            TestResult::Skipped
-        } else {
-            let (type_, message, cause) = outcome_parts(s);
-            TestResult::SkippedWithCause {
-                type_,
-                message,
-                cause,
-            }
-        }
-    } else {
-        TestResult::Success
-    };
-    Ok(TestCase {
-        name: xml_safe(name),
-        time: seconds(e.attr("time")),
-        result,
-        classname: e.attr("classname").map(xml_safe),
-        filepath: e.attr("file").map(xml_safe),
-        system_out: e
-            .children("system-out")
-            .next()
-            .and_then(|o| non_empty(&o.text)),
-        system_err: e
-            .children("system-err")
-            .next()
-            .and_then(|o| non_empty(&o.text)),
-    })
-}
-
-fn testsuite(e: &Element) -> Result<TestSuite, String> {
-    let name = e
-        .attr("name")
-        .ok_or("a <testsuite> has no name attribute")?;
-    let mut suite = TestSuite::new(&xml_safe(name));
-    if let Some(host) = e.attr("hostname") {
-        suite.hostname = xml_safe(host);
-    }
-    for c in e.children("testcase") {
-        suite.testcases.push(testcase(c)?);
-    }
-    suite.system_out = e
-        .children("system-out")
-        .next()
-        .and_then(|o| non_empty(&o.text));
-    suite.system_err = e
-        .children("system-err")
-        .next()
-        .and_then(|o| non_empty(&o.text));
-    Ok(suite)
-}
-
-/// Parses a JUnit XML document (`<testsuites>` root, or a single `<testsuite>`).
-pub fn parse_junit(text: &str) -> Result<Vec<TestSuite>, String> {
-    let root = parse_xml(text)?;
-    match root.name.as_str() {
-        "testsuites" => root.children("testsuite").map(testsuite).collect(),
-        "testsuite" => Ok(vec![testsuite(&root)?]),
-        other => Err(format!(
-            "the root element is <{other}>, expected <testsuites> or <testsuite>"
-        )),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use junit_report::Report;
-
     use super::*;
 
     fn report(base_url: &str, cases: Value) -> Value {
@@ -542,45 +346,56 @@ mod tests {
 <testsuite name="cases/a.yaml" tests="2"><testcase name="four" time="0.1" classname="cases/a.yaml"><skipped type="skipped" message="no mall"/></testcase><testcase name="one" time="9" classname="cases/a.yaml"/></testsuite>
 </testsuites>"#;
 
+    fn parse(text: &str) -> Vec<TestSuite> {
+        junit::read(text).expect("a JUnit report").test_suites
+    }
+
     #[test]
     fn junit_merge_unites_suites_by_name_and_dedupes_cases() {
-        let a = parse_junit(SHARD_1).expect("shard 1");
-        let b = parse_junit(SHARD_2).expect("shard 2");
-        let merged = merge_junit([a, b]);
+        let merged = merge_junit([parse(SHARD_1), parse(SHARD_2)]);
         let names: Vec<&str> = merged.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["cases/a.yaml", "cases/b.yaml"]);
         let a = &merged[0];
-        let cases: Vec<&str> = a.testcases.iter().map(|c| c.name.as_str()).collect();
+        let cases: Vec<&str> = a.test_cases.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(cases, ["one", "two & more", "four"]);
-        assert_eq!((a.tests(), a.failures(), a.skipped()), (3, 1, 1));
-        assert_eq!(merged[1].errors(), 1);
-        match &a.testcases[1].result {
-            TestResult::Failure {
-                type_,
+        assert_eq!((a.tests, a.failures, a.skipped), (3, 1, 1));
+        assert_eq!(merged[1].errors, 1);
+        match &a.test_cases[1].status {
+            quick_junit::TestCaseStatus::NonSuccess {
+                kind: quick_junit::NonSuccessKind::Failure,
                 message,
-                cause,
+                ty,
+                description,
+                ..
             } => {
-                assert_eq!(type_, "mall.state");
-                assert_eq!(message, "mall.state (§3): expected 0, got 3");
-                assert_eq!(cause.as_deref(), Some("trace <with> markup"));
+                assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("mall.state"));
+                assert_eq!(
+                    message.as_ref().map(|t| t.as_str()),
+                    Some("mall.state (§3): expected 0, got 3")
+                );
+                assert_eq!(
+                    description.as_ref().map(|t| t.as_str()),
+                    Some("trace <with> markup")
+                );
             }
             other => panic!("not a failure: {other:?}"),
         }
         assert_eq!(
-            a.testcases[1].system_out.as_deref(),
+            a.test_cases[1].system_out.as_ref().map(|t| t.as_str()),
             Some("[observed] note")
         );
-        let mut out = Vec::new();
-        let mut report = Report::new();
-        report.add_testsuites(merged);
-        report.write_xml(&mut out).expect("xml");
-        let again = parse_junit(&String::from_utf8(out).expect("utf-8")).expect("round trip");
-        assert_eq!(again[0].testcases.len(), 3);
+        let xml = junit::document("merged", merged).expect("xml");
+        let again = junit::read(&xml).expect("round trip");
+        assert_eq!(again.test_suites[0].test_cases.len(), 3);
+        assert_eq!(
+            (again.tests, again.failures, again.errors, again.skipped),
+            (4, 1, 1, 1)
+        );
     }
 
     #[test]
     fn junit_testcases_follow_the_json_case_order() {
-        let mut suites = merge_junit([parse_junit(SHARD_2).expect("shard 2")]);
+        let mut suites = merge_junit([parse(SHARD_2)]);
         let order = report(
             "http://x",
             json!([
@@ -590,7 +405,7 @@ mod tests {
         );
         order_like_json(&mut suites, &order);
         let names: Vec<&str> = suites[0]
-            .testcases
+            .test_cases
             .iter()
             .map(|c| c.name.as_str())
             .collect();
@@ -599,10 +414,10 @@ mod tests {
 
     #[test]
     fn junit_parse_reports_broken_xml() {
-        assert!(parse_junit("<testsuites><testsuite name='a'>").is_err());
-        assert!(parse_junit("<html></html>").is_err());
+        assert!(junit::read("<testsuites><testsuite name='a'>").is_err());
+        assert!(junit::read("<html></html>").is_err());
         assert!(
-            parse_junit("<testsuites><testsuite name='a'><testcase/></testsuite></testsuites>")
+            junit::read("<testsuites><testsuite name='a'><testcase/></testsuite></testsuites>")
                 .is_err()
         );
     }

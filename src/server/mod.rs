@@ -6,6 +6,7 @@
 mod conn;
 pub mod data;
 pub mod faults;
+pub mod guide;
 mod pages;
 mod request;
 pub mod routes;

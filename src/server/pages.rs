@@ -5,7 +5,8 @@
 //! absent) asks for the first page; otherwise it is the `mallSn` of the last mall of the previous
 //! page, and the next page starts right after that mall. A page holds at most `cursor.count`
 //! records; a page shorter than `count` (possibly empty) ends the list. A cursor that is not the
-//! mallSn of one of the merchant's malls is rejected with HTTP 400.
+//! mallSn of one of the merchant's malls names nothing to continue from and is answered HTTP 404
+//! (a schema-valid string, so not a 400: `schemas/mall-list-request.json`).
 
 use crate::server::data::MallSeed;
 use crate::server::faults::Fault;

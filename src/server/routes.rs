@@ -2,11 +2,14 @@
 //! under `/fault/<name>`, authentication (§5), validation, and where each fault takes effect.
 //!
 //! Status codes (the spec leaves them open, §7): 200 with the data; 400 (`4000`) for a body that
-//! is not JSON or has bad fields, including an unknown cursor; 401 (`4010`) for a missing or bad
+//! is not JSON or breaks a rule of `schemas/*-request.json` (or a products call whose
+//! `X-env-flag` is not digits); 401 (`4010`) for a missing or bad
 //! `Authorization` or an appid mismatch; 404 (`4040`) for an unknown path, fault or mall (or a
-//! mall of another merchant, or a wrong mall signature); 405 (`4050`) for a method other than
-//! POST; 413 (`4130`) for a body above 1 MiB. Every error is the envelope
-//! `{"success":false,"code":"...","msg":"...","data":null}`.
+//! mall of another merchant, or a wrong mall signature) and for an `endCursor` that names no mall
+//! of the merchant's list; 405 (`4050`, with `Allow: POST`) for a method other than POST; 413
+//! (`4130`) for a body above 1 MiB. Every error is the envelope
+//! `{"success":false,"code":"...","msg":"...","data":null}`. A request the request schema accepts
+//! is never answered 400 (Schemathesis checks it in `tests/it/openapi.rs`).
 
 use std::cmp::Reverse;
 use std::collections::HashSet;
@@ -215,7 +218,12 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
     };
     if req.method() != Method::POST {
         let failure = Failure::new(StatusCode::METHOD_NOT_ALLOWED, "4050", "use POST");
-        return fail(&state, &call, failure);
+        let mut response = fail(&state, &call, failure);
+        // RFC 9110 §15.5.6: a 405 lists the methods the resource supports.
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        return response;
     }
     match fault {
         Some(Fault::RedirectLoop) => {
@@ -354,6 +362,8 @@ async fn answer(
             mall_list(state, call.fault, &req)
         }
         Operation::MallProducts => {
+            let flags = headers.get_all(request::ENV_FLAG).into_iter();
+            request::env_flag(flags.map(|v| v.as_bytes())).map_err(Failure::bad_request)?;
             let req = request::parse_products(&body).map_err(Failure::bad_request)?;
             mall_products(state, call.fault, &req)
         }
@@ -493,7 +503,7 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
     let cursor = req.end_cursor.as_deref().map(|c| real_mall_sn(fault, c));
     let call = state.calls.fetch_add(1, Ordering::Relaxed);
     let page = pages::select(&listing, cursor.as_deref(), req.count, fault, call).map_err(
-        |UnknownCursor| Failure::bad_request("cursor.endCursor is not a mallSn of this list"),
+        |UnknownCursor| Failure::not_found("cursor.endCursor names no mall of this list"),
     )?;
     let records: Vec<Value> = page
         .into_iter()

@@ -208,15 +208,6 @@ async fn bad_requests_get_400() {
     for (why, body) in [
         ("count 0", list_body(MAIN, None, 0)),
         ("count 1001", list_body(MAIN, None, 1001)),
-        ("unknown cursor", list_body(MAIN, Some("999"), 10)),
-        ("another merchant's cursor", {
-            let d = Dataset::new(Shape::Standard);
-            list_body(
-                MAIN,
-                Some(&d.malls_of(OTHER.merchant_id)[0].mall_sn.clone()),
-                10,
-            )
-        }),
         ("not an object", json!([1, 2])),
         (
             "no seller",
@@ -245,8 +236,33 @@ async fn bad_requests_get_400() {
     let huge = vec![b' '; 2 * 1024 * 1024];
     let resp = client().post(&url).body(huge).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    let resp = client().get(&url).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED);
+    for method in [reqwest::Method::GET, reqwest::Method::TRACE] {
+        let resp = client().request(method.clone(), &url).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        let allow = resp.headers().get(reqwest::header::ALLOW);
+        assert_eq!(
+            allow.and_then(|v| v.to_str().ok()),
+            Some("POST"),
+            "{method}"
+        );
+    }
+    s.shutdown().await;
+}
+
+/// A cursor is a string the request schema accepts, so one that names no mall of the list is
+/// not a bad request: there is nothing to continue from (404).
+#[tokio::test]
+async fn a_cursor_that_names_no_mall_of_the_list_gets_404() {
+    let s = server().await;
+    let d = Dataset::new(Shape::Standard);
+    let others = d.malls_of(OTHER.merchant_id)[0].mall_sn.clone();
+    for (why, cursor) in [("unknown", "999"), ("another merchant's", others.as_str())] {
+        let body = list_body(MAIN, Some(cursor), 10);
+        let (status, v) = call(&s.base_url(), MALL_LIST_PATH, &body).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{why}: {v}");
+        assert_eq!(v["code"], json!("4040"), "{why}");
+        assert_eq!(v["data"], Value::Null, "{why}");
+    }
     s.shutdown().await;
 }
 
@@ -265,6 +281,32 @@ async fn products_come_in_numeric_spu_id_descending_order() {
         .map(|p| p["spuId"].as_str().unwrap().parse().unwrap())
         .collect();
     assert!(ids.windows(2).all(|w| w[0] > w[1]));
+    s.shutdown().await;
+}
+
+/// §5.3: X-env-flag is "a value of digits"; the products call takes it and refuses another.
+#[tokio::test]
+async fn products_take_a_digit_env_flag_and_refuse_another() {
+    let s = server().await;
+    let d = Dataset::new(Shape::Standard);
+    let first = d.malls_of(MAIN.merchant_id)[0];
+    let body = products_body(MAIN, &first.mall_sn, &first.signature);
+    let url = format!("{}{MALL_PRODUCTS_PATH}", s.base_url());
+    for (flag, expected) in [
+        ("1", StatusCode::OK),
+        ("", StatusCode::BAD_REQUEST),
+        ("on", StatusCode::BAD_REQUEST),
+    ] {
+        let resp = client()
+            .post(&url)
+            .header("Authorization", sign(&body).await)
+            .header("X-env-flag", flag)
+            .body(serde_json::to_vec(&body).unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), expected, "X-env-flag {flag:?}");
+    }
     s.shutdown().await;
 }
 

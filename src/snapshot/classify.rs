@@ -13,7 +13,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::json::json_type;
+use crate::json::{escape_pointer, json_type};
 
 use crate::verdict::event::truncate;
 
@@ -359,7 +359,7 @@ struct Place<'a> {
 impl<'a> Place<'a> {
     fn key(&self, key: &'a str) -> Place<'a> {
         Place {
-            pointer: format!("{}/{}", self.pointer, escape(key)),
+            pointer: format!("{}/{}", self.pointer, escape_pointer(key)),
             field: Some(key),
             record: self.record.clone(),
         }
@@ -384,11 +384,6 @@ impl<'a> Place<'a> {
             record: self.record.clone(),
         }
     }
-}
-
-/// Escapes a key for a JSON Pointer (RFC 6901).
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 struct Walker<'c> {
@@ -770,7 +765,7 @@ impl Walker<'_> {
             return;
         };
         for (k, fv) in obj {
-            let path = format!("{prefix}/{}", escape(k));
+            let path = format!("{prefix}/{}", escape_pointer(k));
             if self.contract.is_nullable(Some(k)) {
                 let e = stats.entry(path.clone()).or_insert((false, true));
                 e.0 |= !fv.is_null();
@@ -788,7 +783,7 @@ impl Walker<'_> {
             Value::Object(o) => {
                 for (k, fv) in o {
                     let place = Place {
-                        pointer: format!("{}/{}", at.pointer, escape(k)),
+                        pointer: format!("{}/{}", at.pointer, escape_pointer(k)),
                         field: Some(k),
                         record: at.record.clone(),
                     };

@@ -22,5 +22,6 @@ mod reports;
 mod run_cli;
 mod schemas_meta;
 mod secrets;
+mod serve_guide;
 mod serve_limits;
 mod snapshots;

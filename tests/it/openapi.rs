@@ -4,11 +4,20 @@
 //!
 //! Without the validator the OpenAPI test prints a note and checks the document's own
 //! references only, unless `MALLCHECK_REQUIRE_TOOLS` is set (as CI does).
+//!
+//! Schemathesis (PyPI, installed by `.ci/install-schemathesis.sh`) runs every one of its checks
+//! with the exported document against `mallcheck serve`, signing each request with the hooks
+//! of `tests/it/schemathesis_hooks.py`: no schema-valid request may be rejected, no invalid one
+//! accepted, no response may break the document. Without Schemathesis the test is skipped with
+//! a note, unless `MALLCHECK_REQUIRE_TOOLS` is set.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, Dataset, MAIN, Shape};
 use serde_json::{Value, json};
+
+use crate::common::{Server, repo};
 
 fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_mallcheck"))
@@ -198,5 +207,130 @@ fn validate_usage_errors_exit_two() {
         text(&missing.stderr).contains("nowhere.json"),
         "{}",
         text(&missing.stderr)
+    );
+}
+
+/// Where `.ci/install-schemathesis.sh` puts Schemathesis (or `MALLCHECK_SCHEMATHESIS`, or
+/// `schemathesis` on the PATH); `None` when none of them runs.
+fn schemathesis() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(path) = std::env::var_os("MALLCHECK_SCHEMATHESIS") {
+        candidates.push(PathBuf::from(path));
+    }
+    let tools = std::env::var_os("MALLCHECK_TOOLS_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/mallcheck")));
+    if let Some(dir) = tools {
+        candidates.push(dir.join("schemathesis/bin/schemathesis"));
+    }
+    candidates.push(PathBuf::from("schemathesis"));
+    candidates.into_iter().find(|c| {
+        Command::new(c)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+/// Few examples per operation, so that the whole test stays well under 90 s in CI.
+const MAX_EXAMPLES: &str = "30";
+
+/// `schemathesis run` of `doc` against `base_url` from `dir`, signing as the demo app and
+/// sending the main merchant and its first mall in about half of the bodies.
+fn run_schemathesis(st: &Path, dir: &Path, doc: &Path, base_url: &str, extra: &[&str]) -> Output {
+    let data = Dataset::new(Shape::Standard);
+    let mall = data.malls_of(MAIN.merchant_id)[0];
+    Command::new(st)
+        .current_dir(dir)
+        .env("PYTHONPATH", repo().join("tests/it"))
+        .env("SCHEMATHESIS_HOOKS", "schemathesis_hooks")
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_APPID", DEMO_APPID)
+        .env("MALLCHECK_MERCHANT_ID", MAIN.merchant_id)
+        .env("MALLCHECK_MERCHANT_USER_ID", MAIN.merchant_user_id)
+        .env("MALLCHECK_ROLE", MAIN.role)
+        .env("MALLCHECK_MALL_SN", &mall.mall_sn)
+        .env("MALLCHECK_MALL_SIGNATURE", &mall.signature)
+        .env("NO_COLOR", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .arg("run")
+        .arg(doc)
+        .args(["--url", base_url])
+        .args(["-H", &format!("Authorization: {DEMO_APPID} SIGN")])
+        .args(["--max-examples", MAX_EXAMPLES, "--seed", "1"])
+        .args(["--request-timeout", "10", "--no-color"])
+        .args(extra)
+        .output()
+        .expect("run schemathesis")
+}
+
+#[test]
+fn schemathesis_finds_no_failure_against_serve_with_the_exported_document() {
+    let Some(st) = schemathesis() else {
+        assert!(
+            std::env::var_os("MALLCHECK_REQUIRE_TOOLS").is_none(),
+            "MALLCHECK_REQUIRE_TOOLS is set but Schemathesis is missing \
+             (run .ci/install-schemathesis.sh)"
+        );
+        eprintln!(
+            "note: Schemathesis is not installed; skipped running it against mallcheck serve \
+             (see .ci/install-schemathesis.sh)"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = mallcheck(dir.path(), &["openapi", "--output", "openapi.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc = dir.path().join("openapi.json");
+    let server = Server::start(&[]);
+
+    let checked = run_schemathesis(
+        &st,
+        dir.path(),
+        &doc,
+        &server.base_url,
+        &["--checks", "all"],
+    );
+    let report = format!("{}{}", text(&checked.stdout), text(&checked.stderr));
+    assert!(
+        checked.status.success(),
+        "Schemathesis finds failures:\n{report}"
+    );
+    let generated = report
+        .lines()
+        .find_map(|l| l.trim().split_once(" generated, "))
+        .and_then(|(n, _)| n.parse::<u32>().ok());
+    assert!(
+        generated.is_some_and(|n| n >= 60),
+        "Schemathesis sent at least 30 requests to each operation:\n{report}"
+    );
+
+    // The same run can fail: with the request side left open, as it was, Schemathesis sends
+    // `{}` as a valid body and the server's 400 is a schema-valid request rejected (ST202).
+    let mut loose: Value =
+        serde_json::from_str(&std::fs::read_to_string(&doc).expect("written")).expect("JSON");
+    for name in ["mall-list-request", "products-request"] {
+        if let Some(map) = loose["components"]["schemas"][name].as_object_mut() {
+            map.remove("required");
+        }
+    }
+    let loose_path = dir.path().join("loose.json");
+    std::fs::write(&loose_path, loose.to_string()).expect("write");
+    let rejected = run_schemathesis(
+        &st,
+        dir.path(),
+        &loose_path,
+        &server.base_url,
+        &[
+            "--checks",
+            "positive_data_acceptance",
+            "--max-failures",
+            "1",
+        ],
+    );
+    let report = text(&rejected.stdout);
+    assert!(
+        !rejected.status.success() && report.contains("ST202"),
+        "a loose request schema is caught:\n{report}"
     );
 }

@@ -1,0 +1,199 @@
+//! Extra fields: fields the schemas do not list, reported as information (an additive change),
+//! found by a walk over shapes derived once from the schema documents.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde_json::Value;
+use url::Url;
+
+use super::validate::{Introduction, introductions};
+use super::{INTRODUCTION_SCHEMA, MAX_FINDINGS, SchemaSet};
+use crate::json::escape_pointer;
+use crate::spec::catalog::EXTRA_FIELDS;
+use crate::verdict::event::Finding;
+use crate::verdict::findings::Findings;
+
+/// Which fields a schema position lists, and where its fields and items lead: the schema
+/// documents (through `$ref`, `allOf`, …) reduced once to what the extra-fields walk needs.
+#[derive(Debug, Default)]
+struct Shape {
+    /// Some applicable schema node lists `properties` (so an unlisted field is extra).
+    declares: bool,
+    /// Listed fields and their shapes.
+    properties: HashMap<String, usize>,
+    /// Shape of array items, when a node has `items`.
+    items: Option<usize>,
+}
+
+/// Every shape, and the root shape of each schema by name.
+#[derive(Debug, Default)]
+pub(super) struct Shapes {
+    shapes: Vec<Shape>,
+    roots: HashMap<String, usize>,
+}
+
+impl SchemaSet {
+    /// Every property of `instance` that schema `name` does not list, as an `info.extra-fields`
+    /// finding pointing at the field (an additive change, §2).
+    ///
+    /// Inside an object or a value whose schema declares no properties (open types such as
+    /// the always-null fields), nothing is reported.
+    pub fn extra_fields(&self, name: &str, instance: &Value) -> Vec<Finding> {
+        let mut out = Findings::new(MAX_FINDINGS);
+        self.extra_fields_root(name, instance, &mut out);
+        for intro in introductions(name, instance) {
+            self.extra_intro_findings(&Introduction::parse(intro), &mut out);
+        }
+        out.into_vec()
+    }
+
+    /// Extra fields of the response itself (not of the JSON inside its texts).
+    pub(super) fn extra_fields_root(&self, name: &str, instance: &Value, out: &mut Findings) {
+        let shapes = self.shapes.get_or_init(|| self.build_shapes());
+        let Some(&root) = shapes.roots.get(name) else {
+            return;
+        };
+        let mut pointer = String::new();
+        shapes.walk(root, instance, &mut pointer, &mut |pointer, key| {
+            out.push_with(&EXTRA_FIELDS, || {
+                Finding::new(
+                    &EXTRA_FIELDS,
+                    format!("{pointer}/{}", escape_pointer(key)),
+                    "only fields the spec lists",
+                    format!("extra field `{key}`"),
+                )
+            });
+        });
+    }
+
+    /// Extra fields inside the JSON held by a `productIntroduction` text.
+    pub(super) fn extra_intro_findings(&self, intro: &Introduction<'_>, out: &mut Findings) {
+        let shapes = self.shapes.get_or_init(|| self.build_shapes());
+        let Some(&root) = shapes.roots.get(INTRODUCTION_SCHEMA) else {
+            return;
+        };
+        let Ok(inner) = &intro.parsed else {
+            return;
+        };
+        let at = intro.pointer.as_str();
+        shapes.walk(root, inner, &mut String::new(), &mut |pointer, key| {
+            out.push_with(&EXTRA_FIELDS, || {
+                Finding::new(
+                    &EXTRA_FIELDS,
+                    at,
+                    "only fields the spec lists",
+                    format!("extra field `{key}`"),
+                )
+                .with_detail(format!(
+                    "inner JSON pointer {pointer}/{} inside the productIntroduction text",
+                    escape_pointer(key)
+                ))
+            });
+        });
+    }
+
+    /// Reduces every schema to its field shapes (memoised by the set of schema nodes, so
+    /// shared definitions and reference cycles are built once).
+    fn build_shapes(&self) -> Shapes {
+        let mut shapes = Shapes::default();
+        let mut memo: HashMap<Vec<usize>, usize> = HashMap::new();
+        for (name, schema) in &self.schemas {
+            let root = self.shape_of(
+                vec![(schema.uri.clone(), &schema.document)],
+                &mut shapes,
+                &mut memo,
+            );
+            shapes.roots.insert(name.clone(), root);
+        }
+        shapes
+    }
+
+    fn shape_of(
+        &self,
+        nodes: Vec<(Url, &Value)>,
+        shapes: &mut Shapes,
+        memo: &mut HashMap<Vec<usize>, usize>,
+    ) -> usize {
+        let facets = self.facets(&nodes);
+        let mut key: Vec<usize> = facets
+            .iter()
+            .map(|(_, n)| *n as *const Value as usize)
+            .collect();
+        key.sort_unstable();
+        if let Some(&id) = memo.get(&key) {
+            return id;
+        }
+        let id = shapes.shapes.len();
+        shapes.shapes.push(Shape::default());
+        memo.insert(key, id);
+        let declares = facets.iter().any(|(_, f)| f.get("properties").is_some());
+        let mut children: BTreeMap<&str, Vec<(Url, &Value)>> = BTreeMap::new();
+        for (uri, facet) in &facets {
+            if let Some(props) = facet.get("properties").and_then(Value::as_object) {
+                for (k, child) in props {
+                    children
+                        .entry(k.as_str())
+                        .or_default()
+                        .push((uri.clone(), child));
+                }
+            }
+        }
+        let item_nodes: Vec<(Url, &Value)> = facets
+            .iter()
+            .filter_map(|(u, f)| f.get("items").map(|c| (u.clone(), c)))
+            .collect();
+        let properties = children
+            .into_iter()
+            .map(|(k, nodes)| (k.to_string(), self.shape_of(nodes, shapes, memo)))
+            .collect();
+        let items = (!item_nodes.is_empty()).then(|| self.shape_of(item_nodes, shapes, memo));
+        shapes.shapes[id] = Shape {
+            declares,
+            properties,
+            items,
+        };
+        id
+    }
+}
+
+impl Shapes {
+    /// Calls `extra(pointer, key)` for every field of `instance` that its shape does not
+    /// list. `pointer` is a reused buffer: a pointer string is only built for a finding.
+    fn walk(
+        &self,
+        id: usize,
+        instance: &Value,
+        pointer: &mut String,
+        extra: &mut dyn FnMut(&str, &str),
+    ) {
+        let shape = &self.shapes[id];
+        let len = pointer.len();
+        match instance {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    match shape.properties.get(key) {
+                        Some(&child) => {
+                            pointer.push('/');
+                            pointer.push_str(&escape_pointer(key));
+                            self.walk(child, value, pointer, extra);
+                            pointer.truncate(len);
+                        }
+                        None if shape.declares => extra(pointer, key),
+                        None => {}
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(child) = shape.items {
+                    for (i, item) in items.iter().enumerate() {
+                        let _ = write!(pointer, "/{i}");
+                        self.walk(child, item, pointer, extra);
+                        pointer.truncate(len);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,493 @@
+//! Loading: schema files (shipped or from a directory) parsed, their `x-check` annotations
+//! checked, compiled with the formats the interface uses, and split at their record arrays.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator};
+use serde_json::Value;
+use url::Url;
+
+use super::{
+    BASE_URI, CHECK_KEYWORD, DRAFT_2020_12, EMBEDDED, Items, RecordArray, SCHEMA_NAMES, Schema,
+    SchemaError, SchemaErrorKind, SchemaSet, Source, Split, check_of, percent_decode,
+};
+use crate::json::escape_pointer;
+use crate::spec::catalog;
+use crate::verdict::check::Check;
+
+impl SchemaSet {
+    /// The schemas shipped inside the binary (the files of `schemas/` at build time).
+    pub fn embedded() -> Result<SchemaSet, SchemaError> {
+        let sources = EMBEDDED
+            .iter()
+            .map(|(name, text)| {
+                let file = Path::new("schemas").join(format!("{name}.json"));
+                parse_source(file, name, text)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        build(Path::new("schemas"), sources)
+    }
+
+    /// Loads the schema files named in [`SCHEMA_NAMES`] from `dir` (other files are ignored).
+    pub fn load_dir(dir: &Path) -> Result<SchemaSet, SchemaError> {
+        let sources = SCHEMA_NAMES
+            .iter()
+            .map(|name| {
+                let file = dir.join(format!("{name}.json"));
+                let text = std::fs::read_to_string(&file).map_err(|e| {
+                    let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                        SchemaErrorKind::Missing
+                    } else {
+                        SchemaErrorKind::Read(e)
+                    };
+                    SchemaError::new(&file, kind)
+                })?;
+                parse_source(file, name, &text)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        build(dir, sources)
+    }
+}
+
+fn parse_source(file: PathBuf, name: &str, text: &str) -> Result<Source, SchemaError> {
+    let document: Value = serde_json::from_str(text)
+        .map_err(|e| SchemaError::new(&file, SchemaErrorKind::Json(e)))?;
+    let Some(root) = document.as_object() else {
+        return Err(SchemaError::new(&file, SchemaErrorKind::NotAnObject));
+    };
+    if let Some(draft) = root.get("$schema")
+        && draft.as_str().map(|d| d.trim_end_matches('#')) != Some(DRAFT_2020_12)
+    {
+        return Err(SchemaError::new(
+            &file,
+            SchemaErrorKind::UnsupportedDraft(draft.to_string()),
+        ));
+    }
+    let base = Url::parse(BASE_URI).expect("BASE_URI is an absolute URL");
+    let uri = match root.get("$id") {
+        None => base
+            .join(&format!("{name}.json"))
+            .expect("a schema name is a valid relative URL"),
+        Some(id) => id
+            .as_str()
+            .and_then(|s| Url::parse(s).ok())
+            .filter(|u| u.fragment().is_none_or(str::is_empty))
+            .map(|mut u| {
+                u.set_fragment(None);
+                u
+            })
+            .ok_or_else(|| SchemaError::new(&file, SchemaErrorKind::BadId(id.to_string())))?,
+    };
+    if let Err(e) = jsonschema::meta::validate(&document) {
+        let at = e.instance_path().as_str().to_string();
+        let message = if at.is_empty() {
+            e.to_string()
+        } else {
+            format!("{e} at {at}")
+        };
+        return Err(SchemaError::new(
+            &file,
+            SchemaErrorKind::MetaSchema(message),
+        ));
+    }
+    check_annotations(&document, "").map_err(|kind| SchemaError::new(&file, kind))?;
+    let has_rules = root.keys().any(|k| {
+        !matches!(
+            k.as_str(),
+            "$schema" | "$id" | "$defs" | "$comment" | "title" | "description" | CHECK_KEYWORD
+        )
+    });
+    if has_rules && check_of(&document).is_none() {
+        return Err(SchemaError::new(&file, SchemaErrorKind::MissingCheck));
+    }
+    Ok(Source {
+        file,
+        name: name.to_string(),
+        uri,
+        document,
+    })
+}
+
+/// Every `x-check` in `node` must be a string naming a catalogue check.
+fn check_annotations(node: &Value, pointer: &str) -> Result<(), SchemaErrorKind> {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map {
+                if key == CHECK_KEYWORD {
+                    if value.as_str().and_then(catalog::find).is_none() {
+                        return Err(SchemaErrorKind::UnknownCheck {
+                            pointer: pointer.to_string(),
+                            value: value.to_string(),
+                        });
+                    }
+                } else if !is_data_keyword(key) {
+                    check_annotations(value, &format!("{pointer}/{}", escape_pointer(key)))?;
+                }
+            }
+            Ok(())
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, item)| check_annotations(item, &format!("{pointer}/{i}"))),
+        _ => Ok(()),
+    }
+}
+
+/// Keywords whose values are instance data, not subschemas.
+fn is_data_keyword(key: &str) -> bool {
+    matches!(key, "enum" | "const" | "examples" | "default")
+}
+
+fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> {
+    let mut names_by_uri = HashMap::new();
+    for source in &sources {
+        if names_by_uri
+            .insert(source.uri.to_string(), source.name.clone())
+            .is_some()
+        {
+            return Err(SchemaError::new(
+                &source.file,
+                SchemaErrorKind::DuplicateId(source.uri.to_string()),
+            ));
+        }
+    }
+    let validators = {
+        let registry = Registry::new()
+            .extend(sources.iter().map(|s| (s.uri.as_str(), &s.document)))
+            .and_then(|b| b.prepare())
+            .map_err(|e| SchemaError::new(origin, SchemaErrorKind::Reference(e.to_string())))?;
+        let mut compiled: BTreeMap<usize, (Validator, Option<Split>)> = BTreeMap::new();
+        for i in compile_order(&sources, &names_by_uri) {
+            let s = &sources[i];
+            let validator = options(&registry)
+                .with_base_uri(s.uri.as_str())
+                .build(&s.document)
+                .map_err(|e| {
+                    let kind = match e.kind() {
+                        ValidationErrorKind::Referencing(r) => {
+                            SchemaErrorKind::Reference(r.to_string())
+                        }
+                        _ => SchemaErrorKind::Compile(e.to_string()),
+                    };
+                    SchemaError::new(&s.file, kind)
+                })?;
+            let split = build_split(&registry, s, &names_by_uri);
+            compiled.insert(i, (validator, split));
+        }
+        compiled
+    };
+    let schemas = sources
+        .into_iter()
+        .zip(validators.into_values())
+        .map(|(s, (validator, split))| {
+            let schema = Schema {
+                uri: s.uri,
+                document: s.document,
+                validator,
+                split,
+            };
+            (s.name, schema)
+        })
+        .collect();
+    Ok(SchemaSet {
+        shapes: OnceLock::new(),
+        schemas,
+        names_by_uri,
+    })
+}
+
+/// Splits a document at its record arrays (see [`Split`]); `None` when it has none, or when
+/// the split cannot be built (the whole document is then validated at once, as before).
+fn build_split(
+    registry: &Registry<'_>,
+    source: &Source,
+    names_by_uri: &HashMap<String, String>,
+) -> Option<Split> {
+    let mut found = Vec::new();
+    record_arrays(
+        &source.document,
+        &mut Vec::new(),
+        &mut String::new(),
+        None,
+        &mut found,
+    );
+    // A reference into an `items` node from inside the document would meet `true` instead.
+    let mut refs = Vec::new();
+    collect_refs(&source.document, &mut refs);
+    found.retain(|(_, items_pointer, _)| {
+        !refs.iter().any(|r| {
+            r.strip_prefix('#')
+                .is_some_and(|f| percent_decode(f).starts_with(items_pointer.as_str()))
+        })
+    });
+    if found.is_empty() {
+        return None;
+    }
+    let mut shallow = source.document.clone();
+    let mut arrays = Vec::new();
+    for (path, items_pointer, array_check) in found {
+        let node = source.document.pointer(&items_pointer)?;
+        let items = match document_target(&source.uri, node, names_by_uri) {
+            Some(name) => Items::Document(name),
+            None => {
+                let wrapper = serde_json::json!({
+                    "$ref": format!("{}#{}", source.uri, fragment_encode(&items_pointer))
+                });
+                let validator = options(registry).build(&wrapper).ok()?;
+                Items::Inline { validator, wrapper }
+            }
+        };
+        *shallow.pointer_mut(&items_pointer)? = Value::Bool(true);
+        arrays.push(RecordArray {
+            path,
+            array_check,
+            items_check: check_of(node),
+            items,
+        });
+    }
+    // Beside the original (same directory, so relative references still resolve), under a
+    // name of its own so that it does not clash with the original in the registry.
+    let mut uri = source.uri.clone();
+    uri.set_path(&format!("{}.records", source.uri.path()));
+    shallow
+        .as_object_mut()?
+        .insert("$id".to_string(), Value::String(uri.to_string()));
+    let shallow = options(registry)
+        .with_base_uri(uri.as_str())
+        .build(&shallow)
+        .ok()?;
+    Some(Split { shallow, arrays })
+}
+
+/// Every array of `node` reached through `properties` only whose `items` is a schema object
+/// that applies to every item alike (no `prefixItems`, no `unevaluatedItems`): its property
+/// path, the pointer of its `items` node and the last `x-check` on the way (below the root).
+fn record_arrays(
+    node: &Value,
+    path: &mut Vec<String>,
+    pointer: &mut String,
+    check: Option<&'static Check>,
+    out: &mut Vec<(Vec<String>, String, Option<&'static Check>)>,
+) {
+    let Some(map) = node.as_object() else {
+        return;
+    };
+    let check = if pointer.is_empty() {
+        check
+    } else {
+        check_of(node).or(check)
+    };
+    if map.get("items").is_some_and(Value::is_object)
+        && !map.contains_key("prefixItems")
+        && !map.contains_key("unevaluatedItems")
+    {
+        out.push((path.clone(), format!("{pointer}/items"), check));
+    }
+    if let Some(properties) = map.get("properties").and_then(Value::as_object) {
+        for (key, child) in properties {
+            let len = pointer.len();
+            pointer.push_str("/properties/");
+            pointer.push_str(&escape_pointer(key));
+            path.push(key.clone());
+            record_arrays(child, path, pointer, check, out);
+            path.pop();
+            pointer.truncate(len);
+        }
+    }
+}
+
+/// The loaded schema whose root `items_node` refers to, when the node holds nothing but that
+/// reference and annotations.
+fn document_target(
+    base: &Url,
+    items_node: &Value,
+    names_by_uri: &HashMap<String, String>,
+) -> Option<String> {
+    let map = items_node.as_object()?;
+    let annotations_only = map.keys().all(|k| {
+        matches!(
+            k.as_str(),
+            "$ref" | "description" | "title" | "$comment" | CHECK_KEYWORD
+        )
+    });
+    if !annotations_only {
+        return None;
+    }
+    let mut target = base.join(map.get("$ref")?.as_str()?).ok()?;
+    if target.fragment().is_some_and(|f| !f.is_empty()) {
+        return None;
+    }
+    target.set_fragment(None);
+    names_by_uri.get(target.as_str()).cloned()
+}
+
+/// Percent-encodes a JSON Pointer for a URI fragment.
+fn fragment_encode(pointer: &str) -> String {
+    let mut out = String::with_capacity(pointer.len());
+    for b in pointer.bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Source indexes ordered so that a file comes after the files it references (cycles are cut),
+/// which makes a compile error name the file that holds the mistake.
+fn compile_order(sources: &[Source], names_by_uri: &HashMap<String, String>) -> Vec<usize> {
+    let index: HashMap<&str, usize> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.as_str(), i))
+        .collect();
+    let dependencies: Vec<Vec<usize>> = sources
+        .iter()
+        .map(|s| {
+            let mut refs = Vec::new();
+            collect_refs(&s.document, &mut refs);
+            refs.iter()
+                .filter_map(|r| {
+                    let mut target = s.uri.join(r).ok()?;
+                    target.set_fragment(None);
+                    let name = names_by_uri.get(target.as_str())?;
+                    index.get(name.as_str()).copied()
+                })
+                .collect()
+        })
+        .collect();
+    fn visit(i: usize, deps: &[Vec<usize>], seen: &mut [bool], order: &mut Vec<usize>) {
+        if seen[i] {
+            return;
+        }
+        seen[i] = true;
+        for &d in &deps[i] {
+            visit(d, deps, seen, order);
+        }
+        order.push(i);
+    }
+    let mut seen = vec![false; sources.len()];
+    let mut order = Vec::with_capacity(sources.len());
+    for i in 0..sources.len() {
+        visit(i, &dependencies, &mut seen, &mut order);
+    }
+    order
+}
+
+/// Every `$ref` string under `node`.
+fn collect_refs<'a>(node: &'a Value, out: &mut Vec<&'a str>) {
+    match node {
+        Value::Object(map) => {
+            for (key, value) in map {
+                match (key.as_str(), value) {
+                    ("$ref", Value::String(r)) => out.push(r),
+                    (k, _) if is_data_keyword(k) => {}
+                    _ => collect_refs(value, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| collect_refs(item, out)),
+        _ => {}
+    }
+}
+
+fn options<'a>(registry: &'a Registry<'a>) -> ValidationOptions<'a> {
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .with_registry(registry)
+        .with_format("datetime", is_datetime)
+        .with_format("digit-string", is_digit_string)
+        .with_format("decimal-text", is_decimal_text)
+        .with_keyword(EXACT_LONG_KEYWORD, exact_long_factory)
+        .should_validate_formats(true)
+        .should_ignore_unknown_formats(false)
+}
+
+/// Keyword of `common.json#/$defs/long`: the value is a Long exactly, on both sides.
+pub const EXACT_LONG_KEYWORD: &str = "x-exact-long";
+
+/// 2^63 as a float; negated, the float that every integer from -2^63 - 1 down to
+/// -2^63 - 1024 rounds to.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// Whether a JSON number passes the one place `minimum` cannot judge exactly. An integer
+/// literal within the range is read as an i64 or u64 and compared exactly by `minimum` and
+/// `maximum`, and so is every float but one: -2^63 read as a float. The literal
+/// `-9223372036854775808` is read as an i64, so a float -2^63 stands for a literal below the
+/// range (`-9223372036854775809` … `-9223372036854776832` all round to it) or a float notation
+/// whose exact value is lost.
+pub fn is_exact_long(value: &Value) -> bool {
+    match value {
+        Value::Number(n) if n.is_f64() => n.as_f64() != Some(-TWO_POW_63),
+        _ => true,
+    }
+}
+
+struct ExactLong;
+
+impl<'i> jsonschema::Keyword<'i> for ExactLong {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if is_exact_long(instance) {
+            Ok(())
+        } else {
+            Err(ValidationError::custom(
+                "an integer from -9223372036854775808 to 9223372036854775807 (Long), exactly",
+            ))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        is_exact_long(instance)
+    }
+}
+
+fn exact_long_factory<'a>(
+    _parent: &'a serde_json::Map<String, Value>,
+    value: &'a Value,
+    _path: jsonschema::paths::Location,
+) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
+    if value.as_bool() == Some(true) {
+        Ok(Box::new(ExactLong))
+    } else {
+        Err(ValidationError::schema(format!(
+            "the '{EXACT_LONG_KEYWORD}' keyword must be true"
+        )))
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS` naming a real calendar second (§2.2 ctime, topTime); no `T`, zone
+/// or leap second.
+pub fn is_datetime(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let shape_ok = bytes.len() == 19
+        && bytes.iter().enumerate().all(|(i, b)| match i {
+            4 | 7 => *b == b'-',
+            10 => *b == b' ',
+            13 | 16 => *b == b':',
+            _ => b.is_ascii_digit(),
+        });
+    shape_ok
+        && s[17..] < *"60"
+        && chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").is_ok()
+}
+
+/// A non-empty string of ASCII digits (§2.2 mallSn, templateId; §2.7 spuId; §2.8 skuId).
+pub fn is_digit_string(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Decimal text such as `12`, `3.50` or `-1.5` (§2.4 totalQuantity).
+pub fn is_decimal_text(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    let (whole, fraction) = match digits.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (digits, None),
+    };
+    is_digit_string(whole) && fraction.is_none_or(is_digit_string)
+}
