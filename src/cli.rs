@@ -7,7 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// Exit codes, shown at the end of `--help`.
 const EXIT_CODES: &str = "Exit codes:
   0  every case passed (warnings allowed unless --strict)
-  1  a contract failure, or an unreachable or broken service
+  1  a contract failure, or an unreachable or broken service (also a failed preflight:
+     the first signed request was refused or unanswered, so the suite did not run)
   2  a usage or configuration error (bad flag, malformed case file, unknown schema)";
 
 /// Contract and conformance harness for the Mall Query Interface.
@@ -380,6 +381,10 @@ pub struct RunArgs {
     /// CI mode: write no pending snapshot and fail on a missing one (also when CI=true).
     #[arg(long, help_heading = "Snapshots")]
     pub ci: bool,
+    /// Skip the preflight: the one signed first mall-list page sent before the suite, which
+    /// stops the run (exit 1) when the service refuses it or cannot be reached.
+    #[arg(long, help_heading = "Verdict")]
+    pub no_preflight: bool,
 }
 
 /// `mallcheck serve`.

@@ -21,6 +21,14 @@ pub enum UsageError {
     /// Case files have problems (one diagnostic each).
     #[error("{} problem{} in case files", .0.len(), if .0.len() == 1 { "" } else { "s" })]
     Cases(Vec<Diagnostic>),
+    /// A config file (`mallcheck.toml`) has problems (one diagnostic each).
+    #[error("{} problem{} in {}", .diags.len(), if .diags.len() == 1 { "" } else { "s" }, .path.display())]
+    Config {
+        /// The config file.
+        path: PathBuf,
+        /// What is wrong, where.
+        diags: Vec<Diagnostic>,
+    },
     /// A schema file could not be loaded or compiled.
     #[error(transparent)]
     Schema(#[from] SchemaError),
@@ -52,7 +60,9 @@ impl UsageError {
     /// The full text to print after `error: `, diagnostics rendered.
     pub fn render(&self, color: bool) -> String {
         match self {
-            UsageError::Cases(diags) => format!("{self}\n{}", crate::diag::render(diags, color)),
+            UsageError::Cases(diags) | UsageError::Config { diags, .. } => {
+                format!("{self}\n{}", crate::diag::render(diags, color))
+            }
             UsageError::Setting { help: Some(h), .. } => format!("{self}\n  help: {h}"),
             _ => {
                 let mut out = self.to_string();

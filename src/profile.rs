@@ -69,7 +69,7 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
     });
     let config: ConfigFile = toml::from_str(&file.text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        let message = e.message().trim().to_string();
+        let message = plain_types(e.message().trim());
         let secret = ["sign_key`", "key`", "secret`", "signature`"]
             .iter()
             .any(|k| message.contains(k));
@@ -84,7 +84,10 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
         } else {
             Diagnostic::at(&file, span, message)
         };
-        UsageError::Cases(vec![d])
+        UsageError::Config {
+            path: path.to_path_buf(),
+            diags: vec![d],
+        }
     })?;
     let mut profile = config.profile.get(name).cloned().ok_or_else(|| {
         let known: Vec<&str> = config.profile.keys().map(String::as_str).collect();
@@ -100,6 +103,22 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
         profile.sign_key_file = Some(dir.join(key_file));
     }
     Ok(profile)
+}
+
+/// Rust type names in a deserializer message, said as a user would (`f64` is "a number").
+fn plain_types(message: &str) -> String {
+    let mut out = message.to_string();
+    for (rust, plain) in [
+        ("expected f64", "expected a number"),
+        ("expected usize", "expected a whole number (0 or more)"),
+        ("expected u64", "expected a whole number (0 or more)"),
+        ("expected u32", "expected a whole number (0 or more)"),
+        ("expected i64", "expected a whole number"),
+        ("expected a borrowed string", "expected a string"),
+    ] {
+        out = out.replace(rust, plain);
+    }
+    out
 }
 
 #[cfg(test)]

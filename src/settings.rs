@@ -480,18 +480,20 @@ fn register_secrets(kind: SignerKind, secret: &str) {
 fn validate_base_url(raw: &str, source: &str) -> Result<String, UsageError> {
     redact::global().add_url_userinfo(raw);
     let shown = redact::url_for_display(raw);
+    // `localhost:8080` parses as a URL of scheme `localhost`: suggest the scheme it lacks.
+    let help = if raw.contains("://") {
+        "e.g. --base-url https://staging.example.com".to_string()
+    } else {
+        format!("did you mean `http://{shown}`? (or `https://{shown}`)")
+    };
     let parsed = url::Url::parse(raw).map_err(|e| {
-        UsageError::setting(
-            source,
-            format!("`{shown}` is not a URL ({e})"),
-            Some("e.g. --base-url https://staging.example.com"),
-        )
+        UsageError::setting(source, format!("`{shown}` is not a URL ({e})"), Some(&help))
     })?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(UsageError::setting(
             source,
             format!("`{shown}` is not an http(s) URL with a host"),
-            None,
+            Some(&help),
         ));
     }
     // The Authorization header carries the signature (spec §5): there is no room for HTTP

@@ -187,6 +187,22 @@ impl Signer {
         }
     }
 
+    /// The scheme's name as `--signer` takes it.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Signer::Md5 { .. } => "md5",
+            Signer::HmacSha256 { .. } => "hmac-sha256",
+            Signer::Static { .. } => "static",
+            Signer::Command { .. } => "command",
+        }
+    }
+
+    /// Whether the signature depends on the body: `static` gives the same value for every body,
+    /// so moving it between bodies proves nothing (a `command` is assumed to depend on it).
+    pub fn depends_on_body(&self) -> bool {
+        !matches!(self, Signer::Static { .. })
+    }
+
     /// Every secret this signer holds, for scrubbing free text.
     pub fn secrets(&self) -> Vec<&Secret> {
         match self {

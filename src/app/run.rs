@@ -132,6 +132,8 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
     let target = settings::from_process(&settings::Flags::from(&args.target))?;
     let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
     let files = load_cases(&args.cases, &schemas, &target)?;
+    select::check_filters(&args.filter, &files)
+        .map_err(|p| UsageError::setting("--filter", p.message, Some(&p.help)))?;
     let mut selected_cases: Vec<PlannedCase> = Vec::new();
     for file in files {
         let CaseFile { source, cases } = file;
@@ -269,6 +271,10 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     let code = rt.block_on(async {
         // Before anything starts: a signal from here on stops the run and finishes the reports.
         let mut stop = Stop::listen();
+        let no_preflight = args.no_preflight;
+        let preflight_body = target.first_page_body(10);
+        let signer = target.signer.kind_name();
+        let appid = target.identity.appid.clone();
         let served = target
             .with_service(async |base_url| {
                 let client = target.client(base_url)?;
@@ -280,16 +286,30 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                     snapshots: snapshots.clone(),
                 });
                 let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
-                let run = runner.run(planned, &mut on_event);
+                // The preflight, then the suite; a signal stops either.
+                let work = async {
+                    if !no_preflight
+                        && let Some(message) = runner
+                            .preflight(&preflight_body, signer, &appid, &mut on_event)
+                            .await
+                    {
+                        return Err(message);
+                    }
+                    Ok(runner.run(planned, &mut on_event).await)
+                };
                 Ok(tokio::select! {
-                    summary = run => Ok(summary),
+                    done = work => Ok(done),
                     signal = stop.wait() => Err(signal),
                 })
             })
             .await
             .and_then(|summary| summary);
         match served {
-            Ok(Ok(summary)) => exit::for_outcome(summary.outcome()),
+            Ok(Ok(Ok(summary))) => exit::for_outcome(summary.outcome()),
+            Ok(Ok(Err(preflight))) => {
+                eprintln!("error: {preflight}");
+                exit::FAILURE
+            }
             Ok(Err(signal)) => {
                 eprintln!("interrupted by {signal}: the reports hold the cases that finished");
                 exit::FAILURE

@@ -7,6 +7,7 @@
 mod expect;
 pub mod files;
 mod lower;
+pub(crate) use lower::suggest;
 mod request;
 mod walk;
 
@@ -49,6 +50,8 @@ pub static NO_DATA_CHECKS: &[&Check] = &[
     &catalog::AUTH_REQUIRED,
     &catalog::AUTH_SIGNATURE,
     &catalog::AUTH_APPID_MATCH,
+    &catalog::AUTH_SIGNATURE_REPLAY,
+    &catalog::AUTH_SIGNATURE_OTHER_OPERATION,
     &catalog::PRODUCTS_SELLER_BOUND,
     &catalog::PRODUCTS_SIGNATURE_BOUND,
     &catalog::OWNERSHIP_UNKNOWN_MERCHANT,
@@ -103,7 +106,14 @@ const SWEEP_KEYS: &[&str] = &[
     "tamper-signature",
 ];
 const ENDPOINTS: &[&str] = &["mall-list", "mall-products"];
-const AUTH_MODES: &[&str] = &["signed", "missing", "wrong-signature", "appid-mismatch"];
+const AUTH_MODES: &[&str] = &[
+    "signed",
+    "missing",
+    "wrong-signature",
+    "appid-mismatch",
+    "signature-of-other-body",
+    "signature-of-other-operation",
+];
 /// Problems reported per case file; the rest are counted.
 const MAX_DIAGNOSTICS_PER_FILE: usize = 50;
 /// `expect.schema` value that switches schema validation off.

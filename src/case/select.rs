@@ -1,7 +1,10 @@
 //! Which cases a run selects: `--filter` by name, file, endpoint, tag or a check the case
 //! exercises.
 
+use std::collections::BTreeSet;
+
 use crate::case::model::{Case, CaseFile, CaseKind};
+use crate::case::parse::suggest;
 use crate::spec::catalog;
 use crate::verdict::check::Family;
 use crate::verdict::endpoint::Endpoint;
@@ -27,6 +30,83 @@ pub fn selected(filters: &[String], file: &CaseFile, case: &Case) -> bool {
             || case.tags.iter().any(|t| t == f)
             || (catalog::find(f).is_some() && exercises(case, f))
     })
+}
+
+/// A `--filter` that names a tag no case has or a check the catalogue does not hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilterProblem {
+    /// What is wrong, e.g. "no case has tag `smok`".
+    pub message: String,
+    /// "did you mean …?" or the valid values.
+    pub help: String,
+}
+
+/// Checks every `tag:NAME` and `check:ID` filter against the loaded cases and the catalogue,
+/// also when another filter selects cases: a typo must never silently narrow a run.
+pub fn check_filters(filters: &[String], files: &[CaseFile]) -> Result<(), FilterProblem> {
+    let tags: BTreeSet<&str> = files
+        .iter()
+        .flat_map(|f| &f.cases)
+        .flat_map(|c| c.tags.iter().map(String::as_str))
+        .collect();
+    for f in filters {
+        if let Some(tag) = f.strip_prefix("tag:") {
+            if !tags.contains(tag) {
+                return Err(FilterProblem {
+                    message: format!("no case has tag `{tag}`"),
+                    help: closest(tag, tags.iter().copied(), "tag:", "tags"),
+                });
+            }
+        } else if let Some(id) = f.strip_prefix("check:")
+            && catalog::find(id).is_none()
+        {
+            return Err(FilterProblem {
+                message: format!("`{id}` is not a check id"),
+                help: closest(
+                    id,
+                    catalog::CATALOG.iter().map(|c| c.id),
+                    "check:",
+                    "check ids (see `mallcheck checks`)",
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// "did you mean `tag:smoke`?" for a typo or a prefix of one value, else the valid values.
+fn closest<'c>(
+    word: &str,
+    valid: impl Iterator<Item = &'c str> + Clone,
+    prefix: &str,
+    what: &str,
+) -> String {
+    let mut by_prefix = valid
+        .clone()
+        .filter(|v| !word.is_empty() && v.starts_with(word));
+    let unique_prefix = match (by_prefix.next(), by_prefix.next()) {
+        (Some(only), None) => Some(only),
+        _ => None,
+    };
+    // A shortened word (`paging.dupe`) is far in edits but close in Jaro-Winkler.
+    let similar = || {
+        valid
+            .clone()
+            .map(|v| (strsim::jaro_winkler(word, v), v))
+            .filter(|(score, _)| *score >= 0.9)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, v)| v)
+    };
+    match unique_prefix
+        .or_else(|| suggest(word, valid.clone()))
+        .or_else(similar)
+    {
+        Some(s) => format!("did you mean `{prefix}{s}`?"),
+        None => {
+            let all: Vec<String> = valid.map(|v| format!("`{v}`")).collect();
+            format!("valid {what}: {}", all.join(", "))
+        }
+    }
 }
 
 /// Whether running `case` can produce a finding of check `id`.

@@ -5,6 +5,7 @@
 
 mod execute;
 pub mod paging;
+pub mod preflight;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -162,6 +163,33 @@ impl Runner {
         summary.duration = started.elapsed();
         on_event(Event::RunFinished(summary.clone()));
         summary
+    }
+}
+
+impl Runner {
+    /// Sends the preflight request; when it stops the run, reports the `preflight` case through
+    /// `on_event` (a whole run of one case) and returns the message for the console.
+    pub async fn preflight(
+        &self,
+        body: &serde_json::Value,
+        signer: &str,
+        appid: &str,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Option<String> {
+        let stopped = preflight::check(&self.client, body, signer, appid)
+            .await
+            .err()?;
+        on_event(Event::RunStarted {
+            base_url: self.client.base_url().to_string(),
+            cases: 1,
+        });
+        on_event(Event::CaseStarted(stopped.result.id.clone()));
+        let mut summary = RunSummary::default();
+        summary.add(stopped.result.outcome);
+        summary.duration = stopped.result.duration;
+        on_event(Event::CaseFinished(Box::new(stopped.result)));
+        on_event(Event::RunFinished(summary));
+        Some(stopped.message)
     }
 }
 

@@ -11,17 +11,24 @@ use serde_json::{Map, Value, json};
 
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
-    AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY,
-    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
-    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
-    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER,
-    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT,
-    PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
-    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
-    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS,
-    TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION,
+    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HTTP_SERVER_ERROR, LIST_ENVELOPE,
+    LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE, MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY,
+    MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE,
+    MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE,
+    MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
+    PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
+    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
+    PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS, TRANSPORT_BODY_SIZE,
+    TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
+
+/// -2^63 as a float: what `-9223372036854775809` rounds to. The `order-total-num-below-long`
+/// fault puts it in the data and the wire writes it as [`BELOW_LONG_LITERAL`].
+pub(crate) const BELOW_LONG_FLOAT: f64 = -9_223_372_036_854_775_808.0;
+/// The integer literal one below the Long range.
+pub(crate) const BELOW_LONG_LITERAL: &str = "-9223372036854775809";
 
 /// What a fault is for.
 #[derive(Debug, Clone, Copy)]
@@ -108,6 +115,8 @@ faults! {
     OrderTotalNumString = ("order-total-num-string", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is a string instead of an integer");
     /// `totalAmount` a fraction.
     OrderTotalAmountFraction = ("order-total-amount-fraction", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalAmount is 12.5, not an integer");
+    /// `totalNum` one below the Long range.
+    OrderTotalNumBelowLong = ("order-total-num-below-long", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is -9223372036854775809, one below the Long range (read as a float it rounds to -2^63)");
     /// `sellerStatisticsModel` of the wrong shape.
     SellerStatisticsWrongShape = ("seller-statistics-wrong-shape", Contract(&MALL_SELLER_STATISTICS), "sellerStatisticsModel is {\"orderFailNum\": \"3\"} on every mall");
     /// `spuId` not a digit string.
@@ -168,6 +177,10 @@ faults! {
     AuthIgnored = ("auth-ignored", Contract(&AUTH_REQUIRED), "a request without Authorization is answered with data");
     /// Any signature is accepted.
     AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
+    /// Any signature seen before is accepted.
+    AuthSignatureCache = ("auth-signature-cache", Contract(&AUTH_SIGNATURE_OTHER_OPERATION), "a signature seen on an earlier authenticated request (of either operation) is accepted on any body: the signature is checked against a cache, not the body");
+    /// A signature seen before on the same operation is accepted.
+    AuthSignatureCachePerOperation = ("auth-signature-cache-per-operation", Contract(&AUTH_SIGNATURE_REPLAY), "a signature seen on an earlier authenticated request of the same operation is accepted on any body of that operation");
     /// The Authorization appid is not compared.
     AuthAppidIgnored = ("auth-appid-ignored", Contract(&AUTH_APPID_MATCH), "the Authorization appid is not compared with the body's or the configured appid");
     /// HTTP 500 with an HTML body.
@@ -216,6 +229,8 @@ faults! {
     Gzip = ("gzip", Variation, "responses are gzip-compressed when the request accepts gzip");
     /// Integers above 2^53.
     BigIntegers = ("big-integers", Variation, "totalNum is 2^53 + 1 and totalAmount is i64::MAX");
+    /// The smallest Long.
+    LongMin = ("long-min", Variation, "totalNum and totalAmount are -9223372036854775808, the smallest Long");
     /// MAIN has 2,000 malls.
     ManyMalls = ("many-malls", Variation, "MAIN has 2,000 malls");
     /// A 5,000-product mall.
@@ -474,6 +489,14 @@ impl Fault {
                     json!(9_007_199_254_740_993_u64),
                 );
                 set_in(mall, "orderStatistics", "totalAmount", json!(i64::MAX));
+            }
+            Fault::OrderTotalNumBelowLong => {
+                // Written as the integer literal by `wire::json_response`.
+                set_in(mall, "orderStatistics", "totalNum", json!(BELOW_LONG_FLOAT));
+            }
+            Fault::LongMin => {
+                set_in(mall, "orderStatistics", "totalNum", json!(i64::MIN));
+                set_in(mall, "orderStatistics", "totalAmount", json!(i64::MIN));
             }
             Fault::NullableSellerFieldsNull => {
                 set_in(mall, "seller", "storeName", Value::Null);

@@ -12,6 +12,7 @@
 //! is never answered 400 (Schemathesis checks it in `tests/it/openapi.rs`).
 
 use std::cmp::Reverse;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -65,7 +66,12 @@ pub(crate) struct AppState {
     pub(crate) requests: Arc<AtomicU64>,
     /// Added before every answer (`serve --latency-ms`), like a remote service's.
     pub(crate) latency: Duration,
+    /// Signatures of authenticated requests, for the signature-cache faults.
+    seen: std::sync::Mutex<HashSet<(Option<Operation>, String)>>,
 }
+
+/// Most signatures the signature-cache faults remember (then they start over).
+const MAX_SEEN_SIGNATURES: usize = 100_000;
 
 impl AppState {
     /// Builds the state with every seed data shape.
@@ -87,6 +93,7 @@ impl AppState {
             calls: AtomicU64::new(0),
             requests: Arc::new(AtomicU64::new(0)),
             latency: Duration::ZERO,
+            seen: std::sync::Mutex::new(HashSet::new()),
         }
     }
 
@@ -129,7 +136,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 }
 
 /// The two operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Operation {
     MallList,
     MallProducts,
@@ -373,7 +380,7 @@ async fn answer(
     headers: &HeaderMap,
     bytes: Bytes,
 ) -> Result<Value, Failure> {
-    let header_appid = authenticate(state, call.fault, headers, &bytes).await?;
+    let header_appid = authenticate(state, call.fault, op, headers, &bytes).await?;
     let body: Value = serde_json::from_slice(&bytes)
         .map_err(|e| Failure::bad_request(format!("the body is not valid JSON: {e}")))?;
     let appid = request::appid(&body).map_err(Failure::bad_request)?;
@@ -404,6 +411,7 @@ async fn answer(
 async fn authenticate(
     state: &AppState,
     fault: Option<Fault>,
+    op: Operation,
     headers: &HeaderMap,
     bytes: &Bytes,
 ) -> Result<Option<String>, Failure> {
@@ -427,8 +435,36 @@ async fn authenticate(
     if fault == Some(Fault::AuthAnySignature) {
         return Ok(Some(appid.to_string()));
     }
+    // The signature-cache faults remember valid signatures: globally, or per operation.
+    let cache_key = match fault {
+        Some(Fault::AuthSignatureCache) => Some((None, signature.to_string())),
+        Some(Fault::AuthSignatureCachePerOperation) => Some((Some(op), signature.to_string())),
+        _ => None,
+    };
+    let seen = |key: &(Option<Operation>, String)| {
+        state
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(key)
+    };
+    if cache_key.as_ref().is_some_and(seen) {
+        return Ok(Some(appid.to_string()));
+    }
     match state.signer.sign(bytes).await {
-        Ok(expected) if expected == signature => Ok(Some(appid.to_string())),
+        Ok(expected) if expected == signature => {
+            if let Some(key) = cache_key {
+                let mut seen = state
+                    .seen
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if seen.len() >= MAX_SEEN_SIGNATURES {
+                    seen.clear();
+                }
+                seen.insert(key);
+            }
+            Ok(Some(appid.to_string()))
+        }
         Ok(_) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),

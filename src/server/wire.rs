@@ -15,7 +15,7 @@ use futures_util::stream;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use crate::server::faults::Fault;
+use crate::server::faults::{BELOW_LONG_FLOAT, BELOW_LONG_LITERAL, Fault};
 
 /// `Content-Type` of every JSON answer.
 const JSON_TYPE: &str = "application/json;charset=UTF-8";
@@ -60,6 +60,12 @@ pub(crate) fn json_response(
             None => bytes = b"[\"\xff\xfe\xfd\"]".to_vec(),
         },
         Some(Fault::StalledBody) => return stalled(status, Bytes::from(bytes), shutdown.clone()),
+        Some(Fault::OrderTotalNumBelowLong) => {
+            // serde_json writes the float in exponent form; the fault sends the exact integer.
+            let float = serde_json::to_string(&BELOW_LONG_FLOAT).unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes).replace(&float, BELOW_LONG_LITERAL);
+            bytes = text.into_bytes();
+        }
         _ => {}
     }
     let mut gzip = false;

@@ -14,6 +14,7 @@ use crate::redact::{self, Secret};
 use crate::service::politeness::{
     self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
 };
+use crate::service::replay;
 use crate::sign::Signer;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -139,6 +140,11 @@ impl Client {
         &self.base_url
     }
 
+    /// The signer.
+    pub fn signer(&self) -> &Signer {
+        &self.signer
+    }
+
     /// The signer's secrets, for scrubbing free text.
     pub fn secrets(&self) -> Vec<&Secret> {
         self.signer.secrets()
@@ -182,6 +188,19 @@ impl Client {
                 .authorization(&format!("{appid}-other"), &body)
                 .await
                 .map(Some),
+            AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
+                // The donor goes first, signed, so that the service has seen its signature.
+                let (to, donor) = replay::donor(endpoint, auth, &body);
+                let _ = Box::pin(self.send_raw(
+                    to,
+                    donor.clone(),
+                    appid,
+                    &AuthMode::Signed,
+                    extra_headers,
+                ))
+                .await;
+                self.signer.authorization(appid, &donor).await.map(Some)
+            }
         };
         let started = Instant::now();
         let record_body = String::from_utf8_lossy(&body).into_owned();

@@ -4,4 +4,5 @@
 pub mod client;
 pub mod discover;
 pub mod politeness;
+pub mod replay;
 pub mod request;

@@ -16,6 +16,12 @@ pub async fn send(
     x: &ExchangeCase,
 ) -> Result<Sent, String> {
     let request = &x.request;
+    if request.auth.is_replay() && !client.signer().depends_on_body() {
+        return Err(format!(
+            "the `{}` signer gives every body the same signature, so moving one between requests proves nothing",
+            client.signer().kind_name()
+        ));
+    }
     if let Some(bytes) = &request.raw_hex {
         let appid = appid_of(&bytes.value);
         return Ok(client

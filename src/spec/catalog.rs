@@ -28,6 +28,7 @@ checks! {
     HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
     HARNESS_SIGNER = ("harness.signer", "§5", Contract, Transport, "the configured signer gives a signature (the sign command exits 0 within --timeout and prints one): an error of the run, not of the contract");
     HARNESS_INTERNAL = ("harness.internal", "-", Contract, Transport, "mallcheck itself failed on this case (a bug: please report it with the case)");
+    PREFLIGHT = ("preflight.signed-request", "§5", Contract, Transport, "before the suite, a signed first mall-list page of the configured merchant is answered and not refused (else the run stops, naming the likely causes)");
     HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
 
     // Mall list envelope (§4.1, §7).
@@ -80,6 +81,8 @@ checks! {
     // Authentication (§5).
     AUTH_REQUIRED = ("auth.required", "§5", Contract, Contract, "a request without Authorization gets no merchant data");
     AUTH_SIGNATURE = ("auth.signature", "§5", Contract, Contract, "a request with a wrong signature gets no merchant data");
+    AUTH_SIGNATURE_REPLAY = ("auth.signature-replay", "§5", Contract, Contract, "the valid signature of another body of the same operation, moved onto a request, gets no merchant data (the signature is bound to the body)");
+    AUTH_SIGNATURE_OTHER_OPERATION = ("auth.signature-other-operation", "§5", Contract, Contract, "the valid signature of a request to the other operation, moved onto a request, gets no merchant data");
     AUTH_APPID_MATCH = ("auth.appid-match", "§5.1", Contract, Contract, "a request whose Authorization appid differs from the body's appid gets no merchant data");
 
     // Case-file assertions and snapshots.

@@ -46,4 +46,28 @@ pub enum AuthMode {
     WrongSignature,
     /// Signed correctly but with an appid different from the body's.
     AppidMismatch,
+    /// The valid signature of another body of the same operation, sent just before (a replay).
+    SignatureOfOtherBody,
+    /// The valid signature of a request to the other operation, sent just before (a replay).
+    SignatureOfOtherOperation,
+}
+
+impl AuthMode {
+    /// Whether the mode moves a valid signature from another request onto this one.
+    pub fn is_replay(&self) -> bool {
+        matches!(
+            self,
+            AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation
+        )
+    }
+}
+
+impl Endpoint {
+    /// The other operation of the interface.
+    pub fn other(self) -> Endpoint {
+        match self {
+            Endpoint::MallList => Endpoint::MallProducts,
+            Endpoint::MallProducts => Endpoint::MallList,
+        }
+    }
 }

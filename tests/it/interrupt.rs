@@ -55,7 +55,7 @@ fn signalled_run_finishes_its_reports(signal: &str) {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().expect("temp dir");
     let child = run_against(&server.fault_url("slow-first-byte"), dir.path())
-        .args(["--timeout", "1", "--jobs", "1", "--quiet"])
+        .args(["--timeout", "1", "--jobs", "1", "--quiet", "--no-preflight"])
         .args(["--markdown", "summary.md", "--html", "report.html"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

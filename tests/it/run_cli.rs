@@ -127,7 +127,7 @@ fn an_interrupted_run_leaves_valid_reports_of_what_ran() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let mut child = run_against(&server.fault_url("slow-first-byte"), dir.path())
-        .args(["--timeout", "1", "--jobs", "1", "--quiet"])
+        .args(["--timeout", "1", "--jobs", "1", "--quiet", "--no-preflight"])
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();

@@ -18,7 +18,7 @@ use crate::verdict::check::Check;
 use crate::verdict::source::{SourceFile, Span, Spanned};
 
 /// The closest candidate to `word`, if it is close enough to be a likely typo.
-pub(super) fn suggest<'c>(
+pub(crate) fn suggest<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {

@@ -184,6 +184,8 @@ impl Lower<'_> {
             "missing" => Some(AuthMode::Missing),
             "wrong-signature" => Some(AuthMode::WrongSignature),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
+            "signature-of-other-body" => Some(AuthMode::SignatureOfOtherBody),
+            "signature-of-other-operation" => Some(AuthMode::SignatureOfOtherOperation),
             other => {
                 let help = choice_help(other, AUTH_MODES, "auth modes");
                 self.error_help(mode.span, format!("unknown auth mode `{other}`"), help);

@@ -47,6 +47,85 @@ impl SchemaSet {
         best
     }
 
+    /// The last `x-check` met walking the schema along an instance pointer: for errors of
+    /// keywords whose schema path does not show the `$ref`s that led to them (custom keywords).
+    pub(super) fn attribute_at(&self, start: Start<'_>, instance_path: &str) -> &'static Check {
+        let mut best = start.check;
+        let mut at = Some((start.uri.clone(), start.node));
+        for segment in pointer_segments(instance_path) {
+            let Some((uri, node)) = at else {
+                break;
+            };
+            at = self.descend(&uri, node, &segment, &mut best, 0);
+        }
+        if let Some((uri, node)) = at {
+            self.follow_refs(uri, node, &mut best);
+        }
+        best
+    }
+
+    /// Follows the `$ref`s of `node`, noting every `x-check` met.
+    fn follow_refs<'s>(
+        &'s self,
+        mut uri: Url,
+        mut node: &'s Value,
+        best: &mut &'static Check,
+    ) -> (Url, &'s Value) {
+        for _ in 0..16 {
+            if let Some(check) = check_of(node) {
+                *best = check;
+            }
+            let Some((next_uri, next)) = node
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| self.resolve(&uri, r))
+            else {
+                break;
+            };
+            uri = next_uri;
+            node = next;
+        }
+        (uri, node)
+    }
+
+    /// The subschema of `node` (after its `$ref`s) that applies to the member or item `segment`,
+    /// looking into `allOf`/`anyOf`/`oneOf`/`then`/`else` branches.
+    fn descend<'s>(
+        &'s self,
+        uri: &Url,
+        node: &'s Value,
+        segment: &str,
+        best: &mut &'static Check,
+        depth: usize,
+    ) -> Option<(Url, &'s Value)> {
+        if depth > 8 {
+            return None;
+        }
+        let mut found = *best;
+        let (uri, node) = self.follow_refs(uri.clone(), node, &mut found);
+        let direct = node
+            .get("properties")
+            .and_then(|p| p.get(segment))
+            .or_else(|| segment.parse::<usize>().ok().and(node.get("items")));
+        if let Some(next) = direct {
+            *best = check_of(next).unwrap_or(found);
+            return Some((uri, next));
+        }
+        let branches = ["allOf", "anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_array))
+            .flatten()
+            .chain(["then", "else"].iter().filter_map(|k| node.get(*k)));
+        for branch in branches {
+            let mut inner = found;
+            if let Some(hit) = self.descend(&uri, branch, segment, &mut inner, depth + 1) {
+                *best = inner;
+                return Some(hit);
+            }
+        }
+        None
+    }
+
     /// Resolves `reference` against `base` to a loaded document and the node it points at.
     pub(super) fn resolve(&self, base: &Url, reference: &str) -> Option<(Url, &Value)> {
         let mut target = base.join(reference).ok()?;

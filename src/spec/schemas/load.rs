@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
-use jsonschema::{Draft, Registry, ValidationOptions, Validator};
+use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator};
 use serde_json::Value;
 use url::Url;
 
@@ -404,8 +404,61 @@ fn options<'a>(registry: &'a Registry<'a>) -> ValidationOptions<'a> {
         .with_format("datetime", is_datetime)
         .with_format("digit-string", is_digit_string)
         .with_format("decimal-text", is_decimal_text)
+        .with_keyword(EXACT_LONG_KEYWORD, exact_long_factory)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
+}
+
+/// Keyword of `common.json#/$defs/long`: the value is a Long exactly, on both sides.
+pub const EXACT_LONG_KEYWORD: &str = "x-exact-long";
+
+/// 2^63 as a float; negated, the float that every integer from -2^63 - 1 down to
+/// -2^63 - 1024 rounds to.
+const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// Whether a JSON number passes the one place `minimum` cannot judge exactly. An integer
+/// literal within the range is read as an i64 or u64 and compared exactly by `minimum` and
+/// `maximum`, and so is every float but one: -2^63 read as a float. The literal
+/// `-9223372036854775808` is read as an i64, so a float -2^63 stands for a literal below the
+/// range (`-9223372036854775809` … `-9223372036854776832` all round to it) or a float notation
+/// whose exact value is lost.
+pub fn is_exact_long(value: &Value) -> bool {
+    match value {
+        Value::Number(n) if n.is_f64() => n.as_f64() != Some(-TWO_POW_63),
+        _ => true,
+    }
+}
+
+struct ExactLong;
+
+impl<'i> jsonschema::Keyword<'i> for ExactLong {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if is_exact_long(instance) {
+            Ok(())
+        } else {
+            Err(ValidationError::custom(
+                "an integer from -9223372036854775808 to 9223372036854775807 (Long), exactly",
+            ))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        is_exact_long(instance)
+    }
+}
+
+fn exact_long_factory<'a>(
+    _parent: &'a serde_json::Map<String, Value>,
+    value: &'a Value,
+    _path: jsonschema::paths::Location,
+) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
+    if value.as_bool() == Some(true) {
+        Ok(Box::new(ExactLong))
+    } else {
+        Err(ValidationError::schema(format!(
+            "the '{EXACT_LONG_KEYWORD}' keyword must be true"
+        )))
+    }
 }
 
 /// `YYYY-MM-DD HH:MM:SS` naming a real calendar second (§2.2 ctime, topTime); no `T`, zone

@@ -783,6 +783,51 @@ fn expected_and_actual_phrases_read_well() {
 }
 
 #[test]
+fn long_ranges_are_exact_on_both_sides() {
+    let set = set();
+    // The literal text matters: read as a float, these round to -2^63.
+    let at = |field: &str, literal: &str| -> Value {
+        let mut m = mall();
+        m["sellerStatisticsModel"] = json!({"orderFailNum": 0});
+        let text = envelope(vec![m]).to_string();
+        let needle = match field {
+            "orderFailNum" => "\"orderFailNum\":0",
+            "totalNum" => "\"totalNum\":",
+            _ => "\"totalAmount\":",
+        };
+        let start = text.find(needle).expect("field in the text") + needle.len()
+            - usize::from(field == "orderFailNum");
+        let end = start + text[start..].find([',', '}']).expect("the number ends");
+        serde_json::from_str(&format!("{}{literal}{}", &text[..start], &text[end..]))
+            .expect("valid JSON")
+    };
+    for (field, check) in [
+        ("totalNum", &MALL_ORDER_STATISTICS),
+        ("totalAmount", &MALL_ORDER_STATISTICS),
+        ("orderFailNum", &MALL_SELLER_STATISTICS),
+    ] {
+        for below in [
+            "-9223372036854775809",
+            "-9223372036854776832",
+            "-9223372036854776833",
+        ] {
+            let f = set.validate("mall-list-response", &at(field, below));
+            assert_eq!(f.len(), 1, "{field} = {below}: {f:?}");
+            assert_eq!(f[0].check.id, check.id, "{field} = {below}");
+            assert!(f[0].pointer.ends_with(field), "{}", f[0].pointer);
+        }
+        for above in ["9223372036854775808", "18446744073709551616"] {
+            let f = set.validate("mall-list-response", &at(field, above));
+            assert_eq!(f.len(), 1, "{field} = {above}: {f:?}");
+        }
+        for inside in ["-9223372036854775808", "9223372036854775807", "0"] {
+            let f = set.validate("mall-list-response", &at(field, inside));
+            assert!(f.is_empty(), "{field} = {inside}: {f:?}");
+        }
+    }
+}
+
+#[test]
 fn findings_are_capped_with_a_note() {
     let set = set();
     let broken = with(&mall(), "/state", Some(json!(9)));

@@ -161,11 +161,16 @@ impl SchemaSet {
             return;
         }
         for error in validator.iter_errors(instance) {
-            let check = cx
-                .attributions
-                .get_or(start, error.evaluation_path().as_str(), || {
-                    self.attribute(start, &error)
-                });
+            // A custom keyword's evaluation path starts inside the document that defines it,
+            // so it says nothing of the field: attribute it along the instance path instead.
+            let check = if matches!(error.kind(), ValidationErrorKind::Custom { .. }) {
+                self.attribute_at(start, error.instance_path().as_str())
+            } else {
+                cx.attributions
+                    .get_or(start, error.evaluation_path().as_str(), || {
+                        self.attribute(start, &error)
+                    })
+            };
             cx.push(check, &error, pointer);
         }
     }
@@ -455,6 +460,7 @@ pub(super) fn describe(error: &ValidationError<'_>) -> (String, String) {
             (format!("at least {limit} characters"), actual())
         }
         ValidationErrorKind::Pattern { pattern } => (format!("matching {pattern}"), actual()),
+        ValidationErrorKind::Custom { message, .. } => (message.clone(), actual()),
         ValidationErrorKind::AnyOf { .. } | ValidationErrorKind::OneOfNotValid { .. } => {
             ("one of the allowed shapes".to_string(), actual())
         }

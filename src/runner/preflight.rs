@@ -1,0 +1,281 @@
+//! The preflight: one known-good signed request (the first mall-list page of the configured
+//! merchant) sent before the suite. When the service refuses it, cannot be reached or does not
+//! speak the interface at that path, the run stops with one case named `preflight` whose finding
+//! names the likely causes, instead of a wall of identical failures.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::service::client::{Client, Sent};
+use crate::spec::catalog;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
+use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome};
+use crate::verdict::exchange::Exchange;
+
+/// Name (and file) of the case that reports a failed preflight.
+pub const PREFLIGHT_CASE: &str = "preflight";
+
+/// Why the preflight stopped the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// No HTTP answer (refused, DNS, TLS, reset, timeout).
+    Unreachable,
+    /// An HTTP answer that refuses the signed request (401/403 or an auth failure envelope).
+    Refused,
+    /// An answer that is not the interface (404/405, a redirect, an HTML page).
+    WrongPath,
+}
+
+/// A preflight that stopped the run: the one message and the case result for the reports.
+#[derive(Debug)]
+pub struct Stopped {
+    /// Which kind of stop.
+    pub stop: Stop,
+    /// The message for the console (several lines, no secret).
+    pub message: String,
+    /// The `preflight` case for the reports (outcome Error).
+    pub result: CaseResult,
+}
+
+/// Words of a failure message or code that say the call was not authenticated.
+const AUTH_WORDS: &[&str] = &[
+    "sign",
+    "auth",
+    "appid",
+    "app id",
+    "forbidden",
+    "permission",
+    "credential",
+    "token",
+    "签名",
+    "认证",
+    "鉴权",
+    "授权",
+    "权限",
+];
+
+/// Sends the first mall-list page; `Ok` lets the suite run.
+pub async fn check(
+    client: &Client,
+    body: &Value,
+    signer: &str,
+    appid: &str,
+) -> Result<(), Box<Stopped>> {
+    let started = Instant::now();
+    let sent = client
+        .send_json(Endpoint::MallList, body, &AuthMode::Signed, &[])
+        .await;
+    let url = format!("{}{}", client.base_url(), Endpoint::MallList.path());
+    let Some((stop, finding)) = judge(&sent, &url) else {
+        return Ok(());
+    };
+    let causes = causes(stop, client.base_url(), signer, appid);
+    let finding = finding.with_detail(format!("likely causes: {}", causes.join("; ")));
+    let mut message = format!(
+        "preflight failed: {}\nthe suite did not run. Likely causes:\n",
+        headline(stop, &url, &finding)
+    );
+    for c in &causes {
+        message.push_str(&format!("  - {c}\n"));
+    }
+    message.push_str("fix the setting, or pass --no-preflight to run the suite anyway");
+    let Sent { exchange, .. } = sent;
+    Err(Box::new(Stopped {
+        stop,
+        message,
+        result: result(finding, exchange, started),
+    }))
+}
+
+fn result(finding: Finding, exchange: Exchange, started: Instant) -> CaseResult {
+    CaseResult {
+        id: CaseId {
+            file: PathBuf::from(PREFLIGHT_CASE),
+            name: PREFLIGHT_CASE.to_string(),
+            endpoint: Endpoint::MallList.name().to_string(),
+            index: 0,
+        },
+        outcome: Outcome::Error,
+        findings: vec![finding],
+        omitted: vec![],
+        coverage: vec![],
+        exchanges: vec![exchange],
+        skip_reason: None,
+        flaky: false,
+        duration: started.elapsed(),
+    }
+}
+
+fn headline(stop: Stop, url: &str, f: &Finding) -> String {
+    match stop {
+        Stop::Unreachable => format!("cannot reach {url}: {}", f.actual),
+        Stop::Refused => format!(
+            "the service refused a signed first mall-list page of the configured merchant ({})",
+            f.actual
+        ),
+        Stop::WrongPath => format!("{url} does not answer as the interface: {}", f.actual),
+    }
+}
+
+fn causes(stop: Stop, base_url: &str, signer: &str, appid: &str) -> Vec<String> {
+    match stop {
+        Stop::Unreachable => vec![
+            format!("the host or port of the base URL {base_url} is wrong, or nothing listens there"),
+            "the scheme is wrong (http:// against a TLS port, or https:// against plain HTTP)".to_string(),
+            "a proxy or firewall is in the way (mallcheck connects directly and ignores HTTP(S)_PROXY)".to_string(),
+            "the service answers more slowly than --timeout".to_string(),
+        ],
+        Stop::Refused => vec![
+            "the signing key (MALLCHECK_SIGN_KEY or --sign-key-file) is not the one the service expects".to_string(),
+            format!("the signer `{signer}` is not the service's scheme (--signer md5|hmac-sha256|static|command)"),
+            format!("the appid `{appid}` is not registered with the service, or the merchant ids do not belong to it"),
+            format!("the base URL {base_url} (or its path prefix) points at another deployment"),
+        ],
+        Stop::WrongPath => vec![
+            format!("the base URL {base_url} is wrong, or misses (or repeats) a path prefix: mallcheck appends {}", Endpoint::MallList.path()),
+            "a gateway or web server answers in place of the service at that path".to_string(),
+        ],
+    }
+}
+
+/// Decides whether the answer stops the run, and with which finding.
+fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
+    let status = sent.exchange.response.as_ref().map(|r| r.status);
+    let response = match &sent.result {
+        Ok(r) => r,
+        Err(f) => {
+            let f = (**f).clone();
+            let id = f.check.id;
+            let wrong_path = id == catalog::TRANSPORT_REDIRECT.id
+                || (id == catalog::RESPONSE_JSON.id && is_html(sent))
+                || matches!(status, Some(404 | 405));
+            return if id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_TIMEOUT.id {
+                // A body that stalls after the status line was an answer all the same.
+                status.is_none().then_some((Stop::Unreachable, f))
+            } else if wrong_path {
+                Some((Stop::WrongPath, f))
+            } else {
+                None
+            };
+        }
+    };
+    let refused = |actual: String| {
+        Finding::new(
+            &catalog::PREFLIGHT,
+            "",
+            "the first mall-list page of the configured merchant, accepted",
+            actual,
+        )
+    };
+    let msg = envelope_text(&response.json);
+    match response.status {
+        401 | 403 => Some((
+            Stop::Refused,
+            refused(format!("HTTP {}{msg}", response.status)),
+        )),
+        404 | 405 => Some((
+            Stop::WrongPath,
+            Finding::new(
+                &catalog::PREFLIGHT,
+                "",
+                format!("the mall list operation at {url}"),
+                format!("HTTP {}{msg}", response.status),
+            ),
+        )),
+        status if is_auth_failure(&response.json) => {
+            Some((Stop::Refused, refused(format!("HTTP {status}{msg}"))))
+        }
+        _ => None,
+    }
+}
+
+/// `: code 4010, <msg>` of an envelope, or nothing.
+fn envelope_text(json: &Value) -> String {
+    let code = json.get("code").map(|c| match c {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    let msg = json.get("msg").and_then(Value::as_str);
+    match (code, msg) {
+        (Some(c), Some(m)) => format!(": code {c}, {m}"),
+        (Some(c), None) => format!(": code {c}"),
+        (None, Some(m)) => format!(": {m}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// An envelope that is clearly an authentication failure: `success` false with a 401/403 code
+/// or a message about signatures, appids or permissions.
+fn is_auth_failure(json: &Value) -> bool {
+    if json.get("success") != Some(&Value::Bool(false)) {
+        return false;
+    }
+    let code = match json.get("code") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    if code.starts_with("401") || code.starts_with("403") {
+        return true;
+    }
+    let text = json
+        .get("msg")
+        .or_else(|| json.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_lowercase();
+    AUTH_WORDS.iter().any(|w| text.contains(w))
+}
+
+/// Whether the answer is labelled as an HTML page.
+fn is_html(sent: &Sent) -> bool {
+    sent.exchange.response.as_ref().is_some_and(|r| {
+        r.headers.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case("content-type") && v.to_ascii_lowercase().contains("html")
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_auth_envelope_is_recognised_and_an_empty_list_is_not() {
+        assert!(is_auth_failure(
+            &json!({"success": false, "code": "4010", "msg": "x"})
+        ));
+        assert!(is_auth_failure(
+            &json!({"success": false, "code": "E1", "msg": "Signature mismatch"})
+        ));
+        assert!(is_auth_failure(
+            &json!({"success": false, "code": "E1", "msg": "签名错误"})
+        ));
+        assert!(!is_auth_failure(
+            &json!({"success": false, "code": "5001", "msg": "busy"})
+        ));
+        assert!(!is_auth_failure(
+            &json!({"success": true, "code": "0000", "msg": "auth ok", "data": []})
+        ));
+    }
+
+    #[test]
+    fn causes_name_the_settings_to_look_at() {
+        let refused = causes(Stop::Refused, "http://h", "md5", "app").join(" ");
+        for word in ["key", "signer", "appid", "base URL"] {
+            assert!(refused.contains(word), "{word}: {refused}");
+        }
+        let unreachable = causes(Stop::Unreachable, "http://h", "md5", "app").join(" ");
+        for word in ["host", "port", "scheme", "proxy"] {
+            assert!(unreachable.contains(word), "{word}: {unreachable}");
+        }
+        assert!(
+            causes(Stop::WrongPath, "http://h", "md5", "app")
+                .join(" ")
+                .contains("path prefix")
+        );
+    }
+}

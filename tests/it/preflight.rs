@@ -1,0 +1,141 @@
+//! The preflight: a wrong key, a wrong appid or a refused port stops `run` at once with one
+//! message naming the likely causes, exit 1, and reports holding one error case `preflight`.
+
+use std::process::{Command, Output};
+
+use mallcheck::server::data::{DEMO_SIGN_KEY, MAIN};
+
+use crate::common::{Server, bin, repo, run_against};
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Asserts the run stopped after the preflight alone, with these words in its message.
+fn assert_stopped(out: &Output, dir: &std::path::Path, words: &[&str]) {
+    let (stdout, stderr) = text(out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert_eq!(
+        stderr.matches("preflight failed").count(),
+        1,
+        "one message: {stderr}"
+    );
+    for w in words {
+        assert!(stderr.contains(w), "`{w}` missing: {stderr}");
+    }
+    assert!(stderr.contains("--no-preflight"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let cases = report["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 1, "only the preflight case: {report}");
+    assert_eq!(cases[0]["id"]["name"], "preflight");
+    assert_eq!(cases[0]["outcome"], "error");
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("preflight") && junit.contains("<error"),
+        "{junit}"
+    );
+    assert!(!stdout.contains("merchant lists no mall"), "{stdout}");
+}
+
+#[test]
+fn a_wrong_key_stops_the_run_naming_key_signer_and_appid() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.base_url, dir.path())
+        .env("MALLCHECK_SIGN_KEY", "not-the-key")
+        .output()
+        .unwrap();
+    assert_stopped(
+        &out,
+        dir.path(),
+        &[
+            "refused",
+            "HTTP 401",
+            "signing key",
+            "signer",
+            "appid",
+            "base URL",
+        ],
+    );
+    let (stdout, stderr) = text(&out);
+    assert!(
+        !stdout.contains("not-the-key") && !stderr.contains("not-the-key"),
+        "the key leaked"
+    );
+}
+
+#[test]
+fn a_wrong_appid_stops_the_run() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["run", "--base-url", &server.base_url])
+        .args([
+            "--appid",
+            "someone-elses-app",
+            "--merchant-id",
+            MAIN.merchant_id,
+        ])
+        .args(["--merchant-user-id", MAIN.merchant_user_id, "--cases"])
+        .arg(repo().join("cases"))
+        .args(["--junit", "junit.xml", "--json", "report.json"])
+        .output()
+        .unwrap();
+    assert_stopped(
+        &out,
+        dir.path(),
+        &["refused", "`someone-elses-app`", "appid"],
+    );
+}
+
+#[test]
+fn a_refused_port_stops_the_run_naming_host_port_scheme_and_proxy() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path())
+        .output()
+        .unwrap();
+    assert_stopped(
+        &out,
+        dir.path(),
+        &["cannot reach", "host or port", "scheme", "proxy"],
+    );
+}
+
+#[test]
+fn a_wrong_path_prefix_stops_the_run_naming_it() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&format!("{}/api", server.base_url), dir.path())
+        .output()
+        .unwrap();
+    assert_stopped(&out, dir.path(), &["HTTP 404", "path prefix"]);
+}
+
+#[test]
+fn no_preflight_runs_the_whole_suite_against_a_wrong_key() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.base_url, dir.path())
+        .env("MALLCHECK_SIGN_KEY", "not-the-key")
+        .arg("--no-preflight")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(!stderr.contains("preflight failed"), "{stderr}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert!(report["cases"].as_array().unwrap().len() > 10, "{report}");
+}
