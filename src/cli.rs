@@ -600,6 +600,9 @@ pub struct BenchArgs {
     /// Seconds of the bare concurrent loop that measures the loopback limit.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     pub load_secs: f64,
+    /// Only these lines, e.g. `--only a,b` [default: all of a-f].
+    #[arg(long, value_name = "LINE,...", value_delimiter = ',')]
+    pub only: Vec<char>,
     /// Internal: the child process of the memory line, probing this server.
     #[arg(long, value_name = "URL", hide = true)]
     pub memory_probe: Option<String>,

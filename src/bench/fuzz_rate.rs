@@ -1,119 +1,85 @@
-//! Line (b): the request rate of `mallcheck fuzz` against bare concurrent loops on the same
-//! server.
+//! Line (b): the request rate of `mallcheck fuzz --jobs N` against the field's limit.
+//!
+//! The limit is the field's, not our server's: `mallcheck fuzz --seed 1` runs once through the
+//! recording proxy in front of the embedded server, and its exchanges become the table of a
+//! server that answers from precomputed bytes ([`CannedServer`]). A load generator of the field
+//! (bare hyper client loops, N connections) sends the same requests to that server: that is
+//! the limit. Then the same fuzz run (same seed, same bodies, so the same answers) runs against
+//! the same server with N requests in flight, and its own request rate over the limit is the
+//! ratio: how much of the wire mallcheck uses. The embedded server's throughput under the same
+//! generator and requests is printed on its own line, for information.
 
+use std::net::SocketAddr;
 use std::process::Command as Process;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::http::{HeaderValue, Method, header};
-use tokio::task::JoinSet;
-
+use crate::bench::canned::CannedServer;
 use crate::bench::child::{mallcheck_exe, run_child};
-use crate::bench::harness::{BenchOptions, SuiteEnv, bare_client, send_recorded};
+use crate::bench::harness::{BenchOptions, SuiteEnv};
+use crate::bench::load::{self, GENERATOR};
 use crate::bench::measure::{Goal, Measurement, ms};
-use crate::bench::proxy::Recorded;
+use crate::bench::proxy::Proxy;
 use crate::server::data::{self, DEMO_SIGN_KEY};
-use crate::settings::{self, Target};
-use crate::verdict::endpoint::Endpoint;
+use crate::settings;
 
-/// (b) Fuzzer requests per second over the loopback limit.
+/// (b) Fuzzer requests per second over the field's limit.
 pub(crate) const FUZZ_RATE_TARGET: Goal = Goal::AtLeast(0.5);
 
-/// A signed first-page mall-list request (count 10) of the configured merchant.
-pub(crate) async fn first_page_request(target: &Target) -> Result<Recorded, String> {
-    let body = serde_json::to_vec(&target.first_page_body(10)).map_err(|e| e.to_string())?;
-    let authorization = target
-        .signer
-        .authorization(&target.identity.appid, &body)
-        .await
-        .map_err(|e| e.to_string())?;
-    let value = HeaderValue::from_str(authorization.expose()).map_err(|e| e.to_string())?;
-    Ok(Recorded {
-        method: Method::POST,
-        path: Endpoint::MallList.path().to_string(),
-        headers: vec![
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (header::AUTHORIZATION, value),
-        ],
-        body: Bytes::from(body),
-    })
+/// What `mallcheck fuzz` printed at its end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FuzzSummary {
+    /// Requests sent.
+    pub requests: u64,
+    /// Its own rate, requests per second.
+    pub rate: f64,
+    /// Properties that failed, of how many.
+    pub failed: Option<(u32, u32)>,
 }
 
-/// Requests per second of `concurrency` bare loops sending `request` for `time`.
-pub(crate) async fn loopback_limit(
-    env: &SuiteEnv,
-    base_url: &str,
-    request: Recorded,
-    concurrency: usize,
-    time: Duration,
-) -> Result<(u64, Duration), String> {
-    let http = bare_client(env)?;
-    let request = Arc::new(request);
-    send_recorded(&http, base_url, &request).await?;
-    let started = Instant::now();
-    let deadline = started + time;
-    let mut tasks = JoinSet::new();
-    for _ in 0..concurrency {
-        let (http, request, base_url) = (http.clone(), Arc::clone(&request), base_url.to_string());
-        tasks.spawn(async move {
-            let mut sent = 0u64;
-            while Instant::now() < deadline {
-                send_recorded(&http, &base_url, &request).await?;
-                sent += 1;
-            }
-            Ok::<u64, String>(sent)
-        });
-    }
-    let mut total = 0;
-    while let Some(done) = tasks.join_next().await {
-        total += done.map_err(|e| e.to_string())??;
-    }
-    Ok((total, started.elapsed()))
-}
-
-/// The `sent N requests in X s (R req/s)` line of `mallcheck fuzz`: (requests, req/s).
-pub fn parse_fuzz_summary(stdout: &str) -> Option<(u64, f64)> {
+/// Reads the `N of M properties failed` and `sent N requests in X s (R req/s)` lines of
+/// `mallcheck fuzz`.
+pub fn parse_fuzz_summary(stdout: &str) -> Option<FuzzSummary> {
     let line = stdout
         .lines()
         .rev()
         .find(|l| l.trim_start().starts_with("sent ") && l.contains("req/s"))?;
-    let requests = line
-        .trim_start()
-        .strip_prefix("sent ")?
-        .split_whitespace()
-        .next()?
-        .replace(',', "")
-        .parse()
-        .ok()?;
-    let rate = line
-        .rsplit_once('(')?
-        .1
-        .split_whitespace()
-        .next()?
-        .replace(',', "")
-        .parse()
-        .ok()?;
-    Some((requests, rate))
+    let requests = number(
+        line.trim_start()
+            .strip_prefix("sent ")?
+            .split_whitespace()
+            .next()?,
+    )?;
+    let rate = number(line.rsplit_once('(')?.1.split_whitespace().next()?)?;
+    let failed = stdout.lines().find_map(|l| {
+        let (failed, rest) = l.trim().split_once(" of ")?;
+        let mut words = rest.split_whitespace();
+        let total = words.next()?;
+        let noun = words.next()?;
+        let verb = words.next()?.trim_end_matches(';');
+        (noun.starts_with("propert") && verb == "failed")
+            .then(|| Some((number(failed)?, number(total)?)))?
+    });
+    Some(FuzzSummary {
+        requests,
+        rate,
+        failed,
+    })
 }
 
-pub(crate) async fn fuzz_rate(
+/// A number as the fuzz summary prints it (`1,234`).
+fn number<T: std::str::FromStr>(s: &str) -> Option<T> {
+    s.replace(',', "").parse().ok()
+}
+
+/// Runs `mallcheck fuzz --seed 1 --jobs N` against `base_url` and reads its summary.
+async fn fuzz_once(
     env: &SuiteEnv,
     base_url: &str,
     options: &BenchOptions,
-) -> Result<Measurement, String> {
-    if options.fuzz_cases == 0 {
-        return Err("--fuzz-cases 0 skips this line".to_string());
-    }
+    jobs: usize,
+) -> Result<FuzzSummary, String> {
     let exe = mallcheck_exe()?;
-    let concurrency = (4 * std::thread::available_parallelism().map_or(1, |n| n.get())).max(8);
-    let request = first_page_request(&env.target).await?;
-    let (sent, took) =
-        loopback_limit(env, base_url, request, concurrency, options.load_time).await?;
-    let limit = sent as f64 / took.as_secs_f64().max(1e-9);
     let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
     let mut command = Process::new(exe);
     command
@@ -123,6 +89,7 @@ pub(crate) async fn fuzz_rate(
         .args(["--merchant-id", &env.target.identity.merchant_id])
         .args(["--merchant-user-id", &env.target.identity.merchant_user_id])
         .args(["--cases", &options.fuzz_cases.to_string()])
+        .args(["--jobs", &jobs.to_string()])
         .args(["--seed", "1", "--max-time", "60", "--color", "never"])
         .arg("--junit")
         .arg(scratch.path().join("fuzz-junit.xml"))
@@ -141,30 +108,114 @@ pub(crate) async fn fuzz_rate(
         tokio::task::spawn_blocking(move || run_child(command, Duration::from_secs(90)))
             .await
             .map_err(|e| e.to_string())??;
-    let Some((fuzz_requests, fuzz_rate)) = parse_fuzz_summary(&stdout) else {
+    parse_fuzz_summary(&stdout).ok_or_else(|| {
         let why = stderr
             .lines()
             .chain(stdout.lines())
             .find(|l| !l.trim().is_empty())
-            .unwrap_or("no output")
-            .to_string();
-        return Err(format!(
-            "`mallcheck fuzz` printed no `sent N requests` summary (exit {code}): {why}"
-        ));
-    };
-    Ok(Measurement {
+            .unwrap_or("no output");
+        format!("`mallcheck fuzz` printed no `sent N requests` summary (exit {code}): {why}")
+    })
+}
+
+fn failed(s: &FuzzSummary) -> String {
+    s.failed.map_or_else(
+        || "? properties failed".to_string(),
+        |(f, t)| format!("{f} of {t} properties failed"),
+    )
+}
+
+/// Line (b) and the embedded server's throughput line.
+pub(crate) async fn fuzz_rate(
+    env: &SuiteEnv,
+    embedded: SocketAddr,
+    options: &BenchOptions,
+) -> Result<[Measurement; 2], String> {
+    if options.fuzz_cases == 0 {
+        return Err("--fuzz-cases 0 skips this line".to_string());
+    }
+    let jobs = env.jobs.max(1);
+    // Record the exchanges of the fuzz run against the embedded server.
+    let proxy = Proxy::start(&format!("http://{embedded}")).await?;
+    let recorded = fuzz_once(env, &proxy.base_url, options, jobs).await?;
+    let log = proxy.take();
+    proxy.stop();
+    let table = log.table();
+    let distinct = table.len();
+    let requests = Arc::new(log.requests);
+    // The field's limit: the load generator against the precomputed-bytes server.
+    let canned = CannedServer::start(table)
+        .await
+        .map_err(|e| format!("cannot start the precomputed-bytes server: {e}"))?;
+    let limit = load::drive(
+        canned.addr(),
+        Arc::clone(&requests),
+        jobs,
+        options.load_time,
+    )
+    .await?;
+    // mallcheck against the same server.
+    let (served, missed) = (canned.counters().served(), canned.counters().misses());
+    let fuzz = fuzz_once(env, &canned.base_url(), options, jobs).await?;
+    let (served, missed) = (
+        canned.counters().served() - served,
+        canned.counters().misses() - missed,
+    );
+    drop(canned);
+    // The embedded server under the same generator and requests (informative).
+    let own = load::drive(embedded, Arc::clone(&requests), jobs, options.load_time).await?;
+    let mut details = vec![
+        format!(
+            "limit: {GENERATOR}, {jobs} connections, for {}: {} answers; the {} requests of \
+             the recorded run in turn",
+            ms(limit.took),
+            limit.answers,
+            requests.len(),
+        ),
+        format!(
+            "server: answers from precomputed bytes recorded from the same run against the \
+             embedded server ({distinct} distinct requests); fuzz: {served} requests, {missed} \
+             not recorded"
+        ),
+        format!(
+            "verdicts: {} against the embedded server, {} against the precomputed bytes",
+            failed(&recorded),
+            failed(&fuzz)
+        ),
+    ];
+    if missed > 0 || recorded.failed != fuzz.failed {
+        details.push(
+            "note: the run against the precomputed bytes is not the recorded one (unrecorded \
+             requests or other verdicts); its rate includes shrinking"
+                .to_string(),
+        );
+    }
+    let limit_rate = limit.rate();
+    let rate = Measurement {
         item: "(b) fuzz rate",
         figures: format!(
-            "fuzz {fuzz_rate:.0} req/s ({fuzz_requests} requests, --cases {} --seed 1) vs loopback limit {limit:.0} req/s",
-            options.fuzz_cases
+            "fuzz --jobs {jobs} {:.0} req/s ({} requests, --cases {} --seed 1) vs the field's \
+             limit {limit_rate:.0} req/s on the same precomputed-bytes server",
+            fuzz.rate, fuzz.requests, options.fuzz_cases
         ),
-        ratio: (limit > 0.0).then(|| fuzz_rate / limit),
+        ratio: (limit_rate > 0.0).then(|| fuzz.rate / limit_rate),
         goal: FUZZ_RATE_TARGET,
-        details: vec![format!(
-            "limit: {concurrency} bare loops sending a first-page mall list (count 10) for {}: {sent} requests",
-            ms(took)
-        )],
-    })
+        details,
+    };
+    let server = Measurement {
+        item: "(b) embedded server",
+        figures: format!(
+            "{:.0} req/s under the same generator and requests ({} answers in {}) vs {limit_rate:.0} \
+             req/s from precomputed bytes",
+            own.rate(),
+            own.answers,
+            ms(own.took)
+        ),
+        ratio: (limit_rate > 0.0).then(|| own.rate() / limit_rate),
+        goal: Goal::Informative,
+        details: vec![],
+    };
+    Ok([rate, server])
 }
 
 #[cfg(test)]
@@ -172,9 +223,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fuzz_summary_line_gives_requests_and_rate() {
+    fn fuzz_summary_gives_requests_rate_and_failed_properties() {
         let out = "seed 1\n\n0 of 8 properties failed; 20 cases generated, 0 replayed\nsent 1,234 requests in 2.0 s (617.0 req/s)\nJUnit report: x\n";
-        assert_eq!(parse_fuzz_summary(out), Some((1234, 617.0)));
+        assert_eq!(
+            parse_fuzz_summary(out),
+            Some(FuzzSummary {
+                requests: 1234,
+                rate: 617.0,
+                failed: Some((0, 8))
+            })
+        );
+        let one = "1 of 1 property failed; 3 cases generated, 0 replayed\nsent 1 request in 0.0 s (0.0 req/s)\n";
+        assert_eq!(parse_fuzz_summary(one).and_then(|s| s.failed), Some((1, 1)));
         assert_eq!(parse_fuzz_summary("error: fuzz: not available"), None);
     }
 }

@@ -12,6 +12,8 @@ pub enum Goal {
     AtMost(f64),
     /// The ratio must reach this.
     AtLeast(f64),
+    /// No target: the line informs.
+    Informative,
 }
 
 impl Goal {
@@ -19,6 +21,7 @@ impl Goal {
     pub fn verdict(self, ratio: Option<f64>) -> Verdict {
         match (self, ratio) {
             (_, None) => Verdict::Skip,
+            (Goal::Informative, Some(_)) => Verdict::Info,
             (Goal::AtMost(t), Some(r)) if r <= t => Verdict::Pass,
             (Goal::AtLeast(t), Some(r)) if r >= t => Verdict::Pass,
             (_, Some(_)) => Verdict::Miss,
@@ -31,6 +34,7 @@ impl fmt::Display for Goal {
         match self {
             Goal::AtMost(t) => write!(f, "<= {t:.2}"),
             Goal::AtLeast(t) => write!(f, ">= {t:.2}"),
+            Goal::Informative => f.write_str("none"),
         }
     }
 }
@@ -44,6 +48,8 @@ pub enum Verdict {
     Miss,
     /// Not measured (the note says why).
     Skip,
+    /// Measured, with no target.
+    Info,
 }
 
 impl fmt::Display for Verdict {
@@ -52,6 +58,7 @@ impl fmt::Display for Verdict {
             Verdict::Pass => "PASS",
             Verdict::Miss => "MISS",
             Verdict::Skip => "SKIP",
+            Verdict::Info => "INFO",
         })
     }
 }
@@ -167,6 +174,7 @@ mod tests {
         assert_eq!(Goal::AtLeast(0.5).verdict(Some(0.4)), Verdict::Miss);
         assert_eq!(Goal::AtLeast(0.5).verdict(Some(0.5)), Verdict::Pass);
         assert_eq!(Goal::AtLeast(0.5).verdict(None), Verdict::Skip);
+        assert_eq!(Goal::Informative.verdict(Some(0.1)), Verdict::Info);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! A reverse proxy on loopback that records every request of the suite before forwarding it,
-//! so line (a) can replay the same requests with a bare client.
+//! so line (a) can replay the same requests with a bare client, and every answer with its
+//! request, so line (b) can serve the same answers from precomputed bytes.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -9,6 +10,8 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use tokio::net::TcpListener;
+
+use crate::bench::canned::{Answer, Table, request_key};
 
 /// Largest request body the recording proxy accepts.
 pub(crate) const PROXY_MAX_BODY: usize = 2 * 1024 * 1024;
@@ -20,6 +23,14 @@ pub(crate) const AUTOMATIC_HEADERS: [&str; 6] = [
     "accept",
     "accept-encoding",
     "user-agent",
+];
+
+/// Answer headers that belong to the connection, set again by whoever sends the answer.
+const HOP_HEADERS: [HeaderName; 4] = [
+    header::CONTENT_LENGTH,
+    header::TRANSFER_ENCODING,
+    header::CONNECTION,
+    header::DATE,
 ];
 
 /// One request as the suite sent it, for a replay.
@@ -36,6 +47,23 @@ pub(crate) struct Recorded {
 pub(crate) struct Log {
     pub(crate) requests: Vec<Recorded>,
     pub(crate) response_bytes: u64,
+    /// Each answered request's key ([`request_key`]) and its answer.
+    pub(crate) answers: Vec<(u64, Answer)>,
+}
+
+impl Log {
+    /// The answers as a table for the precomputed-bytes server (unknown requests get `404`).
+    pub(crate) fn table(&self) -> Table {
+        let mut table = Table::fixed(Answer {
+            status: StatusCode::NOT_FOUND,
+            headers: vec![],
+            body: Bytes::new(),
+        });
+        for (key, answer) in &self.answers {
+            table.insert(*key, answer.clone());
+        }
+        table
+    }
 }
 
 #[derive(Clone)]
@@ -109,6 +137,15 @@ pub(crate) async fn forward(State(rec): State<Recorder>, req: Request) -> axum::
         .filter(|(k, _)| !AUTOMATIC_HEADERS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    let key = request_key(
+        &parts.method,
+        &path,
+        parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes),
+        &body,
+    );
     let mut builder = rec
         .http
         .request(parts.method.clone(), format!("{}{path}", rec.upstream))
@@ -137,15 +174,26 @@ pub(crate) async fn forward(State(rec): State<Recorder>, req: Request) -> axum::
     let Ok(bytes) = upstream.bytes().await else {
         return status_only(StatusCode::BAD_GATEWAY);
     };
-    rec.log
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .response_bytes += bytes.len() as u64;
+    {
+        let mut log = rec.log.lock().unwrap_or_else(|p| p.into_inner());
+        log.response_bytes += bytes.len() as u64;
+        log.answers.push((
+            key,
+            Answer {
+                status,
+                headers: upstream_headers
+                    .iter()
+                    .filter(|(k, _)| !HOP_HEADERS.contains(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                body: bytes.clone(),
+            },
+        ));
+    }
     let mut response = axum::response::Response::new(Body::from(bytes));
     *response.status_mut() = status;
     for (k, v) in &upstream_headers {
-        if k != header::CONTENT_LENGTH && k != header::TRANSFER_ENCODING && k != header::CONNECTION
-        {
+        if !HOP_HEADERS.contains(k) {
             response.headers_mut().append(k.clone(), v.clone());
         }
     }
