@@ -254,7 +254,10 @@ mod tests {
     use super::*;
 
     async fn post(base_url: &str, path: &str, auth: &str, body: &'static str) -> (u16, String) {
-        let response = reqwest::Client::new()
+        let response = crate::tls::client_builder()
+            .no_proxy()
+            .build()
+            .expect("a client")
             .post(format!("{base_url}{path}"))
             .header(header::AUTHORIZATION, auth)
             .body(body)
@@ -280,23 +283,17 @@ mod tests {
         assert_eq!(table.len(), 2);
         let server = CannedServer::start(table).await.expect("bind loopback");
         let url = server.base_url();
-        assert_eq!(
-            post(&url, "/a", "app s1", "{\"x\":1}").await,
-            (200, "one".into())
-        );
-        assert_eq!(
-            post(&url, "/a", "app s2", "{\"x\":2}").await,
-            (200, "two".into())
-        );
         // Another signature, path or body is another request.
-        assert_eq!(
-            post(&url, "/a", "app s2", "{\"x\":1}").await,
-            (404, "not recorded".into())
-        );
-        assert_eq!(
-            post(&url, "/b", "app s1", "{\"x\":1}").await,
-            (404, "not recorded".into())
-        );
+        let expected = [
+            ("/a", "app s1", "{\"x\":1}", 200, "one"),
+            ("/a", "app s2", "{\"x\":2}", 200, "two"),
+            ("/a", "app s2", "{\"x\":1}", 404, "not recorded"),
+            ("/b", "app s1", "{\"x\":1}", 404, "not recorded"),
+        ];
+        for (path, auth, body, status, answer) in expected {
+            let got = post(&url, path, auth, body).await;
+            assert_eq!(got, (status, answer.to_string()), "{path} {auth} {body}");
+        }
         assert_eq!(server.counters().served(), 4);
         assert_eq!(server.counters().misses(), 2);
     }

@@ -29,7 +29,7 @@ use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
 use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::{self, RunningServer, ServerOptions};
-use crate::service::client::Client;
+use crate::service::client::{Client, ClientOptions};
 use crate::service::discover::Discovery;
 use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
@@ -209,12 +209,17 @@ pub(crate) fn planned_cases(env: &SuiteEnv) -> Result<Vec<PlannedCase>, String> 
 }
 
 fn runner(env: &SuiteEnv, base_url: &str) -> Result<Arc<Runner>, String> {
-    let client = Client::new(
-        base_url,
-        env.target.signer.clone(),
-        env.target.client.clone(),
-    )
-    .map_err(|e| e.to_string())?;
+    runner_with(env, base_url, env.target.client.clone())
+}
+
+/// The runner of `mallcheck run` (no snapshots) toward `base_url` under `limits`.
+pub(crate) fn runner_with(
+    env: &SuiteEnv,
+    base_url: &str,
+    limits: ClientOptions,
+) -> Result<Arc<Runner>, String> {
+    let client =
+        Client::new(base_url, env.target.signer.clone(), limits).map_err(|e| e.to_string())?;
     Ok(Arc::new(Runner {
         client,
         schemas: Arc::clone(&env.schemas),

@@ -3,15 +3,11 @@
 //! reference server's counter) must stay bounded, and its wall time must be the pacing's:
 //! requests ÷ rate.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::bench::harness::{SuiteEnv, planned_cases};
+use crate::bench::harness::{SuiteEnv, planned_cases, runner_with};
 use crate::bench::measure::{Goal, Measurement};
-use crate::runner::{RunOptions, Runner};
 use crate::server::{self, ServerOptions};
-use crate::service::client::Client;
-use crate::service::discover::Discovery;
 
 /// Malls of the merchant of line (f).
 pub const SCALE_MALLS: usize = 10_000;
@@ -42,18 +38,7 @@ pub async fn scale_lines(env: &SuiteEnv) -> Result<[Measurement; 2], String> {
     .map_err(|e| format!("cannot start the embedded server: {e}"))?;
     let mut limits = env.target.client.clone();
     limits.rate = Some(SCALE_RATE);
-    let client = Client::new(&server.base_url(), env.target.signer.clone(), limits)
-        .map_err(|e| e.to_string())?;
-    let runner = Arc::new(Runner {
-        client,
-        schemas: Arc::clone(&env.schemas),
-        options: RunOptions {
-            jobs: env.jobs,
-            ..RunOptions::default()
-        },
-        discovery: Discovery::new(env.target.first_page_body(10)),
-        snapshots: None,
-    });
+    let runner = runner_with(env, &server.base_url(), limits)?;
     let planned = planned_cases(env)?;
     let before = server.requests();
     let started = Instant::now();

@@ -1,16 +1,14 @@
 //! Memory and time bounded on any response (issue 11, item 5): a valid envelope holding a
-//! million broken malls, served by a raw loopback server, gets its verdict; each check keeps its
+//! million broken malls, served from precomputed bytes on loopback, gets its verdict; each check keeps its
 //! first findings and counts the rest, and every report says how many were left out.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Output;
-use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::common::bin;
+use mallcheck::bench::canned::serve_in_background;
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 
 /// Malls in the generated page.
@@ -33,57 +31,6 @@ fn broken_envelope(records: usize) -> Vec<u8> {
     }
     body.extend_from_slice(b"]}");
     body
-}
-
-/// Answers every request on one connection with `body` until the client closes it.
-fn answer(stream: TcpStream, body: &[u8]) -> std::io::Result<()> {
-    let mut writer = stream.try_clone()?;
-    let mut reader = BufReader::new(stream);
-    loop {
-        let mut length = 0usize;
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
-                return Ok(());
-            }
-            let header = line.trim_end();
-            if header.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = header.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut request = vec![0; length];
-        reader.read_exact(&mut request)?;
-        write!(
-            writer,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        )?;
-        writer.write_all(body)?;
-        writer.flush()?;
-    }
-}
-
-/// A loopback HTTP server answering any request with `body`; returns its base URL.
-fn serve(body: Vec<u8>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-    let url = format!("http://{}", listener.local_addr().expect("address"));
-    let body = Arc::new(body);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let body = Arc::clone(&body);
-            std::thread::spawn(move || answer(stream, &body));
-        }
-    });
-    url
 }
 
 const CASES: &str = r#"cases:
@@ -159,7 +106,7 @@ fn total(case: &Value, check: &str) -> (usize, usize) {
 
 #[test]
 fn a_million_broken_malls_get_a_verdict_with_counted_findings() {
-    let url = serve(broken_envelope(RECORDS));
+    let url = serve_in_background(broken_envelope(RECORDS)).expect("bind loopback");
     let dir = tempfile::tempdir().expect("temp dir");
     let out = run(&url, dir.path());
     let stdout = String::from_utf8_lossy(&out.stdout);
