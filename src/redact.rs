@@ -122,7 +122,7 @@ pub fn is_secret_header_name(name: &str) -> bool {
 }
 
 /// What a match is replaced with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Label {
     Secret,
     SignCommand,
@@ -291,6 +291,9 @@ impl Tokens {
 struct Registry {
     /// Every pattern registered.
     seen: HashSet<String>,
+    /// Every secret whose forms are registered, with its label: registering it again (the
+    /// signature of a body sent again) computes nothing.
+    registered: HashSet<(String, Label)>,
     /// Patterns made only of token bytes (every form of a hex signature).
     tokens: Tokens,
     /// Automata over the other patterns, of decreasing size: a new batch merges with every
@@ -375,7 +378,14 @@ impl Redactor {
         if secret.chars().count() < MIN_SECRET_LEN {
             return false;
         }
-        self.write().add(forms(secret), label);
+        let key = (secret.to_string(), label);
+        if self.read().registered.contains(&key) {
+            return true;
+        }
+        let forms = forms(secret);
+        let mut registry = self.write();
+        registry.add(forms, label);
+        registry.registered.insert(key);
         true
     }
 
@@ -595,6 +605,29 @@ const FORM: &AsciiSet = &NON_ALPHANUMERIC
 
 /// Every form an echo of `secret` can take, at least [`MIN_SECRET_LEN`] characters long.
 fn forms(secret: &str) -> Vec<String> {
+    // Letters and digits pass every escaping below unchanged (a hex or base64url signature,
+    // an API key): only the case variants and the base64 fragments differ.
+    let mut out = if secret.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        vec![secret.to_string()]
+    } else {
+        escaped_forms(secret)
+    };
+    // A hex value may come back in the other case.
+    if secret.bytes().all(|b| b.is_ascii_hexdigit()) {
+        out.push(secret.to_ascii_lowercase());
+        out.push(secret.to_ascii_uppercase());
+    }
+    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        out.extend(base64_fragments(secret.as_bytes(), engine));
+    }
+    out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `secret` as each escaping (JSON, percent-encoding, markup, shell) writes it.
+fn escaped_forms(secret: &str) -> Vec<String> {
     let mut out = vec![
         secret.to_string(),
         json_escaped(secret, false, false),
@@ -619,17 +652,6 @@ fn forms(secret: &str) -> Vec<String> {
         .map(|f| lowercase_percent_hex(f))
         .collect();
     out.extend(lower_hex);
-    // A hex value may come back in the other case.
-    if secret.bytes().all(|b| b.is_ascii_hexdigit()) {
-        out.push(secret.to_ascii_lowercase());
-        out.push(secret.to_ascii_uppercase());
-    }
-    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
-        out.extend(base64_fragments(secret.as_bytes(), engine));
-    }
-    out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
-    out.sort();
-    out.dedup();
     out
 }
 
@@ -812,6 +834,50 @@ mod tests {
 
     fn scrubbed(r: &Redactor, text: &str) -> String {
         r.scrub(text).into_owned()
+    }
+
+    #[test]
+    fn letters_and_digits_take_the_short_road_to_the_same_forms() {
+        // The forms of every escaping, as computed for any secret.
+        let every = |s: &str| {
+            let mut out = escaped_forms(s);
+            if s.bytes().all(|b| b.is_ascii_hexdigit()) {
+                out.push(s.to_ascii_lowercase());
+                out.push(s.to_ascii_uppercase());
+            }
+            for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                out.extend(base64_fragments(s.as_bytes(), engine));
+            }
+            out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
+            out.sort();
+            out.dedup();
+            out
+        };
+        for secret in [
+            "0cc175b9c0f1b6a831c399e269772661",
+            "0CC175B9C0F1B6A831C399E269772661",
+            "sk9Live7Key2Abc4Def",
+            "Zm9vYmFyYmF6cXV4",
+            "12345678",
+        ] {
+            assert_eq!(forms(secret), every(secret), "{secret}");
+        }
+        // Anything else still gets every escaping.
+        assert!(forms("pa ss/wo&rd").contains(&"pa%20ss%2Fwo%26rd".to_string()));
+    }
+
+    #[test]
+    fn a_secret_registered_again_still_scrubs_all_its_forms() {
+        let r = Redactor::new();
+        for _ in 0..3 {
+            assert!(r.add_secret("0cc175b9c0f1b6a831c399e269772661"));
+        }
+        assert!(r.add_secret("pa ss/wo&rd"));
+        assert!(r.add_secret("pa ss/wo&rd"));
+        assert_eq!(
+            scrubbed(&r, "a 0CC175B9C0F1B6A831C399E269772661 b pa%20ss%2Fwo%26rd"),
+            "a <redacted> b <redacted>"
+        );
     }
 
     #[test]

@@ -17,7 +17,9 @@ use tokio::task::JoinSet;
 
 use crate::bench::fuzz_rate::{FUZZ_RATE_TARGET, fuzz_rate};
 use crate::bench::measure::print;
-use crate::bench::measure::{Goal, Measurement, machine, median, mib, ms, ratio, skipped};
+use crate::bench::measure::{
+    Goal, Measurement, cpu_time, machine, median, mib, ms, ratio, skipped,
+};
 use crate::bench::memory::{MEMORY_TARGET, memory};
 use crate::bench::proxy::{Proxy, Recorded};
 use crate::bench::validation::validation;
@@ -233,10 +235,14 @@ pub(crate) fn runner_with(
 }
 
 /// One suite run as `mallcheck run` makes it: load the cases, run them with the console sink
-/// writing to nowhere.
-async fn suite_once(env: &SuiteEnv, base_url: &str) -> Result<(Duration, RunSummary), String> {
+/// writing to nowhere. Gives the whole time and the part spent loading the cases.
+async fn suite_once(
+    env: &SuiteEnv,
+    base_url: &str,
+) -> Result<(Duration, Duration, RunSummary), String> {
     let started = Instant::now();
     let planned = planned_cases(env)?;
+    let loaded = started.elapsed();
     let runner = runner(env, base_url)?;
     let mut sinks = FanOut::default();
     sinks.push(Box::new(Console::new(
@@ -249,7 +255,7 @@ async fn suite_once(env: &SuiteEnv, base_url: &str) -> Result<(Duration, RunSumm
         .run(planned, &mut |event| sinks.on_event(&event))
         .await;
     let _ = sinks.finish();
-    Ok((started.elapsed(), summary))
+    Ok((started.elapsed(), loaded, summary))
 }
 
 /// Runs every case alone through the recording proxy and returns each case's requests.
@@ -329,13 +335,19 @@ async fn suite_overhead(
     let requests: usize = recorded.iter().map(Vec::len).sum();
     suite_once(env, base_url).await?;
     replay(env, base_url, &recorded).await?;
-    let (mut suite, mut bare) = (Vec::new(), Vec::new());
+    let (mut suite, mut bare, mut loading) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut suite_cpu, mut bare_cpu) = (Vec::new(), Vec::new());
     let mut summary = RunSummary::default();
     for _ in 0..rounds {
-        let (took, s) = suite_once(env, base_url).await?;
+        let cpu = cpu_time();
+        let (took, loaded, s) = suite_once(env, base_url).await?;
+        suite_cpu.push(cpu_time().saturating_sub(cpu));
         suite.push(took);
+        loading.push(loaded);
         summary = s;
+        let cpu = cpu_time();
         bare.push(replay(env, base_url, &recorded).await?);
+        bare_cpu.push(cpu_time().saturating_sub(cpu));
     }
     let (s, b) = (median(&suite), median(&bare));
     let mut details = vec![format!(
@@ -348,6 +360,15 @@ async fn suite_overhead(
         summary.skipped,
         env.jobs
     )];
+    let (sc, bc) = (median(&suite_cpu), median(&bare_cpu));
+    details.push(format!(
+        "process CPU (the embedded server's included): suite {} vs bare {} ({}x); loading the \
+         cases {} of the suite's wall time",
+        ms(sc),
+        ms(bc),
+        ratio(sc, bc).map_or_else(|| "-".to_string(), |r| format!("{r:.2}")),
+        ms(median(&loading)),
+    ));
     details.push(format!(
         "per request: suite {:.0} us, bare {:.0} us",
         s.as_secs_f64() * 1e6 / requests.max(1) as f64,
@@ -390,7 +411,7 @@ async fn scale_point(env: &SuiteEnv, scale: u32, rounds: usize) -> Result<ScaleP
     let mut times = Vec::new();
     let mut summary = RunSummary::default();
     for _ in 0..rounds {
-        let (took, s) = suite_once(env, &base_url).await?;
+        let (took, _, s) = suite_once(env, &base_url).await?;
         times.push(took);
         summary = s;
     }
