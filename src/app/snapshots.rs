@@ -290,6 +290,39 @@ mod tests {
         assert!(dir.path().join("c.snap.new").is_file());
     }
 
+    fn args(dir: &Path, target: Option<&str>, base_url: Option<&str>) -> SnapshotsArgs {
+        SnapshotsArgs {
+            action: SnapshotAction::Pending,
+            dir: dir.to_path_buf(),
+            target: target.map(str::to_string),
+            base_url: base_url.map(str::to_string),
+            profile: None,
+        }
+    }
+
+    #[test]
+    fn no_selection_means_the_root_and_every_target_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        for t in ["localhost", "embedded"] {
+            std::fs::create_dir(dir.path().join(t)).unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let dirs = directories(&args(dir.path(), None, None)).unwrap();
+        assert_eq!(
+            dirs,
+            [
+                dir.path().to_path_buf(),
+                dir.path().join("embedded"),
+                dir.path().join("localhost")
+            ]
+        );
+        let one = directories(&args(dir.path(), None, Some("http://127.0.0.1:9"))).unwrap();
+        assert_eq!(one, [dir.path().join("localhost")]);
+        let named = directories(&args(dir.path(), Some("embedded"), Some("http://x"))).unwrap();
+        assert_eq!(named, [dir.path().join("embedded")]);
+        assert!(directories(&args(dir.path(), Some("../up"), None)).is_err());
+    }
+
     #[test]
     fn listing_an_empty_directory_says_so() {
         let dir = tempfile::tempdir().unwrap();

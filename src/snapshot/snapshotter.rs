@@ -83,19 +83,11 @@ pub fn snapshot_name(case_file: &Path, case_name: &str) -> String {
 }
 
 fn slug(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() || c == '_' {
-            out.push(c);
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    let trimmed = out.trim_matches('-');
-    if trimmed.is_empty() {
+    let slugged = super::target::slug(text);
+    if slugged.is_empty() {
         "unnamed".to_string()
     } else {
-        trimmed.to_string()
+        slugged
     }
 }
 

@@ -49,8 +49,8 @@ impl TargetSelector<'_> {
     }
 }
 
-/// The directory name of a profile: its name, lower case, other characters than letters,
-/// digits, `-` and `_` as `-`.
+/// The directory name of a profile: its name, lower case, runs of other characters than
+/// letters, digits and `_` as one `-`.
 pub fn from_profile(profile: &str) -> Result<String, TargetNameError> {
     checked(profile, slug(profile))
 }
@@ -131,11 +131,12 @@ fn host_slug(host: &str) -> String {
     non_empty(parts.join("."))
 }
 
-/// Lower case; runs of characters other than letters, digits, `-` and `_` become one `-`.
-fn slug(text: &str) -> String {
+/// Lower case; runs of characters other than letters, digits and `_` become one `-`, trimmed
+/// at both ends (may be empty).
+pub(super) fn slug(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() || c == '_' || c == '-' {
+        if c.is_alphanumeric() || c == '_' {
             out.push(c);
         } else if !out.ends_with('-') {
             out.push('-');

@@ -511,6 +511,24 @@ fn default_run_checks_the_committed_embedded_snapshots_and_passes() {
         "{}",
         describe(&o)
     );
+    // `diff` with no base URL compares the embedded server with the same directory.
+    let o = mallcheck(
+        dir.path(),
+        &[
+            "diff",
+            "--cases",
+            &cases,
+            "--baseline",
+            &snapshots.to_string_lossy(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert!(
+        stdout(&o).contains("2 cases compared: 0 breaking, 0 additive, 0 data only, 2 unchanged"),
+        "{}",
+        describe(&o)
+    );
     assert_eq!(contents(&committed), before);
 }
 
