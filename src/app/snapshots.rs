@@ -53,9 +53,14 @@ pub fn target_name(args: &RunArgs, base_url: Option<&str>) -> Result<String, Usa
         profile: args.target.profile.as_deref(),
         base_url,
     };
+    let flag = if args.snapshot_target.is_some() {
+        "--snapshot-target"
+    } else {
+        "--profile"
+    };
     selector
         .name()
-        .map_err(|e| UsageError::setting("--snapshot-target", e.to_string(), None))
+        .map_err(|e| UsageError::setting(flag, e.to_string(), None))
 }
 
 /// The directories `mallcheck snapshots` works on: the selected target's, or, with no
