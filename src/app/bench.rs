@@ -46,7 +46,7 @@ pub fn bench(args: BenchArgs) -> Result<i32, UsageError> {
     if let Some(c) = args.only.iter().find(|c| !('a'..='f').contains(*c)) {
         return Err(UsageError::setting(
             "--only",
-            &format!("there is no line ({c})"),
+            format!("there is no line ({c})"),
             Some("the lines are a, b, c, d, e and f, e.g. --only a,b"),
         ));
     }
