@@ -20,8 +20,9 @@ use crate::verdict::findings::Findings;
 struct Shape {
     /// Some applicable schema node lists `properties` (so an unlisted field is extra).
     declares: bool,
-    /// Listed fields and their shapes.
-    properties: HashMap<String, usize>,
+    /// Listed fields and their shapes, sorted by name (a binary search is cheaper than
+    /// hashing each key of every record).
+    properties: Vec<(String, usize)>,
     /// Shape of array items, when a node has `items`.
     items: Option<usize>,
 }
@@ -54,12 +55,11 @@ impl SchemaSet {
         let Some(&root) = shapes.roots.get(name) else {
             return;
         };
-        let mut pointer = String::new();
-        shapes.walk(root, instance, &mut pointer, &mut |pointer, key| {
+        shapes.walk(root, instance, &mut Vec::new(), &mut |path, key| {
             out.push_with(&EXTRA_FIELDS, || {
                 Finding::new(
                     &EXTRA_FIELDS,
-                    format!("{pointer}/{}", escape_pointer(key)),
+                    format!("{}/{}", pointer_of(path), escape_pointer(key)),
                     "only fields the spec lists",
                     format!("extra field `{key}`"),
                 )
@@ -77,7 +77,7 @@ impl SchemaSet {
             return;
         };
         let at = intro.pointer.as_str();
-        shapes.walk(root, inner, &mut String::new(), &mut |pointer, key| {
+        shapes.walk(root, inner, &mut Vec::new(), &mut |path, key| {
             out.push_with(&EXTRA_FIELDS, || {
                 Finding::new(
                     &EXTRA_FIELDS,
@@ -86,7 +86,8 @@ impl SchemaSet {
                     format!("extra field `{key}`"),
                 )
                 .with_detail(format!(
-                    "inner JSON pointer {pointer}/{} inside the productIntroduction text",
+                    "inner JSON pointer {}/{} inside the productIntroduction text",
+                    pointer_of(path),
                     escape_pointer(key)
                 ))
             });
@@ -143,6 +144,7 @@ impl SchemaSet {
             .iter()
             .filter_map(|(u, f)| f.get("items").map(|c| (u.clone(), c)))
             .collect();
+        // BTreeMap order: sorted by name, as `Shape::field` searches.
         let properties = children
             .into_iter()
             .map(|(k, nodes)| (k.to_string(), self.shape_of(nodes, shapes, memo)))
@@ -157,29 +159,63 @@ impl SchemaSet {
     }
 }
 
+/// One step of the path to a value: a field or an array index.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The JSON Pointer of a path (built only for a finding).
+pub(super) fn pointer_of(path: &[Step<'_>]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                pointer.push('/');
+                pointer.push_str(&escape_pointer(k));
+            }
+            Step::Index(i) => {
+                let _ = write!(pointer, "/{i}");
+            }
+        }
+    }
+    pointer
+}
+
+impl Shape {
+    fn field(&self, key: &str) -> Option<usize> {
+        self.properties
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.properties[i].1)
+    }
+}
+
 impl Shapes {
-    /// Calls `extra(pointer, key)` for every field of `instance` that its shape does not
-    /// list. `pointer` is a reused buffer: a pointer string is only built for a finding.
-    fn walk(
+    /// Calls `extra(path, key)` for every field of `instance` that its shape does not list.
+    /// `path` is a reused stack of steps: a pointer string is only built for a finding.
+    fn walk<'v>(
         &self,
         id: usize,
-        instance: &Value,
-        pointer: &mut String,
-        extra: &mut dyn FnMut(&str, &str),
+        instance: &'v Value,
+        path: &mut Vec<Step<'v>>,
+        extra: &mut dyn FnMut(&[Step<'v>], &str),
     ) {
         let shape = &self.shapes[id];
-        let len = pointer.len();
         match instance {
             Value::Object(map) => {
                 for (key, value) in map {
-                    match shape.properties.get(key) {
-                        Some(&child) => {
-                            pointer.push('/');
-                            pointer.push_str(&escape_pointer(key));
-                            self.walk(child, value, pointer, extra);
-                            pointer.truncate(len);
+                    match shape.field(key) {
+                        Some(child) => {
+                            // Scalars of a listed field have nothing to walk.
+                            if value.is_object() || value.is_array() {
+                                path.push(Step::Key(key));
+                                self.walk(child, value, path, extra);
+                                path.pop();
+                            }
                         }
-                        None if shape.declares => extra(pointer, key),
+                        None if shape.declares => extra(path, key),
                         None => {}
                     }
                 }
@@ -187,9 +223,11 @@ impl Shapes {
             Value::Array(items) => {
                 if let Some(child) = shape.items {
                     for (i, item) in items.iter().enumerate() {
-                        let _ = write!(pointer, "/{i}");
-                        self.walk(child, item, pointer, extra);
-                        pointer.truncate(len);
+                        if item.is_object() || item.is_array() {
+                            path.push(Step::Index(i));
+                            self.walk(child, item, path, extra);
+                            path.pop();
+                        }
                     }
                 }
             }
