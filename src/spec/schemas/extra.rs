@@ -55,16 +55,7 @@ impl SchemaSet {
         let Some(&root) = shapes.roots.get(name) else {
             return;
         };
-        shapes.walk(root, instance, &mut Vec::new(), &mut |path, key| {
-            out.push_with(&EXTRA_FIELDS, || {
-                Finding::new(
-                    &EXTRA_FIELDS,
-                    format!("{}/{}", pointer_of(path), escape_pointer(key)),
-                    "only fields the spec lists",
-                    format!("extra field `{key}`"),
-                )
-            });
-        });
+        shapes.extra_in(root, instance, &mut Vec::new(), out);
     }
 
     /// Extra fields inside the JSON held by a `productIntroduction` text.
@@ -96,7 +87,7 @@ impl SchemaSet {
 
     /// Reduces every schema to its field shapes (memoised by the set of schema nodes, so
     /// shared definitions and reference cycles are built once).
-    fn build_shapes(&self) -> Shapes {
+    pub(super) fn build_shapes(&self) -> Shapes {
         let mut shapes = Shapes::default();
         let mut memo: HashMap<Vec<usize>, usize> = HashMap::new();
         for (name, schema) in &self.schemas {
@@ -193,6 +184,32 @@ impl Shape {
 }
 
 impl Shapes {
+    /// The shape of one record of the root array of schema `name`.
+    pub(super) fn root_items(&self, name: &str) -> Option<usize> {
+        let &root = self.roots.get(name)?;
+        self.shapes.get(root).and_then(|s| s.items)
+    }
+
+    /// Extra fields of `instance` (of shape `id`, at `path`) into `out`.
+    pub(super) fn extra_in<'v>(
+        &self,
+        id: usize,
+        instance: &'v Value,
+        path: &mut Vec<Step<'v>>,
+        out: &mut Findings,
+    ) {
+        self.walk(id, instance, path, &mut |path, key| {
+            out.push_with(&EXTRA_FIELDS, || {
+                Finding::new(
+                    &EXTRA_FIELDS,
+                    format!("{}/{}", pointer_of(path), escape_pointer(key)),
+                    "only fields the spec lists",
+                    format!("extra field `{key}`"),
+                )
+            });
+        });
+    }
+
     /// Calls `extra(path, key)` for every field of `instance` that its shape does not list.
     /// `path` is a reused stack of steps: a pointer string is only built for a finding.
     fn walk<'v>(
