@@ -300,7 +300,7 @@ mod tests {
                 status,
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
-                json,
+                json: json.into(),
             }),
         }
     }
@@ -449,7 +449,7 @@ mod tests {
                 status: 200,
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
-                json: json!([1]),
+                json: json!([1]).into(),
             }),
             exchange: exchange(Some(200)),
         };

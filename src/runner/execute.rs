@@ -353,7 +353,7 @@ impl PageSource for ClientPages<'_, '_, '_> {
                 })
             }));
         }
-        Page::Body(response.json)
+        Page::Body(response.json.into_value())
     }
 }
 
@@ -680,17 +680,21 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             );
             continue;
         }
+        // Checked record by record from the bytes: the tree of the response is never built.
         let mut found = c.bounded();
+        let mut ids = Vec::new();
         crate::cpu::cpu_bound(|| {
-            runner
+            let mut each = |_: usize, p: &Value| ids.extend(products::spu_id(p));
+            // The bytes are well-formed JSON (the client checked them), so this cannot fail.
+            let _ = runner
                 .schemas
-                .check_into("products-response", &r.json, &mut found);
+                .check_bytes_into("products-response", &r.body, &mut found, &mut each);
         });
         c.absorb(found, &span);
         if s.order {
-            c.add(products::order(&r.json), &span);
+            c.add(products::order_of_ids(&ids), &span);
         }
-        lists.push((sn.clone(), products::spu_ids(&r.json)));
+        lists.push((sn.clone(), ids));
     }
     c.add(products::distinct(&lists), &span);
     // Probe with the mall that has products, so that "no data" proves something.

@@ -14,6 +14,7 @@ use crate::redact::{self, Secret};
 use crate::service::politeness::{
     self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
 };
+use crate::service::lazy_json::{self, LazyJson};
 use crate::service::replay;
 use crate::sign::Signer;
 use crate::spec::catalog;
@@ -65,8 +66,9 @@ pub struct Response {
     pub headers: HeaderMap,
     /// Raw body bytes (decompressed).
     pub body: Bytes,
-    /// The body parsed as JSON.
-    pub json: Value,
+    /// The body as JSON: well-formed, its tree built only when a check reads it (a streamed
+    /// check of the bytes never does).
+    pub json: LazyJson,
 }
 
 /// What one send produced: always a record, and a decoded body or the finding that explains
@@ -597,12 +599,12 @@ fn decode(
             format!("HTTP {} to {location}", raw.status),
         )));
     }
-    match serde_json::from_slice::<Value>(&raw.body) {
-        Ok(json) => Ok(Response {
+    match lazy_json::well_formed(&raw.body) {
+        Ok(()) => Ok(Response {
             status: raw.status,
             headers: raw.headers,
+            json: LazyJson::from_checked_bytes(raw.body.clone()),
             body: raw.body,
-            json,
         }),
         Err(e) => {
             let what = if e.to_string().contains("recursion limit") {

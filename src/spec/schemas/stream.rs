@@ -35,7 +35,8 @@ pub enum Streamed {
     /// The root is an array of this many records, each handed to the caller.
     Records(usize),
     /// The root is not an array, or the schema is not streamable: the body was checked as one
-    /// tree (held only for the check), and no record was handed to the caller.
+    /// tree (held only for the check); the items of a root array were still handed to the
+    /// caller.
     Tree,
 }
 
@@ -43,7 +44,8 @@ impl SchemaSet {
     /// [`SchemaSet::check_into`] of schema `name` on a JSON body given as bytes. When the
     /// schema's root is a record array and the body's root is an array, the records are parsed
     /// and checked one at a time and each is passed to `each(index, record)` before it is
-    /// dropped; otherwise the body is parsed whole and checked as a tree.
+    /// dropped; otherwise the body is parsed whole and checked as a tree (and the items of a
+    /// root array are passed to `each` all the same).
     pub fn check_bytes_into(
         &self,
         name: &str,
@@ -58,6 +60,9 @@ impl SchemaSet {
         let Some((schema, array)) = self.streamable(name).filter(|_| root_array) else {
             let tree: Value = serde_json::from_slice(bytes)?;
             self.check_into(name, &tree, out);
+            if let Some(items) = tree.as_array() {
+                items.iter().enumerate().for_each(|(i, r)| each(i, r));
+            }
             return Ok(Streamed::Tree);
         };
         let shapes = self.shapes.get_or_init(|| self.build_shapes());
