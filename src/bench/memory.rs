@@ -17,8 +17,8 @@ use crate::server::data::{Dataset, MAIN, Shape};
 use crate::service::client::Client;
 use crate::settings::Target;
 use crate::spec::schemas::{MAX_FINDINGS, SchemaSet};
-use crate::verdict::findings::Findings;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
+use crate::verdict::findings::Findings;
 
 /// (d) Peak memory added while receiving and checking a body over the body's size.
 pub(crate) const MEMORY_TARGET: Goal = Goal::AtMost(4.0);

@@ -9,12 +9,7 @@ use crate::verdict::event::Finding;
 /// The spuIds of a products response, in order.
 pub fn spu_ids(body: &Value) -> Vec<String> {
     body.as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(spu_id)
-                .collect()
-        })
+        .map(|items| items.iter().filter_map(spu_id).collect())
         .unwrap_or_default()
 }
 

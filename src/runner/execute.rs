@@ -686,9 +686,12 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         crate::cpu::cpu_bound(|| {
             let mut each = |_: usize, p: &Value| ids.extend(products::spu_id(p));
             // The bytes are well-formed JSON (the client checked them), so this cannot fail.
-            let _ = runner
-                .schemas
-                .check_bytes_into("products-response", &r.body, &mut found, &mut each);
+            let _ = runner.schemas.check_bytes_into(
+                "products-response",
+                &r.body,
+                &mut found,
+                &mut each,
+            );
         });
         c.absorb(found, &span);
         if s.order {

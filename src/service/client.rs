@@ -11,10 +11,10 @@ use reqwest::redirect;
 use serde_json::Value;
 
 use crate::redact::{self, Secret};
+use crate::service::lazy_json::{self, LazyJson};
 use crate::service::politeness::{
     self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
 };
-use crate::service::lazy_json::{self, LazyJson};
 use crate::service::replay;
 use crate::sign::Signer;
 use crate::spec::catalog;

@@ -180,7 +180,9 @@ mod tests {
             b"{1:2}",
             deep.as_bytes(),
         ] {
-            let want = serde_json::from_slice::<Value>(body).map(|_| ()).map_err(|e| e.to_string());
+            let want = serde_json::from_slice::<Value>(body)
+                .map(|_| ())
+                .map_err(|e| e.to_string());
             let got = well_formed(body).map_err(|e| e.to_string());
             assert_eq!(got, want, "{}", String::from_utf8_lossy(body));
         }

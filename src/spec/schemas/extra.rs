@@ -55,7 +55,13 @@ impl SchemaSet {
         let Some(&root) = shapes.roots.get(name) else {
             return;
         };
-        shapes.extra_in(root, instance, &mut Vec::new(), out);
+        shapes.extra_in(
+            root,
+            instance,
+            &mut Vec::new(),
+            &mut Layouts::default(),
+            out,
+        );
     }
 
     /// Extra fields inside the JSON held by a `productIntroduction` text.
@@ -68,7 +74,8 @@ impl SchemaSet {
             return;
         };
         let at = intro.pointer.as_str();
-        shapes.walk(root, inner, &mut Vec::new(), &mut |path, key| {
+        let layouts = &mut Layouts::default();
+        shapes.walk(root, inner, &mut Vec::new(), layouts, &mut |path, key| {
             out.push_with(&EXTRA_FIELDS, || {
                 Finding::new(
                     &EXTRA_FIELDS,
@@ -196,9 +203,10 @@ impl Shapes {
         id: usize,
         instance: &'v Value,
         path: &mut Vec<Step<'v>>,
+        layouts: &mut Layouts,
         out: &mut Findings,
     ) {
-        self.walk(id, instance, path, &mut |path, key| {
+        self.walk(id, instance, path, layouts, &mut |path, key| {
             out.push_with(&EXTRA_FIELDS, || {
                 Finding::new(
                     &EXTRA_FIELDS,
@@ -217,24 +225,53 @@ impl Shapes {
         id: usize,
         instance: &'v Value,
         path: &mut Vec<Step<'v>>,
+        layouts: &mut Layouts,
         extra: &mut dyn FnMut(&[Step<'v>], &str),
     ) {
         let shape = &self.shapes[id];
         match instance {
             Value::Object(map) => {
-                for (key, value) in map {
-                    match shape.field(key) {
-                        Some(child) => {
-                            // Scalars of a listed field have nothing to walk.
+                // Records of one array mostly repeat one key order: once an object of this
+                // shape had only listed fields, an object with the same keys in the same order
+                // is known clean field by field (one comparison a key, no search).
+                if let Some(layout) = layouts.take(id) {
+                    let same = layout.len() == map.len()
+                        && map.keys().zip(&layout).all(|(k, (l, _))| k == l);
+                    if same {
+                        for ((key, value), (_, child)) in map.iter().zip(&layout) {
                             if value.is_object() || value.is_array() {
                                 path.push(Step::Key(key));
-                                self.walk(child, value, path, extra);
+                                self.walk(*child, value, path, layouts, extra);
                                 path.pop();
                             }
                         }
-                        None if shape.declares => extra(path, key),
-                        None => {}
+                        layouts.put(id, layout);
+                        return;
                     }
+                }
+                let mut layout = Vec::with_capacity(map.len());
+                let mut clean = true;
+                for (key, value) in map {
+                    match shape.field(key) {
+                        Some(child) => {
+                            layout.push((key.clone(), child));
+                            // Scalars of a listed field have nothing to walk.
+                            if value.is_object() || value.is_array() {
+                                path.push(Step::Key(key));
+                                self.walk(child, value, path, layouts, extra);
+                                path.pop();
+                            }
+                        }
+                        None => {
+                            clean = false;
+                            if shape.declares {
+                                extra(path, key);
+                            }
+                        }
+                    }
+                }
+                if clean {
+                    layouts.put(id, layout);
                 }
             }
             Value::Array(items) => {
@@ -242,7 +279,7 @@ impl Shapes {
                     for (i, item) in items.iter().enumerate() {
                         if item.is_object() || item.is_array() {
                             path.push(Step::Index(i));
-                            self.walk(child, item, path, extra);
+                            self.walk(child, item, path, layouts, extra);
                             path.pop();
                         }
                     }
@@ -250,5 +287,23 @@ impl Shapes {
             }
             _ => {}
         }
+    }
+}
+
+/// The last all-listed key order seen per shape, with the shape of each field (see
+/// [`Shapes::walk`]); kept for one walk, or across the records of one streamed body.
+#[derive(Debug, Default)]
+pub(super) struct Layouts(Vec<Option<Vec<(String, usize)>>>);
+
+impl Layouts {
+    fn take(&mut self, id: usize) -> Option<Vec<(String, usize)>> {
+        self.0.get_mut(id).and_then(Option::take)
+    }
+
+    fn put(&mut self, id: usize, layout: Vec<(String, usize)>) {
+        if self.0.len() <= id {
+            self.0.resize_with(id + 1, || None);
+        }
+        self.0[id] = Some(layout);
     }
 }

@@ -10,7 +10,7 @@ use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::attribute::{Attributions, Start};
-use super::extra::Step;
+use super::extra::{Layouts, Step};
 use super::validate::{Introduction, Place, Repeats, Violations};
 use super::{RecordArray, Schema, SchemaSet, check_of};
 use crate::spec::catalog::EXTRA_FIELDS;
@@ -79,6 +79,7 @@ impl SchemaSet {
             attributions: Attributions::default(),
             intro_attributions: Attributions::default(),
             repeats: Repeats::default(),
+            layouts: Layouts::default(),
             counts: Vec::new(),
             each,
         };
@@ -130,6 +131,8 @@ struct Stream<'s, 'e> {
     attributions: Attributions,
     intro_attributions: Attributions,
     repeats: Repeats<Value>,
+    /// Key orders of clean records, kept across records for the extra-fields walk.
+    layouts: Layouts,
     /// Violations per check so far (what `Repeats` learns from).
     counts: Vec<(&'static crate::verdict::check::Check, usize)>,
     each: &'e mut dyn FnMut(usize, &Value),
@@ -142,7 +145,13 @@ impl Stream<'_, '_> {
         if let Some(shape) = self.items_shape {
             let shapes = set.shapes.get_or_init(|| set.build_shapes());
             let mut path = vec![Step::Index(i)];
-            shapes.extra_in(shape, &record, &mut path, &mut self.extra_found);
+            shapes.extra_in(
+                shape,
+                &record,
+                &mut path,
+                &mut self.layouts,
+                &mut self.extra_found,
+            );
         }
         if self.intro
             && let Some(text) = record.get("productIntroduction").and_then(Value::as_str)
