@@ -131,6 +131,18 @@ impl SchemaSet {
         }
     }
 
+    /// Whether one record of a record array of `schema` breaks no rule (the check a tree
+    /// makes once for the whole body before looking at any record).
+    pub(super) fn record_is_valid(&self, array: &RecordArray, record: &Value) -> bool {
+        match &array.items {
+            Items::Document(name) => self
+                .schemas
+                .get(name)
+                .is_none_or(|target| target.validator.is_valid(record)),
+            Items::Inline { validator, .. } => validator.is_valid(record),
+        }
+    }
+
     /// The violations of record `i` of a record array of `schema` (entered at `start`), the
     /// record located by `pointer` up to the array; `repeats` remembers records already
     /// validated (by reference when the whole body is a tree, owned when it is streamed).
