@@ -27,3 +27,4 @@ mod secrets;
 mod serve_guide;
 mod serve_limits;
 mod snapshots;
+mod streamed;
