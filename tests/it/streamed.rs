@@ -32,7 +32,11 @@ fn a_large_products_response_is_checked_without_a_tree_of_the_body() {
             .unwrap_or_else(|| panic!("no {name} in {line}"))
     };
     assert_eq!(num("products"), 5_000, "{line}");
-    assert_eq!(num("findings"), 0, "the reference products are clean: {line}");
+    assert_eq!(
+        num("findings"),
+        0,
+        "the reference products are clean: {line}"
+    );
     if field(line, "reset").as_deref() != Some("true") {
         eprintln!("skipped the memory bound: /proc/self/clear_refs cannot reset the peak here");
         return;

@@ -43,8 +43,9 @@ impl SchemaSet {
     pub fn extra_fields(&self, name: &str, instance: &Value) -> Vec<Finding> {
         let mut out = Findings::new(MAX_FINDINGS);
         self.extra_fields_root(name, instance, &mut out);
+        let layouts = &mut Layouts::default();
         for intro in introductions(name, instance) {
-            self.extra_intro_findings(&Introduction::parse(intro), &mut out);
+            self.extra_intro_findings(&Introduction::parse(intro), layouts, &mut out);
         }
         out.into_vec()
     }
@@ -65,7 +66,13 @@ impl SchemaSet {
     }
 
     /// Extra fields inside the JSON held by a `productIntroduction` text.
-    pub(super) fn extra_intro_findings(&self, intro: &Introduction<'_>, out: &mut Findings) {
+    /// `layouts` may be shared by the introductions of one response.
+    pub(super) fn extra_intro_findings(
+        &self,
+        intro: &Introduction<'_>,
+        layouts: &mut Layouts,
+        out: &mut Findings,
+    ) {
         let shapes = self.shapes.get_or_init(|| self.build_shapes());
         let Some(&root) = shapes.roots.get(INTRODUCTION_SCHEMA) else {
             return;
@@ -74,7 +81,6 @@ impl SchemaSet {
             return;
         };
         let at = intro.pointer.as_str();
-        let layouts = &mut Layouts::default();
         shapes.walk(root, inner, &mut Vec::new(), layouts, &mut |path, key| {
             out.push_with(&EXTRA_FIELDS, || {
                 Finding::new(

@@ -80,6 +80,7 @@ impl SchemaSet {
             intro_attributions: Attributions::default(),
             repeats: Repeats::default(),
             layouts: Layouts::default(),
+            intro_layouts: Layouts::default(),
             counts: Vec::new(),
             each,
         };
@@ -133,6 +134,7 @@ struct Stream<'s, 'e> {
     repeats: Repeats<Value>,
     /// Key orders of clean records, kept across records for the extra-fields walk.
     layouts: Layouts,
+    intro_layouts: Layouts,
     /// Violations per check so far (what `Repeats` learns from).
     counts: Vec<(&'static crate::verdict::check::Check, usize)>,
     each: &'e mut dyn FnMut(usize, &Value),
@@ -158,7 +160,7 @@ impl Stream<'_, '_> {
         {
             let intro = Introduction::parse((format!("/{i}/productIntroduction"), text));
             set.introduction_findings(&intro, &mut self.intro_attributions, &mut self.intro_found);
-            set.extra_intro_findings(&intro, &mut self.intro_found);
+            set.extra_intro_findings(&intro, &mut self.intro_layouts, &mut self.intro_found);
         }
         // A valid record has nothing to say (the tree path skips a valid body whole); only
         // broken records go through the attribution and the memory of repeated records.

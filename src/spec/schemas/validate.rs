@@ -11,6 +11,7 @@ use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
 use super::attribute::{Attributions, Start};
+use super::extra::Layouts;
 use super::{INTRODUCTION_SCHEMA, Items, MAX_FINDINGS, RecordArray, Schema, SchemaSet, check_of};
 use crate::json::escape_pointer;
 use crate::spec::catalog::{EXTRA_FIELDS, PRODUCT_INTRODUCTION};
@@ -75,10 +76,11 @@ impl SchemaSet {
         self.validate_root(name, instance, &mut attributions, out);
         self.extra_fields_root(name, instance, out);
         // One introduction at a time: each parsed tree is dropped before the next is built.
+        let layouts = &mut Layouts::default();
         for (pointer, text) in introductions(name, instance) {
             let intro = Introduction::parse((pointer, text));
             self.introduction_findings(&intro, &mut attributions, out);
-            self.extra_intro_findings(&intro, out);
+            self.extra_intro_findings(&intro, layouts, out);
         }
     }
 
