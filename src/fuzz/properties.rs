@@ -14,14 +14,7 @@ use crate::verdict::endpoint::Endpoint;
 use crate::verdict::event::{Finding, Outcome};
 
 /// Every property, in the order they are reported.
-pub static PROPERTIES: [&Check; 6] = [
-    &catalog::FUZZ_NO_SERVER_ERROR,
-    &catalog::FUZZ_TIMELY,
-    &catalog::FUZZ_JSON,
-    &catalog::FUZZ_CONTRACT,
-    &catalog::FUZZ_ERROR_NO_DATA,
-    &catalog::FUZZ_OWNERSHIP,
-];
+pub use crate::spec::catalog::FUZZ_PROPERTIES as PROPERTIES;
 
 /// One property broken by one response, with the findings that show it.
 #[derive(Debug, Clone)]
