@@ -439,10 +439,14 @@ mod tests {
     fn bodies_stay_within_common_limits_unless_oversize() {
         let beyond = |limits: Limits| {
             let mut n = 0;
-            for endpoint in [Endpoint::MallList, Endpoint::MallProducts] {
+            // As many bodies as `fuzz --cases 1000` sends for each of 8 seeds.
+            for (endpoint, seed) in [Endpoint::MallList, Endpoint::MallProducts]
+                .into_iter()
+                .flat_map(|e| (1..=8).map(move |s| (e, s)))
+            {
                 let strategy = body(endpoint, &known(), limits);
-                let mut r = runner(5);
-                for _ in 0..1500 {
+                let mut r = runner(seed);
+                for _ in 0..1000 {
                     let b = strategy.new_tree(&mut r).unwrap().current();
                     let appid = b.header_appid("app", &limits);
                     if Limits::beyond_common(&b, appid) {
