@@ -195,9 +195,6 @@ impl Runner {
 
 /// The text of a caught panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+    crate::verdict::event::panic_message(payload)
         .unwrap_or_else(|| "panic without a message".to_string())
 }
