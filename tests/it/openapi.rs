@@ -17,11 +17,7 @@ use std::process::{Command, Output};
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, Dataset, MAIN, Shape};
 use serde_json::{Value, json};
 
-use crate::common::{Server, repo};
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_mallcheck"))
-}
+use crate::common::{Server, bin, repo};
 
 fn mallcheck(dir: &Path, args: &[&str]) -> Output {
     Command::new(bin())

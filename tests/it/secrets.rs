@@ -404,35 +404,42 @@ fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
     );
 }
 
+/// A run against the echo fault of `server` with `echo_args` (it passes, and the request is
+/// echoed into the report), then one against its error page with `page_args` and the JSON report
+/// in `reports/page.json` (it fails); both with the signer's setting `env` in the environment.
+fn echo_then_error_page(
+    dir: &Path,
+    server: &InProcess,
+    env: (&str, &str),
+    echo_args: &[&str],
+    page_args: &[&str],
+) -> (Output, Output) {
+    let echo = run(dir, &server.fault_url(Fault::EchoRequest), echo_args)
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    assert_exit(&echo, 0);
+    assert_echoed(&dir.join("reports/report.json"));
+    let page = run(dir, &server.fault_url(Fault::EchoErrorPage), page_args)
+        .args(["--json", "reports/page.json"])
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    assert_exit(&page, 1);
+    (echo, page)
+}
+
 #[test]
 fn static_signer_key_is_never_written_in_any_encoding() {
     let dir = workspace();
     let server = InProcess::start(Signer::new(SignerKind::Static, STATIC_KEY.to_string()));
-    let echo = run(
+    let (echo, page) = echo_then_error_page(
         dir.path(),
-        &server.fault_url(Fault::EchoRequest),
+        &server,
+        ("MALLCHECK_SIGN_KEY", STATIC_KEY),
         &["--verbose", "--signer", "static", "--snapshots", "update"],
-    )
-    .env("MALLCHECK_SIGN_KEY", STATIC_KEY)
-    .output()
-    .unwrap();
-    assert_exit(&echo, 0);
-    assert_echoed(&dir.path().join("reports/report.json"));
-    let page = run(
-        dir.path(),
-        &server.fault_url(Fault::EchoErrorPage),
-        &[
-            "--verbose",
-            "--signer",
-            "static",
-            "--json",
-            "reports/page.json",
-        ],
-    )
-    .env("MALLCHECK_SIGN_KEY", STATIC_KEY)
-    .output()
-    .unwrap();
-    assert_exit(&page, 1);
+        &["--verbose", "--signer", "static"],
+    );
     let mut secrets = Secrets::default();
     secrets.add("the static key", STATIC_KEY);
     secrets.assert_none_written(
@@ -451,25 +458,13 @@ fn command_signer_its_command_and_signatures_are_never_written() {
         log.display()
     );
     let server = InProcess::start(Signer::new(SignerKind::Command, command.clone()));
-    let echo = run(
+    let (echo, page) = echo_then_error_page(
         dir.path(),
-        &server.fault_url(Fault::EchoRequest),
+        &server,
+        ("MALLCHECK_SIGN_COMMAND", &command),
         &["--verbose", "--signer", "command"],
-    )
-    .env("MALLCHECK_SIGN_COMMAND", &command)
-    .output()
-    .unwrap();
-    assert_exit(&echo, 0);
-    assert_echoed(&dir.path().join("reports/report.json"));
-    let page = run(
-        dir.path(),
-        &server.fault_url(Fault::EchoErrorPage),
-        &["--signer", "command", "--json", "reports/page.json"],
-    )
-    .env("MALLCHECK_SIGN_COMMAND", &command)
-    .output()
-    .unwrap();
-    assert_exit(&page, 1);
+        &["--signer", "command"],
+    );
     // A command that fails: the reports say a command signer failed, not which command.
     let broken = format!("cat >/dev/null; exit 3 # {COMMAND_KEY}-broken");
     let failed = mallcheck(dir.path())
