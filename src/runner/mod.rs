@@ -121,6 +121,9 @@ impl Runner {
             base_url: self.client.base_url().to_string(),
             cases: cases.len(),
         });
+        // --jobs bounds the requests in flight of the whole run: cases, and the walks and
+        // products calls inside a case, share the places.
+        self.client.limit_in_flight(self.options.jobs);
         let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
         let permits = Arc::new(Semaphore::new(self.options.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
