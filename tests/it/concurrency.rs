@@ -130,6 +130,32 @@ fn findings_exchanges_and_coverage_keep_their_order_whatever_jobs_is() {
             .filter_map(|f| f["check"].as_str())
             .collect();
         assert!(ids.contains(&check), "{fault}: {ids:?}");
+        // The case reads in its planned order (sizes as listed, malls in list order), not in
+        // the order the answers came in.
+        let sent: Vec<Value> = eight["cases"][0]["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| serde_json::from_str(e["request"]["body"].as_str().unwrap()).unwrap())
+            .collect();
+        if case == WALK {
+            let counts: Vec<u64> = sent
+                .iter()
+                .filter_map(|b| b["cursor"]["count"].as_u64())
+                .collect();
+            assert!(counts.is_sorted(), "walk sizes in order: {counts:?}");
+            let first = &eight["cases"][0]["findings"][0];
+            assert_eq!(first["pointer"], "/data/0/mallSn", "{first}");
+        } else {
+            let malls: Vec<&str> = sent
+                .iter()
+                .filter_map(|b| b["mallID"]["mallSn"].as_str())
+                .collect();
+            assert!(
+                malls.len() > 1 && malls.is_sorted_by(|a, b| a > b),
+                "{malls:?}"
+            );
+        }
         assert_eq!(
             stable(one.clone()),
             stable(eight.clone()),
