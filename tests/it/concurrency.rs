@@ -4,10 +4,12 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::common::{Server, run_against};
+use crate::politeness::{empty_answer, raw_server, response};
 
 /// The reference server's counters: requests answered and the most handled at once.
 fn counters(server: &Server) -> (u64, u64) {
@@ -162,4 +164,39 @@ fn findings_exchanges_and_coverage_keep_their_order_whatever_jobs_is() {
             "{fault}: the report of `{case}` differs between --jobs 1 and --jobs 8"
         );
     }
+}
+
+#[test]
+fn a_429_pauses_every_walk_of_the_case_even_those_waiting_for_their_rate_slot() {
+    // The first request is turned away for a second; the case's other walks have already
+    // taken their slots of the rate (--rate 5: one every 200 ms) and must still wait.
+    let (url, arrivals) = raw_server(|request, n| {
+        if n == 0 {
+            response(
+                "429 Too Many Requests",
+                "Retry-After: 1\r\n",
+                r#"{"success":false,"code":"4290","msg":"too many requests","data":null}"#,
+            )
+        } else {
+            empty_answer(request, n)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&url, dir.path())
+        .args(["--quiet", "--no-preflight", "--jobs", "8", "--rate", "5"])
+        .args(["--filter", WALK])
+        .output()
+        .unwrap();
+    assert!(out.status.code().is_some(), "{out:?}");
+    let times: Vec<Instant> = arrivals.lock().unwrap().iter().map(|r| r.at).collect();
+    assert!(times.len() >= 8, "{} requests: one per walk", times.len());
+    let early: Vec<Duration> = times[1..]
+        .iter()
+        .map(|t| *t - times[0])
+        .filter(|d| *d < Duration::from_millis(900))
+        .collect();
+    assert!(
+        early.is_empty(),
+        "requests sent during the pause of Retry-After: 1 s: {early:?}"
+    );
 }
