@@ -67,7 +67,7 @@ pub(crate) struct AppState {
     pub(crate) requests: Arc<AtomicU64>,
     /// Requests being handled now, and the most handled at once so far.
     in_flight: AtomicU64,
-    max_in_flight: AtomicU64,
+    pub(crate) max_in_flight: Arc<AtomicU64>,
     /// Added before every answer (`serve --latency-ms`), like a remote service's.
     pub(crate) latency: Duration,
     /// Signatures of authenticated requests, for the signature-cache faults.
@@ -97,7 +97,7 @@ impl AppState {
             calls: AtomicU64::new(0),
             requests: Arc::new(AtomicU64::new(0)),
             in_flight: AtomicU64::new(0),
-            max_in_flight: AtomicU64::new(0),
+            max_in_flight: Arc::new(AtomicU64::new(0)),
             latency: Duration::ZERO,
             seen: std::sync::Mutex::new(HashSet::new()),
         }
