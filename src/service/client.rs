@@ -188,15 +188,11 @@ impl Client {
         let mut secret_header: Option<Secret> = None;
         let authorization = match auth {
             AuthMode::Missing => Ok(None),
-            AuthMode::Signed => self.signer.authorization(appid, &body).await.map(Some),
+            AuthMode::Signed => self.sign(appid, &body).await.map(Some),
             AuthMode::WrongSignature => {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
-            AuthMode::AppidMismatch => self
-                .signer
-                .authorization(&format!("{appid}-other"), &body)
-                .await
-                .map(Some),
+            AuthMode::AppidMismatch => self.sign(&format!("{appid}-other"), &body).await.map(Some),
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
                 let (to, donor) = replay::donor(endpoint, auth, &body);
@@ -208,7 +204,7 @@ impl Client {
                     extra_headers,
                 ))
                 .await;
-                self.signer.authorization(appid, &donor).await.map(Some)
+                self.sign(appid, &donor).await.map(Some)
             }
         };
         let started = Instant::now();
@@ -379,6 +375,13 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Signs a body in one of the places of the requests in flight, so that `--jobs` also
+    /// bounds the sign commands running at once.
+    async fn sign(&self, appid: &str, body: &[u8]) -> Result<Secret, crate::sign::SignError> {
+        let _place = self.in_flight.enter().await;
+        self.signer.authorization(appid, body).await
     }
 
     async fn receive(
