@@ -30,7 +30,8 @@ const TICK: std::time::Duration = std::time::Duration::from_millis(250);
 /// How a run behaves, free of CLI types.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Cases run at once.
+    /// Requests in flight at once for the whole run (cases, and the walks and products calls
+    /// inside a case).
     pub jobs: usize,
     /// Observed-severity findings fail the run.
     pub strict: bool,
