@@ -63,6 +63,25 @@ impl Server {
         Server { child, base_url }
     }
 
+    /// The server's request counters (`GET /_mallcheck/requests`): `requests` answered so far
+    /// and `max_in_flight`, the most handled at once.
+    pub fn counters(&self) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let addr = self.base_url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect to the server");
+        write!(
+            stream,
+            "GET /_mallcheck/requests HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .expect("send the counters request");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("read the counters");
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("counters {body:?}: {e}"))
+    }
+
     /// Base URL serving one fault by path prefix.
     pub fn fault_url(&self, fault: &str) -> String {
         format!("{}/fault/{fault}", self.base_url)

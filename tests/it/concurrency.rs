@@ -2,8 +2,6 @@
 //! a sweep overlap, never more than `--jobs` at once, and the report reads the same whatever
 //! order the answers came in.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -13,20 +11,10 @@ use crate::politeness::{empty_answer, raw_server, response};
 
 /// The reference server's counters: requests answered and the most handled at once.
 fn counters(server: &Server) -> (u64, u64) {
-    let addr = server.base_url.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET /_mallcheck/requests HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
-    let v: Value = serde_json::from_str(body).unwrap();
+    let v = server.counters();
     let most = v["max_in_flight"]
         .as_u64()
-        .unwrap_or_else(|| panic!("no max_in_flight in {body}"));
+        .unwrap_or_else(|| panic!("no max_in_flight in {v}"));
     (v["requests"].as_u64().unwrap(), most)
 }
 
