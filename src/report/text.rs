@@ -116,9 +116,18 @@ pub fn blocking(result: &CaseResult, strict: bool) -> Vec<&Finding> {
 /// Full detail of a case for a failure body: findings, then the first exchange (or the one
 /// that failed).
 pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
+    case_detail_with(result, findings, findings.iter().map(|f| finding(f)))
+}
+
+/// [`case_detail`] with the findings written as `lines` (JUnit lists repeated findings once).
+pub fn case_detail_with(
+    result: &CaseResult,
+    findings: &[&Finding],
+    lines: impl IntoIterator<Item = String>,
+) -> String {
     let mut out = String::new();
-    for f in findings {
-        out.push_str(&finding(f));
+    for line in lines {
+        out.push_str(&line);
         out.push('\n');
     }
     for line in omitted_lines(result, findings) {
