@@ -14,6 +14,7 @@ mod interrupt;
 mod junit_xsd;
 mod layout;
 mod long_range;
+mod noticed;
 mod openapi;
 mod politeness;
 mod preflight;
