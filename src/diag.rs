@@ -55,7 +55,7 @@ pub struct Diagnostic {
     pub help: Option<String>,
     /// Byte ranges of the file never quoted (a password or key on a quoted line): each shows
     /// as `<redacted>`.
-    pub hidden: Vec<Range<usize>>,
+    pub hidden: Box<[Range<usize>]>,
 }
 
 impl Diagnostic {
@@ -67,7 +67,7 @@ impl Diagnostic {
             span: Some(span),
             message: printable(&message.into()),
             help: None,
-            hidden: Vec::new(),
+            hidden: Box::default(),
         }
     }
 
@@ -79,7 +79,7 @@ impl Diagnostic {
             span: None,
             message: printable(&message.into()),
             help: None,
-            hidden: Vec::new(),
+            hidden: Box::default(),
         }
     }
 
@@ -91,7 +91,7 @@ impl Diagnostic {
 
     /// Hides byte ranges of the file from the quoted source (see [`Diagnostic::hidden`]).
     pub fn with_hidden(mut self, hidden: Vec<Range<usize>>) -> Self {
-        self.hidden = hidden;
+        self.hidden = hidden.into_boxed_slice();
         self
     }
 
@@ -646,7 +646,8 @@ mod tests {
         let at = text.find("u:pw").expect("in text");
         let f = file(text);
         let bad = text.find("1x").expect("in text");
-        let d = Diagnostic::at(&f, bad..bad + 2, "bad value").with_hidden(vec![at..at + 11]);
+        let d = Diagnostic::at(&f, bad..bad + 2, "bad value")
+            .with_hidden(std::iter::once(at..at + 11).collect());
         let out = render(std::slice::from_ref(&d), false);
         assert!(!out.contains("pw-secret"), "{out}");
         assert!(out.contains("https://<redacted>@h"), "{out}");
