@@ -2,6 +2,7 @@
 //! are never read from the file: the key comes from the environment or a key file.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
@@ -11,11 +12,11 @@ use serde::Deserialize;
 
 use crate::diag::Diagnostic;
 use crate::error::UsageError;
-use crate::redact::{REDACTED, is_secret_header_name};
+use crate::redact::{REDACTED, is_secret_header_name, url_for_display};
 use crate::verdict::source::SourceFile;
 
-/// One `[profile.NAME]` table.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// One `[profile.NAME]` table. `Debug` shows the base URL without its userinfo.
+#[derive(Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Base URL of the service.
@@ -48,6 +49,28 @@ pub struct Profile {
     pub exhaustive: Option<bool>,
     /// Records walked at the smaller page sizes of a bounded run (`--walk-prefix`).
     pub walk_prefix: Option<usize>,
+}
+
+impl fmt::Debug for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Profile")
+            .field("base_url", &self.base_url.as_deref().map(url_for_display))
+            .field("appid", &self.appid)
+            .field("merchant_id", &self.merchant_id)
+            .field("merchant_user_id", &self.merchant_user_id)
+            .field("role", &self.role)
+            .field("other_merchant_id", &self.other_merchant_id)
+            .field("other_merchant_user_id", &self.other_merchant_user_id)
+            .field("signer", &self.signer)
+            .field("sign_key_file", &self.sign_key_file)
+            .field("timeout", &self.timeout)
+            .field("max_retry_wait", &self.max_retry_wait)
+            .field("rate", &self.rate)
+            .field("jobs", &self.jobs)
+            .field("exhaustive", &self.exhaustive)
+            .field("walk_prefix", &self.walk_prefix)
+            .finish()
+    }
 }
 
 #[derive(Debug, Deserialize)]
