@@ -4,7 +4,7 @@
 
 use std::process::{Command, Output};
 
-use crate::common::bin;
+use crate::common::{bin, repo, run_against};
 
 fn text(out: &Output) -> String {
     format!(
@@ -33,4 +33,77 @@ fn a_config_syntax_error_names_file_and_line_without_quoting_a_url_password() {
     assert!(all.contains("mallcheck.toml:3:"), "{all}");
     assert!(!all.contains("s3cret"), "{all}");
     assert!(all.contains("https://<redacted>@staging.example"), "{all}");
+}
+
+/// Outcomes of the cases in a JSON report, by case name.
+fn outcomes(report: &std::path::Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(report).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    v["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["id"]["name"].as_str().unwrap_or_default().to_string(),
+                c["outcome"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_products_only_run_whose_discovery_fails_does_not_pass() {
+    // Nothing listens on the port of a dropped listener: discovery cannot reach the service.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path())
+        .args(["--no-preflight", "--filter", "are a bare array"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(
+        all.contains("failed the discovery of a mall to target"),
+        "{all}"
+    );
+    assert!(all.contains("transport.connect"), "the true cause: {all}");
+    let cases = outcomes(&dir.path().join("report.json"));
+    assert!(
+        cases.contains(&("discovery".to_string(), "error".to_string())),
+        "the reports agree with the exit code: {cases:?}"
+    );
+    assert!(cases.iter().any(|(_, o)| o == "skip"), "{cases:?}");
+}
+
+#[test]
+fn a_run_that_skipped_every_case_for_want_of_a_mall_does_not_pass() {
+    // The embedded server: the preflight passes (a merchant it does not know lists nothing),
+    // so there is no mall to target.
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .args([
+            "run",
+            "--color",
+            "never",
+            "--json",
+            "report.json",
+            "--cases",
+        ])
+        .arg(repo().join("cases"))
+        .args(["--merchant-id", "00000000-0000-4000-8000-000000000123"])
+        .args(["--filter", "are a bare array"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("no case ran"), "{all}");
+    assert!(all.contains("lists no mall"), "{all}");
+    assert!(all.contains("MALLCHECK_MALL_SN"), "how to fix it: {all}");
 }
