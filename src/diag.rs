@@ -190,6 +190,15 @@ fn push_char(out: &mut String, c: char) {
     }
 }
 
+/// `text` with every [unsafe](is_unsafe) character escaped but its line breaks kept: a
+/// multi-line message whose lines may quote a service or a case file.
+pub fn escape_controls_by_line(text: &str) -> String {
+    text.split('\n')
+        .map(escape_controls)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// How many characters `c` takes once printed in a quoted source line.
 fn shown_width(c: char) -> usize {
     match c {

@@ -330,7 +330,9 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         match served {
             Ok(Ok(Ok(summary))) => exit::for_outcome(summary.outcome()),
             Ok(Ok(Err(preflight))) => {
-                eprintln!("error: {preflight}");
+                // It quotes the service (an envelope's `msg`, a transport error).
+                let shown = crate::redact::global().scrub(&preflight).into_owned();
+                eprintln!("error: {}", crate::diag::escape_controls_by_line(&shown));
                 exit::FAILURE
             }
             Ok(Err(signal)) => {

@@ -5,6 +5,7 @@
 use std::process::{Command, Output};
 
 use crate::common::{bin, repo, run_against};
+use crate::politeness::{raw_server, response};
 
 fn text(out: &Output) -> String {
     format!(
@@ -106,4 +107,48 @@ fn a_run_that_skipped_every_case_for_want_of_a_mall_does_not_pass() {
     assert!(all.contains("no case ran"), "{all}");
     assert!(all.contains("lists no mall"), "{all}");
     assert!(all.contains("MALLCHECK_MALL_SN"), "how to fix it: {all}");
+}
+
+/// Whether `text` holds a character that could rewrite a terminal (ESC, BEL, CR, CSI).
+fn has_terminal_control(text: &str) -> Option<char> {
+    text.chars()
+        .find(|c| matches!(c, '\u{1b}' | '\u{7}' | '\r' | '\u{9b}' | '\u{8}'))
+}
+
+#[test]
+fn control_characters_from_a_hostile_service_never_reach_the_console() {
+    // Raw ESC, BEL and CR in a body that is not JSON, and JSON-escaped ones that decode to raw
+    // characters in an envelope's `msg` (the preflight quotes it).
+    let (url, _) = raw_server(|request, _| {
+        if request
+            .path()
+            .ends_with("/refuse/optimus/core/open/mall/queryMallList")
+        {
+            return response(
+                "401 Unauthorized",
+                "",
+                r#"{"success":false,"code":"4010","msg":"bad sign\u001b[2J\u0007\rPASS all"}"#,
+            );
+        }
+        response(
+            "200 OK",
+            "",
+            "{\"success\":true,\u{1b}]0;pwned\u{7}\u{1b}[2J\rPASS \u{9b}31m}",
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    for (base_url, extra) in [
+        (url.clone(), &["--no-preflight", "--verbose"][..]),
+        (format!("{url}/refuse"), &["--verbose"][..]),
+    ] {
+        let out = run_against(&base_url, dir.path())
+            .args(extra)
+            .args(["--filter", "first page is a success envelope"])
+            .output()
+            .unwrap();
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{all}");
+        assert_eq!(has_terminal_control(&all), None, "{all:?}");
+        assert!(all.contains("\\u{1b}"), "shown escaped: {all}");
+    }
 }
