@@ -5,7 +5,7 @@
 use std::process::{Command, Output};
 
 use crate::common::{bin, repo, run_against};
-use crate::politeness::{raw_server, response};
+use crate::politeness::{empty_answer, raw_server, response};
 
 fn text(out: &Output) -> String {
     format!(
@@ -151,4 +151,59 @@ fn control_characters_from_a_hostile_service_never_reach_the_console() {
         assert_eq!(has_terminal_control(&all), None, "{all:?}");
         assert!(all.contains("\\u{1b}"), "shown escaped: {all}");
     }
+}
+
+#[test]
+fn run_replays_a_fuzz_regression_as_the_fuzzer_sent_it() {
+    let (url, log) = raw_server(empty_answer);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("fuzz-regressions");
+    std::fs::create_dir(&cases).unwrap();
+    // A saved regression into which `auth` and `headers` were written by hand.
+    std::fs::write(
+        cases.join("mall-list-timely-0123456789.json"),
+        r#"{"cases": [{
+            "name": "fuzz.timely on mall-list (0123456789)",
+            "tags": ["fuzz-regression"],
+            "endpoint": "mall-list",
+            "request": {
+                "body": {"appid": "${MALLCHECK_APPID}", "cursor": {"count": -1}},
+                "auth": "missing",
+                "headers": {"X-Extra": "1"}
+            },
+            "expect": {"schema": "none", "checks": ["fuzz.timely", "fuzz.json-body"]}
+        }]}"#,
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("MALLCHECK_SIGN_KEY", "regression-key-1")
+        .args(["run", "--base-url", &url, "--appid", "app-1"])
+        .args(["--merchant-id", "m", "--merchant-user-id", "u"])
+        .args(["--no-preflight", "--color", "never", "--cases"])
+        .arg(&cases)
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let log = log.lock().unwrap();
+    assert_eq!(log.len(), 1, "{all}");
+    let request = &log[0];
+    assert_eq!(
+        String::from_utf8_lossy(&request.body),
+        r#"{"appid":"app-1","cursor":{"count":-1}}"#,
+        "the saved bytes"
+    );
+    let authorization = request.header("authorization").unwrap_or_default();
+    let signature = authorization.strip_prefix("app-1 ").unwrap_or_default();
+    assert!(
+        signature.len() == 32 && signature.bytes().all(|b| b.is_ascii_hexdigit()),
+        "signed with the configured signer, as the fuzzer did: {authorization}"
+    );
+    assert_eq!(
+        request.header("x-extra"),
+        None,
+        "no header the fuzzer did not send"
+    );
 }
