@@ -458,54 +458,13 @@ fn case_list(run: &Run<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::time::Duration;
 
     use super::*;
     use crate::report::Sink;
     use crate::report::file::FileReport;
+    use crate::report::text::fixtures::{case, exchange};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
-    use crate::verdict::event::CaseId;
     use crate::verdict::event::{Event, RunSummary};
-    use crate::verdict::exchange::{RequestRecord, ResponseRecord};
-
-    fn exchange(body: &str) -> Exchange {
-        Exchange {
-            request: RequestRecord {
-                method: "POST".into(),
-                url: "http://127.0.0.1:1/optimus/core/open/mall/queryMallList".into(),
-                headers: vec![("Authorization".into(), "app <redacted>".into())],
-                body: "{\"appid\":\"app\"}".into(),
-            },
-            response: Some(ResponseRecord {
-                status: 200,
-                headers: vec![("content-type".into(), "application/json".into())],
-                body_excerpt: body.into(),
-                body_len: body.len(),
-            }),
-            transport_error: None,
-            duration: Duration::from_millis(5),
-        }
-    }
-
-    fn case(index: usize, name: &str, findings: Vec<Finding>, body: &str) -> CaseResult {
-        CaseResult {
-            id: CaseId {
-                file: Path::new("cases/mall-list.yaml").into(),
-                name: name.into(),
-                endpoint: "mall-list".into(),
-                index,
-            },
-            outcome: Outcome::of(&findings, false),
-            findings,
-            omitted: vec![],
-            exchanges: vec![exchange(body)],
-            skip_reason: None,
-            flaky: false,
-            duration: Duration::from_millis(7),
-            coverage: vec![],
-        }
-    }
 
     fn rendered(results: &[CaseResult]) -> String {
         let mut summary = RunSummary::default();

@@ -280,25 +280,7 @@ fn distinct_findings(findings: &[&Finding]) -> Vec<String> {
 /// The failure body of a run case: its distinct findings, the findings counted but not kept,
 /// then the exchange that failed (or the first).
 fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
-    let mut out = String::new();
-    for line in distinct_findings(findings) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    for line in text::omitted_lines(result, findings) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    if let Some(x) = result
-        .exchanges
-        .iter()
-        .find(|x| x.transport_error.is_some())
-        .or(result.exchanges.first())
-    {
-        out.push_str(&text::exchange(x));
-        out.push('\n');
-    }
-    out
+    text::case_detail_with(result, distinct_findings(findings), findings)
 }
 
 fn run_case(result: &CaseResult, strict: bool) -> TestCase {

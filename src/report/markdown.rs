@@ -147,31 +147,18 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
     let mut out = String::from("\n");
     for r in failing.iter().take(MAX_DETAILS) {
         let blocking = text::blocking(r, strict);
-        let mut body = String::new();
-        for f in blocking.iter().take(MAX_FINDINGS_PER_CASE) {
-            body.push_str(&text::finding(f));
-            body.push('\n');
-        }
+        let mut lines: Vec<String> = blocking
+            .iter()
+            .take(MAX_FINDINGS_PER_CASE)
+            .map(|f| text::finding(f))
+            .collect();
         if blocking.len() > MAX_FINDINGS_PER_CASE {
-            let _ = writeln!(
-                body,
+            lines.push(format!(
                 "… and {}",
                 text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
-            );
+            ));
         }
-        for line in text::omitted_lines(r, &blocking) {
-            body.push_str(&line);
-            body.push('\n');
-        }
-        if let Some(x) = r
-            .exchanges
-            .iter()
-            .find(|x| x.transport_error.is_some())
-            .or(r.exchanges.first())
-        {
-            body.push_str(&text::exchange(x));
-            body.push('\n');
-        }
+        let body = text::case_detail_with(r, lines, &blocking);
         let _ = write!(
             out,
             "<details><summary>{} {}</summary>\n\n{}\n</details>\n\n",
@@ -298,54 +285,13 @@ fn html_escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::time::Duration;
 
     use super::*;
     use crate::report::Sink;
     use crate::report::file::FileReport;
+    use crate::report::text::fixtures::case;
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
-    use crate::verdict::event::CaseId;
     use crate::verdict::event::{Event, RunSummary};
-    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
-
-    fn exchange(body: &str) -> Exchange {
-        Exchange {
-            request: RequestRecord {
-                method: "POST".into(),
-                url: "http://127.0.0.1:1/optimus/core/open/mall/queryMallList".into(),
-                headers: vec![("Authorization".into(), "app <redacted>".into())],
-                body: "{}".into(),
-            },
-            response: Some(ResponseRecord {
-                status: 200,
-                headers: vec![],
-                body_excerpt: body.into(),
-                body_len: body.len(),
-            }),
-            transport_error: None,
-            duration: Duration::from_millis(5),
-        }
-    }
-
-    fn case(index: usize, name: &str, findings: Vec<Finding>, body: &str) -> CaseResult {
-        CaseResult {
-            id: CaseId {
-                file: Path::new("cases/mall-list.yaml").into(),
-                name: name.into(),
-                endpoint: "mall-list".into(),
-                index,
-            },
-            outcome: Outcome::of(&findings, false),
-            findings,
-            omitted: vec![],
-            exchanges: vec![exchange(body)],
-            skip_reason: None,
-            flaky: false,
-            duration: Duration::from_millis(7),
-            coverage: vec![],
-        }
-    }
 
     fn rendered(results: &[CaseResult], complete: bool) -> String {
         let mut summary = RunSummary::default();
