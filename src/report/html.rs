@@ -5,14 +5,14 @@
 //! CI artifact, and every piece of text is HTML-escaped, so a hostile server's body cannot
 //! inject markup. It is rewritten atomically after every case.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::report::file::Run;
 use crate::report::text;
 use crate::spec::catalog::CATALOG;
-use crate::verdict::check::Severity;
-use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
+use crate::verdict::check::{Check, Severity};
+use crate::verdict::event::{CaseResult, Finding, Outcome};
 use crate::verdict::exchange::Exchange;
 
 /// Most findings of one check in one case shown.
@@ -21,6 +21,8 @@ pub const MAX_FINDINGS_PER_CHECK: usize = 25;
 pub const MAX_EXCHANGES_PER_CASE: usize = 5;
 /// Characters of a response body shown.
 pub const BODY_CHARS: usize = 4_000;
+/// Bytes of a pretty-printed JSON body shown (its indentation makes it longer than the raw).
+pub const PRETTY_BYTES: usize = 2 * BODY_CHARS;
 
 const STYLE: &str = "
 :root{--pass:#1a7f37;--warn:#9a6700;--fail:#cf222e;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa}
@@ -39,7 +41,13 @@ th{background:var(--bg)}
 article{border:1px solid var(--line);border-left:4px solid var(--fail);border-radius:6px;padding:.6rem .9rem;margin:.8rem 0}
 article.o-warn{border-left-color:var(--warn)}article.o-error{border-left-color:#8250df}
 .finding{margin:.5rem 0}
-.diff .del{color:var(--fail)}.diff .add{color:var(--pass)}
+.diff .exp{color:var(--pass)}.diff .act{color:var(--fail);font-weight:600}article.o-warn .diff .act{color:var(--warn)}
+.legend{color:var(--muted);font-size:.9rem}.legend .exp{color:var(--pass)}.legend .act{color:var(--fail);font-weight:600}
+.b-notrun{background:#fff;color:var(--muted);border:1px dashed var(--muted)}
+.why{color:var(--muted);font-size:.85rem;overflow-wrap:anywhere}
+td{overflow-wrap:anywhere}
+table.cases{table-layout:fixed}
+.case-list{overflow-wrap:anywhere}
 .detail{color:var(--muted);margin:.2rem 0}
 summary{cursor:pointer;color:var(--muted)}
 ";
@@ -174,6 +182,69 @@ fn sections_with_findings(run: &Run<'_>) -> Vec<(&'static str, Outcome)> {
     found
 }
 
+/// Why a check did not run in a case, as far as the result tells: the runner records what was
+/// found, not which checks ran, so this is read from the case (skipped), the check's scope
+/// (its endpoint, `mallcheck fuzz` only) and the answers (none, or none that is JSON).
+/// `None` means the check ran there (or may have).
+fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
+    if r.skip_reason.is_some() {
+        return Some("case skipped");
+    }
+    if check.id.starts_with("fuzz.") {
+        return Some("runs in mallcheck fuzz only");
+    }
+    let endpoint = endpoint_of(check);
+    if let Some(e) = endpoint
+        && r.id.endpoint != e
+    {
+        return Some(match e {
+            "mall-list" => "no mall-list case ran",
+            _ => "no mall-products case ran",
+        });
+    }
+    if r.exchanges.is_empty() {
+        return Some("no request was made");
+    }
+    if endpoint.is_some() && !r.exchanges.iter().any(answered_json) {
+        return Some("no case got a JSON answer");
+    }
+    None
+}
+
+/// The operation whose response body a check reads, from its id; `None` for checks of any
+/// exchange (transport, HTTP, auth, case assertions).
+fn endpoint_of(check: &Check) -> Option<&'static str> {
+    let family = check.id.split('.').next().unwrap_or_default();
+    match family {
+        "mall-list" | "mall" | "paging" | "ownership" => Some("mall-list"),
+        "products" | "product" | "sku" => Some("mall-products"),
+        _ => None,
+    }
+}
+
+/// Whether the exchange got a 2xx answer whose body is (or, cut, starts like) JSON.
+fn answered_json(x: &Exchange) -> bool {
+    x.response.as_ref().is_some_and(|r| {
+        (200..300).contains(&r.status)
+            && if r.body_excerpt.len() == r.body_len {
+                is_json(&r.body_excerpt)
+            } else {
+                r.body_excerpt.trim_start().starts_with(['{', '['])
+            }
+    })
+}
+
+fn is_json(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+fn not_run_badge(why: &str) -> String {
+    format!(
+        "<span class=\"badge b-notrun\">not run</span> <span class=\"why\">{}</span>",
+        escape(why)
+    )
+}
+
 fn section_overview(run: &Run<'_>) -> String {
     let failing = sections_with_findings(run);
     let mut sections: Vec<&'static str> = CATALOG
@@ -200,9 +271,13 @@ fn section_overview(run: &Run<'_>) -> String {
                     .any(|f| f.check.section == section && reported(f, run.strict))
             })
             .count();
-        let checks: Vec<String> = CATALOG
+        let in_section: Vec<&Check> = CATALOG
             .iter()
+            .copied()
             .filter(|c| c.section == section && c.severity != Severity::Info)
+            .collect();
+        let checks: Vec<String> = in_section
+            .iter()
             .map(|c| format!("<code>{}</code>", escape(c.id)))
             .collect();
         let (name, verdict_html) = match verdict {
@@ -214,10 +289,7 @@ fn section_overview(run: &Run<'_>) -> String {
                 ),
                 badge(o),
             ),
-            None => (
-                escape(section),
-                "<span class=\"badge b-none\">no findings</span>".to_string(),
-            ),
+            None => (escape(section), section_quiet_verdict(run, &in_section)),
         };
         let _ = writeln!(
             out,
@@ -229,9 +301,81 @@ fn section_overview(run: &Run<'_>) -> String {
     out
 }
 
+/// The verdict of a section without findings: "no findings" when one of its checks ran in some
+/// case, else "not run" with the reasons.
+fn section_quiet_verdict(run: &Run<'_>, checks: &[&Check]) -> String {
+    let mut why: BTreeSet<&'static str> = BTreeSet::new();
+    for c in checks {
+        for r in run.results {
+            match not_run_why(c, r) {
+                None => return "<span class=\"badge b-none\">no findings</span>".to_string(),
+                Some(w) => {
+                    why.insert(w);
+                }
+            }
+        }
+    }
+    if why.is_empty() {
+        why.insert("no case ran");
+    }
+    not_run_badge(&why.into_iter().collect::<Vec<_>>().join("; "))
+}
+
+/// What makes two cases' findings in a section "identical" so the report shows them once:
+/// the same checks failing at the same places (array indices in pointers ignored: page 2's
+/// `/data/3` is page 1's `/data/0`) with the same expected and actual text, and the same
+/// answer status (or transport error) on the exchange shown. Details, case names and request
+/// bodies are case-specific and left out.
+type GroupKey = (BTreeSet<(&'static str, String, String, String)>, String);
+
+fn group_key(r: &CaseResult, findings: &[&Finding]) -> GroupKey {
+    let found = findings
+        .iter()
+        .map(|f| {
+            let pointer: Vec<&str> = f
+                .pointer
+                .split('/')
+                .map(|seg| {
+                    if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                        "*"
+                    } else {
+                        seg
+                    }
+                })
+                .collect();
+            (
+                f.check.id,
+                pointer.join("/"),
+                f.expected.clone(),
+                f.actual.clone(),
+            )
+        })
+        .collect();
+    let answer = match text::primary_exchange(r) {
+        Some(Exchange {
+            response: Some(resp),
+            ..
+        }) => format!("HTTP {}", resp.status),
+        Some(Exchange {
+            transport_error: Some(e),
+            ..
+        }) => e.clone(),
+        _ => String::new(),
+    };
+    (found, answer)
+}
+
 fn section_details(run: &Run<'_>) -> String {
+    let sections = sections_with_findings(run);
     let mut out = String::new();
-    for (section, worst) in sections_with_findings(run) {
+    if !sections.is_empty() {
+        out.push_str(
+            "<p class=\"legend\" id=\"legend\">In each finding, <span class=\"exp\">- expected</span> \
+             is what the spec asks for and <span class=\"act\">+ actual</span> is what the \
+             service answered (the wrong value).</p>\n",
+        );
+    }
+    for (section, worst) in sections {
         let _ = writeln!(
             out,
             "<section id=\"{}\">\n<h2>{} {}</h2>",
@@ -239,6 +383,8 @@ fn section_details(run: &Run<'_>) -> String {
             escape(section),
             badge(worst)
         );
+        let mut groups: Vec<Vec<(&CaseResult, Vec<&Finding>)>> = Vec::new();
+        let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
         for r in run.results {
             let findings: Vec<&Finding> = r
                 .findings
@@ -248,19 +394,36 @@ fn section_details(run: &Run<'_>) -> String {
             if findings.is_empty() {
                 continue;
             }
-            out.push_str(&case_article(r, &findings, run.strict));
+            let key = group_key(r, &findings);
+            match index.get(&key) {
+                Some(&i) => groups[i].push((r, findings)),
+                None => {
+                    index.insert(key, groups.len());
+                    groups.push(vec![(r, findings)]);
+                }
+            }
+        }
+        for g in &groups {
+            match g.as_slice() {
+                [(r, findings)] => out.push_str(&case_article(r, findings, run.strict)),
+                _ => out.push_str(&group_article(g, run.strict)),
+            }
         }
         out.push_str("</section>\n");
     }
     out
 }
 
-fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
-    let worst = findings
+fn worst_of(r: &CaseResult, findings: &[&Finding], strict: bool) -> Outcome {
+    findings
         .iter()
         .map(|f| f.outcome(strict))
         .max()
-        .unwrap_or(r.outcome);
+        .unwrap_or(r.outcome)
+}
+
+fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
+    let worst = worst_of(r, findings, strict);
     let mut out = format!(
         "<article class=\"case o-{}\">\n<h3>{} <a href=\"#case-{}\">{}</a></h3>\n",
         worst.label().to_ascii_lowercase(),
@@ -268,6 +431,64 @@ fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
         r.id.index,
         escape(&case_label(r))
     );
+    out.push_str(&findings_html(r, findings));
+    out.push_str(&exchanges_html(r, true));
+    out.push_str("</article>\n");
+    out
+}
+
+/// Cases whose findings in a section are identical ([`GroupKey`]): one heading naming the
+/// finding and every case, then the first case's findings and exchange as the example.
+fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> String {
+    let (first, findings) = &members[0];
+    let worst = members
+        .iter()
+        .map(|(r, f)| worst_of(r, f, strict))
+        .max()
+        .unwrap_or(first.outcome);
+    let f = findings[0];
+    let more = if findings.len() > 1 {
+        format!(
+            " (and {})",
+            text::plural(findings.len() - 1, "more finding")
+        )
+    } else {
+        String::new()
+    };
+    let mut out = format!(
+        "<article class=\"case group o-{}\" data-cases=\"{}\">\n<h3>{} <code>{}</code>: {}{more} \
+         in {}</h3>\n",
+        worst.label().to_ascii_lowercase(),
+        members.len(),
+        badge(worst),
+        escape(f.check.id),
+        escape(&f.actual),
+        escape(&text::plural(members.len(), "case")),
+    );
+    let links: Vec<String> = members
+        .iter()
+        .map(|(r, _)| {
+            format!(
+                "<a href=\"#case-{}\">{}</a>",
+                r.id.index,
+                escape(&case_label(r))
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "<p class=\"case-list\">Cases: {}</p>\n<p class=\"detail\">Example: {}</p>",
+        links.join(", "),
+        escape(&case_label(first))
+    );
+    out.push_str(&findings_html(first, findings));
+    out.push_str(&exchanges_html(first, false));
+    out.push_str("</article>\n");
+    out
+}
+
+/// The findings of one case, one block per check.
+fn findings_html(r: &CaseResult, findings: &[&Finding]) -> String {
     let mut groups: Vec<Vec<&Finding>> = Vec::new();
     for f in findings {
         match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
@@ -275,49 +496,45 @@ fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
             None => groups.push(vec![f]),
         }
     }
-    for g in &groups {
-        out.push_str(&check_group_html(g, text::omitted_count(r, g[0].check)));
-    }
-    let primary = r
+    groups
+        .iter()
+        .map(|g| check_group_html(g, text::omitted_count(r, g[0].check)))
+        .collect()
+}
+
+/// The case's primary exchange, open, and (with `others`) the rest folded.
+fn exchanges_html(r: &CaseResult, others: bool) -> String {
+    let mut out = String::new();
+    let Some(primary) = text::primary_exchange(r) else {
+        return out;
+    };
+    out.push_str("<details open><summary>Request and response</summary>\n");
+    out.push_str(&exchange_html(primary));
+    out.push_str("</details>\n");
+    let rest: Vec<&Exchange> = r
         .exchanges
         .iter()
-        .position(|x| x.transport_error.is_some())
-        .or(if r.exchanges.is_empty() {
-            None
-        } else {
-            Some(0)
-        });
-    if let Some(i) = primary {
-        out.push_str("<details open><summary>Request and response</summary>\n");
-        out.push_str(&exchange_html(&r.exchanges[i]));
-        out.push_str("</details>\n");
-        let others: Vec<&Exchange> = r
-            .exchanges
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, x)| x)
-            .collect();
-        if !others.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>{} of this case</summary>",
-                escape(&text::plural(others.len(), "more exchange"))
-            );
-            for x in others.iter().take(MAX_EXCHANGES_PER_CASE - 1) {
-                out.push_str(&exchange_html(x));
-            }
-            if others.len() > MAX_EXCHANGES_PER_CASE - 1 {
-                let _ = writeln!(
-                    out,
-                    "<p class=\"detail\">… and {} (see the JSON report).</p>",
-                    text::plural(others.len() - (MAX_EXCHANGES_PER_CASE - 1), "more")
-                );
-            }
-            out.push_str("</details>\n");
-        }
+        .filter(|x| !std::ptr::eq(*x, primary))
+        .collect();
+    if !others || rest.is_empty() {
+        return out;
     }
-    out.push_str("</article>\n");
+    let _ = writeln!(
+        out,
+        "<details><summary>{} of this case</summary>",
+        escape(&text::plural(rest.len(), "more exchange"))
+    );
+    for x in rest.iter().take(MAX_EXCHANGES_PER_CASE - 1) {
+        out.push_str(&exchange_html(x));
+    }
+    if rest.len() > MAX_EXCHANGES_PER_CASE - 1 {
+        let _ = writeln!(
+            out,
+            "<p class=\"detail\">… and {} (see the JSON report).</p>",
+            text::plural(rest.len() - (MAX_EXCHANGES_PER_CASE - 1), "more")
+        );
+    }
+    out.push_str("</details>\n");
     out
 }
 
@@ -349,7 +566,7 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
         };
         let _ = write!(
             out,
-            "at {}\n<span class=\"del\">- expected: {}</span>\n<span class=\"add\">+ actual:   {}</span>\n",
+            "at {}\n<span class=\"exp\">- expected: {}</span>\n<span class=\"act\">+ actual:   {}</span>\n",
             escape(&at),
             escape(&f.expected),
             escape(&f.actual)
@@ -391,6 +608,13 @@ fn exchange_html(x: &Exchange) -> String {
         "<p>Request (redacted):</p>\n<pre class=\"request\">{}</pre>\n",
         escape(&x.request.to_curl())
     );
+    if is_json(&x.request.body) {
+        let _ = writeln!(
+            out,
+            "<pre class=\"request-body json\">{}</pre>",
+            escape(&body_text(&x.request.body, x.request.body.len()))
+        );
+    }
     match (&x.response, &x.transport_error) {
         (Some(r), _) => {
             let mut head = format!(
@@ -402,11 +626,13 @@ fn exchange_html(x: &Exchange) -> String {
             for (k, v) in &r.headers {
                 let _ = write!(head, "\n{k}: {v}");
             }
+            let json = r.body_excerpt.len() == r.body_len && is_json(&r.body_excerpt);
             let _ = writeln!(
                 out,
-                "<p>Response:</p>\n<pre class=\"response\">{}\n\n{}</pre>",
+                "<p>Response:</p>\n<pre class=\"response\">{}</pre>\n<pre class=\"response-body{}\">{}</pre>",
                 escape(&head),
-                escape(&truncate(&r.body_excerpt, BODY_CHARS))
+                if json { " json" } else { "" },
+                escape(&body_text(&r.body_excerpt, r.body_len))
             );
         }
         (None, Some(e)) => {
@@ -421,10 +647,94 @@ fn exchange_html(x: &Exchange) -> String {
     out
 }
 
+/// A body for display: re-indented when it is the whole body and valid JSON, else as sent;
+/// either way cut to a bound, with `… N more bytes` counting what is not shown of the
+/// `total` bytes of the body.
+fn body_text(excerpt: &str, total: usize) -> String {
+    let (mut shown, consumed) = if excerpt.len() == total && is_json(excerpt) {
+        pretty_json(excerpt, PRETTY_BYTES)
+    } else {
+        let cut = excerpt
+            .char_indices()
+            .nth(BODY_CHARS)
+            .map_or(excerpt.len(), |(i, _)| i);
+        (excerpt[..cut].to_string(), cut)
+    };
+    let rest = total.saturating_sub(consumed);
+    if rest > 0 {
+        let _ = write!(shown, "… {} more bytes", text::thousands(rest));
+    }
+    shown
+}
+
+/// Re-indents valid JSON text two spaces a level without parsing its values (numbers, key
+/// order and escapes stay exactly as sent), stopping once the output holds `max` bytes.
+/// Returns the text and how many bytes of `json` it covers.
+fn pretty_json(json: &str, max: usize) -> (String, usize) {
+    fn newline(out: &mut String, depth: usize) {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+    let mut out = String::with_capacity(json.len().min(max) + 64);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let mut chars = json.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if out.len() >= max {
+            return (out, i);
+        }
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+                if let Some((_, close)) = chars.next_if(|(_, c)| matches!(c, '}' | ']')) {
+                    out.push(close);
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    (out, json.len())
+}
+
 fn case_list(run: &Run<'_>) -> String {
     let mut out = String::from(
-        "<section id=\"cases\">\n<h2>All cases</h2>\n<table>\n\
-         <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th><th>Time</th></tr>\n",
+        "<section id=\"cases\">\n<h2>All cases</h2>\n<table class=\"cases\">\n\
+         <colgroup><col style=\"width:5.5rem\"><col><col style=\"width:7.5rem\">\
+         <col style=\"width:8rem\"><col style=\"width:16rem\"><col style=\"width:5rem\"></colgroup>\n\
+         <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th><th>Skip reason</th>\
+         <th>Time</th></tr>\n",
     );
     for r in run.results {
         let shown: Vec<&Finding> = r
@@ -432,23 +742,27 @@ fn case_list(run: &Run<'_>) -> String {
             .iter()
             .filter(|f| reported(f, run.strict))
             .collect();
-        let sections: BTreeSet<&str> = shown.iter().map(|f| f.check.section).collect();
-        let mut notes: Vec<String> = sections
-            .iter()
-            .map(|s| format!("<a href=\"#{}\">{}</a>", section_anchor(s), escape(s)))
-            .collect();
-        if let Some(reason) = &r.skip_reason {
-            notes.push(format!("skipped: {}", escape(reason)));
-        }
+        let findings = if r.skip_reason.is_some() && shown.is_empty() {
+            "<span class=\"badge b-notrun\">not run</span>".to_string()
+        } else {
+            let sections: BTreeSet<&str> = shown.iter().map(|f| f.check.section).collect();
+            let links: Vec<String> = sections
+                .iter()
+                .map(|s| format!("<a href=\"#{}\">{}</a>", section_anchor(s), escape(s)))
+                .collect();
+            format!("{} {}", shown.len(), links.join(" "))
+        };
+        let reason = r.skip_reason.as_deref().map(escape).unwrap_or_default();
         let _ = writeln!(
             out,
-            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{:.3}s</td></tr>",
+            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td class=\"why skip-reason\">{}</td><td>{:.3}s</td></tr>",
             r.id.index,
             badge(r.outcome),
             escape(&case_label(r)),
             escape(&r.id.endpoint),
-            shown.len(),
-            notes.join(" "),
+            findings,
+            reason,
             r.duration.as_secs_f64()
         );
     }
@@ -506,7 +820,10 @@ mod tests {
         assert!(article.contains("+ actual:   3"), "{html}");
         assert!(article.contains("curl -sS -X POST"), "{html}");
         assert!(article.contains("app &lt;redacted&gt;"), "{html}");
-        assert!(article.contains("{&quot;state&quot;:3}"), "{html}");
+        assert!(
+            article.contains("{\n  &quot;state&quot;: 3\n}"),
+            "the JSON body pretty-printed: {html}"
+        );
         assert!(
             html.contains("cases/mall-list.yaml › healthy"),
             "passing cases are listed"
