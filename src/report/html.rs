@@ -27,7 +27,7 @@ pub const PRETTY_BYTES: usize = 2 * BODY_CHARS;
 const STYLE: &str = "
 :root{--pass:#1a7f37;--warn:#9a6700;--fail:#cf222e;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa}
 *{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:1.5rem;color:#1f2328}
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;padding:1.5rem;color:#1f2328}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;border-bottom:1px solid var(--line);padding-bottom:.3rem;margin-top:2rem}
 h3{font-size:1rem;margin:.2rem 0 .5rem}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
@@ -45,7 +45,7 @@ article.o-warn{border-left-color:var(--warn)}article.o-error{border-left-color:#
 .legend{color:var(--muted);font-size:.9rem}.legend .exp{color:var(--pass)}.legend .act{color:var(--fail);font-weight:600}
 .b-notrun{background:#fff;color:var(--muted);border:1px dashed var(--muted)}
 .why{color:var(--muted);font-size:.85rem;overflow-wrap:anywhere}
-td{overflow-wrap:anywhere}
+td{overflow-wrap:break-word}
 table.cases{table-layout:fixed}
 .case-list{overflow-wrap:anywhere}
 .detail{color:var(--muted);margin:.2rem 0}
@@ -187,9 +187,6 @@ fn sections_with_findings(run: &Run<'_>) -> Vec<(&'static str, Outcome)> {
 /// (its endpoint, `mallcheck fuzz` only) and the answers (none, or none that is JSON).
 /// `None` means the check ran there (or may have).
 fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
-    if r.skip_reason.is_some() {
-        return Some("case skipped");
-    }
     if check.id.starts_with("fuzz.") {
         return Some("runs in mallcheck fuzz only");
     }
@@ -201,6 +198,9 @@ fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
             "mall-list" => "no mall-list case ran",
             _ => "no mall-products case ran",
         });
+    }
+    if r.skip_reason.is_some() {
+        return Some("case skipped");
     }
     if r.exchanges.is_empty() {
         return Some("no request was made");
@@ -237,6 +237,13 @@ fn answered_json(x: &Exchange) -> bool {
 fn is_json(text: &str) -> bool {
     serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
 }
+
+/// Reasons of [`not_run_why`] that come from the check's scope rather than from the case.
+const SCOPE_REASONS: [&str; 3] = [
+    "runs in mallcheck fuzz only",
+    "no mall-list case ran",
+    "no mall-products case ran",
+];
 
 fn not_run_badge(why: &str) -> String {
     format!(
@@ -314,6 +321,16 @@ fn section_quiet_verdict(run: &Run<'_>, checks: &[&Check]) -> String {
                 }
             }
         }
+    }
+    // A check's scope (another operation, `mallcheck fuzz`) explains only a section that no
+    // case of its scope reached; otherwise name what stopped the cases in scope.
+    let scoped: BTreeSet<&'static str> = why
+        .iter()
+        .copied()
+        .filter(|w| !SCOPE_REASONS.contains(w))
+        .collect();
+    if !scoped.is_empty() {
+        why = scoped;
     }
     if why.is_empty() {
         why.insert("no case ran");
@@ -465,20 +482,28 @@ fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> Stri
         escape(&f.actual),
         escape(&text::plural(members.len(), "case")),
     );
-    let links: Vec<String> = members
+    // The cases by file, each file named once, so that 26 cases stay a paragraph.
+    let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    for (r, _) in members {
+        let file = r.id.file.display().to_string();
+        let link = format!(
+            "<a href=\"#case-{}\">{}</a>",
+            r.id.index,
+            escape(&r.id.name)
+        );
+        match by_file.last_mut() {
+            Some((f, links)) if *f == file => links.push(link),
+            _ => by_file.push((file, vec![link])),
+        }
+    }
+    let files: Vec<String> = by_file
         .iter()
-        .map(|(r, _)| {
-            format!(
-                "<a href=\"#case-{}\">{}</a>",
-                r.id.index,
-                escape(&case_label(r))
-            )
-        })
+        .map(|(f, links)| format!("<code>{}</code>: {}", escape(f), links.join(", ")))
         .collect();
     let _ = writeln!(
         out,
-        "<p class=\"case-list\">Cases: {}</p>\n<p class=\"detail\">Example: {}</p>",
-        links.join(", "),
+        "<p class=\"case-list\">{}</p>\n<p class=\"detail\">Example: {}</p>",
+        files.join("; "),
         escape(&case_label(first))
     );
     out.push_str(&findings_html(first, findings));
@@ -611,7 +636,7 @@ fn exchange_html(x: &Exchange) -> String {
     if is_json(&x.request.body) {
         let _ = writeln!(
             out,
-            "<pre class=\"request-body json\">{}</pre>",
+            "<details><summary>Request body</summary>\n<pre class=\"request-body json\">{}</pre>\n</details>",
             escape(&body_text(&x.request.body, x.request.body.len()))
         );
     }
@@ -732,7 +757,7 @@ fn case_list(run: &Run<'_>) -> String {
     let mut out = String::from(
         "<section id=\"cases\">\n<h2>All cases</h2>\n<table class=\"cases\">\n\
          <colgroup><col style=\"width:5.5rem\"><col><col style=\"width:7.5rem\">\
-         <col style=\"width:8rem\"><col style=\"width:16rem\"><col style=\"width:5rem\"></colgroup>\n\
+         <col style=\"width:6.5rem\"><col style=\"width:24rem\"><col style=\"width:4.5rem\"></colgroup>\n\
          <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th><th>Skip reason</th>\
          <th>Time</th></tr>\n",
     );
