@@ -802,7 +802,7 @@ mod tests {
     use crate::report::Sink;
     use crate::report::file::FileReport;
     use crate::report::text::fixtures::{case, exchange};
-    use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
+    use crate::spec::catalog::{HTTP_SERVER_ERROR, MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
     use crate::verdict::event::{Event, RunSummary};
 
     fn rendered(results: &[CaseResult]) -> String {
@@ -971,5 +971,214 @@ mod tests {
         let done = std::fs::read_to_string(&path).expect("written");
         assert!(!done.contains("id=\"partial\""), "{done}");
         assert!(done.contains("1 case: 1 passed"), "{done}");
+    }
+
+    fn server_error(index: usize, name: &str) -> CaseResult {
+        let mut r = case(
+            index,
+            name,
+            vec![Finding::new(
+                &HTTP_SERVER_ERROR,
+                "",
+                "a status below 500 with a JSON body",
+                "HTTP 500, not JSON",
+            )],
+            "<html>500</html>",
+        );
+        if let Some(resp) = r.exchanges[0].response.as_mut() {
+            resp.status = 500;
+        }
+        r
+    }
+
+    #[test]
+    fn identical_findings_of_many_cases_make_one_group_with_one_example() {
+        let mut results: Vec<CaseResult> = (0..26)
+            .map(|i| server_error(i, &format!("case number {i}")))
+            .collect();
+        results.push(case(
+            26,
+            "other",
+            vec![Finding::new(
+                &HTTP_SERVER_ERROR,
+                "",
+                "a status below 500 with a JSON body",
+                "HTTP 503",
+            )],
+            "{}",
+        ));
+        let html = rendered(&results);
+        let sec = &html[html.find("<section id=\"sec-7\">").expect("§7")..];
+        assert_eq!(
+            sec.matches("<article").count(),
+            2,
+            "one group + one: {html}"
+        );
+        assert!(sec.contains("data-cases=\"26\""), "{html}");
+        assert!(
+            sec.contains("HTTP 500, not JSON in 26 cases</h3>"),
+            "the group's heading: {html}"
+        );
+        for i in 0..26 {
+            assert!(
+                sec.contains(&format!("<a href=\"#case-{i}\">case number {i}</a>")),
+                "case {i} is listed: {html}"
+            );
+        }
+        assert_eq!(
+            sec.matches("<pre class=\"request\">").count(),
+            2,
+            "one example exchange per group: {html}"
+        );
+        assert_eq!(
+            sec.matches("<code class=\"check\">http.server-error</code>")
+                .count(),
+            2,
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn array_indices_do_not_split_a_group_but_other_values_do() {
+        let state = |i, ptr: &str, actual: &str| {
+            case(
+                i,
+                &format!("page {i}"),
+                vec![Finding::new(&MALL_STATE, ptr, "one of [0, 1, 2]", actual)],
+                "{}",
+            )
+        };
+        let html = rendered(&[
+            state(0, "/data/0/state", "3"),
+            state(1, "/data/7/state", "3"),
+            state(2, "/data/0/state", "4"),
+        ]);
+        let sec = &html[html.find("<section id=\"sec-3\">").expect("§3")..];
+        assert_eq!(sec.matches("<article").count(), 2, "{html}");
+        assert!(sec.contains("data-cases=\"2\""), "{html}");
+    }
+
+    #[test]
+    fn json_bodies_are_pretty_printed_as_sent_and_others_raw() {
+        let body = "{\"b\":[1,{}],\"a\":-9223372036854775809,\"s\":\"x,{y}\\\"\",\"e\":[]}";
+        let html = rendered(&[case(
+            0,
+            "json",
+            vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")],
+            body,
+        )]);
+        let pretty = "{\n  &quot;b&quot;: [\n    1,\n    {}\n  ],\n  &quot;a&quot;: \
+                      -9223372036854775809,\n  &quot;s&quot;: &quot;x,{y}\\&quot;&quot;,\n  \
+                      &quot;e&quot;: []\n}";
+        assert!(
+            html.contains(&format!("<pre class=\"response-body json\">{pretty}</pre>")),
+            "key order, numbers and strings kept: {html}"
+        );
+        assert!(
+            html.contains(
+                "<pre class=\"request-body json\">{\n  &quot;appid&quot;: &quot;app&quot;\n}</pre>"
+            ),
+            "{html}"
+        );
+        let html = rendered(&[case(
+            0,
+            "html",
+            vec![Finding::new(&MALL_STATE, "", "0", "3")],
+            "<p>{\"a\":1}</p>",
+        )]);
+        assert!(
+            html.contains(
+                "<pre class=\"response-body\">&lt;p&gt;{&quot;a&quot;:1}&lt;/p&gt;</pre>"
+            ),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_large_body_is_cut_with_the_bytes_left() {
+        let big = format!("[{}1]", "1,".repeat(10_000));
+        let (pretty, used) = pretty_json(&big, PRETTY_BYTES);
+        assert!(pretty.len() < PRETTY_BYTES + 8, "bounded");
+        assert!(used < big.len());
+        let shown = body_text(&big, big.len());
+        assert!(
+            shown.ends_with(&format!(
+                "… {} more bytes",
+                text::thousands(big.len() - used)
+            )),
+            "{shown}"
+        );
+        let cut = &big[..5_000];
+        let shown = body_text(cut, big.len());
+        assert!(!shown.contains('\n'), "a cut body is shown raw");
+        assert!(
+            shown.ends_with(&format!(
+                "… {} more bytes",
+                text::thousands(big.len() - BODY_CHARS)
+            )),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_actual_value_is_painted_as_wrong_and_a_legend_says_which_is_which() {
+        let html = rendered(&[case(
+            0,
+            "state",
+            vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")],
+            "{}",
+        )]);
+        assert!(
+            html.contains("<span class=\"exp\">- expected: 0</span>")
+                && html.contains("<span class=\"act\">+ actual:   3</span>"),
+            "{html}"
+        );
+        assert!(
+            STYLE.contains(".diff .act{color:var(--fail)"),
+            "actual in red"
+        );
+        assert!(STYLE.contains(".diff .exp{color:var(--pass)}"));
+        assert!(
+            !STYLE.contains(".add{color:var(--pass)}"),
+            "nothing else green"
+        );
+        assert!(html.contains("id=\"legend\""), "{html}");
+    }
+
+    #[test]
+    fn checks_that_did_not_run_say_not_run_with_why() {
+        let mut skipped = case(1, "skipped one", vec![], "{}");
+        skipped.skip_reason = Some(format!("needs MALLCHECK_MALL_SN {}", "x".repeat(300)));
+        skipped.outcome = Outcome::Skip;
+        skipped.exchanges.clear();
+        skipped.id.endpoint = "mall-products".into();
+        let html = rendered(&[case(0, "list", vec![], "{\"data\":[]}"), skipped]);
+        let row = |section: &str| {
+            let start = html
+                .find(&format!("<tr><td>{section}</td>"))
+                .unwrap_or_else(|| panic!("{section} row: {html}"));
+            html[start..start + html[start..].find("</tr>").expect("row end")].to_string()
+        };
+        assert!(row("§3").contains("no findings"), "mall checks ran: {html}");
+        let products = row("§2.7");
+        assert!(products.contains("not run"), "{products}");
+        assert!(products.contains("case skipped"), "{products}");
+        assert!(!products.contains("no findings"), "{products}");
+        let fuzz_only = row("§1");
+        assert!(
+            fuzz_only.contains("no findings"),
+            "paging.repeatable is a run check"
+        );
+        let case_row = &html[html.find("<tr id=\"case-1\">").expect("row")..];
+        let case_row = &case_row[..case_row.find("</tr>").expect("end")];
+        assert!(
+            case_row.contains("b-notrun\">not run</span></td>"),
+            "{case_row}"
+        );
+        assert!(
+            case_row.contains("<td class=\"why skip-reason\">needs MALLCHECK_MALL_SN xxx"),
+            "the reason in its own column: {case_row}"
+        );
+        assert!(STYLE.contains(".why{") && STYLE.contains("overflow-wrap:anywhere"));
     }
 }
