@@ -651,7 +651,7 @@ fn exchange_html(x: &Exchange) -> String {
             for (k, v) in &r.headers {
                 let _ = write!(head, "\n{k}: {v}");
             }
-            let json = r.body_excerpt.len() == r.body_len && is_json(&r.body_excerpt);
+            let json = shows_as_json(&r.body_excerpt, r.body_len);
             let _ = writeln!(
                 out,
                 "<p>Response:</p>\n<pre class=\"response\">{}</pre>\n<pre class=\"response-body{}\">{}</pre>",
@@ -672,11 +672,20 @@ fn exchange_html(x: &Exchange) -> String {
     out
 }
 
-/// A body for display: re-indented when it is the whole body and valid JSON, else as sent;
-/// either way cut to a bound, with `… N more bytes` counting what is not shown of the
-/// `total` bytes of the body.
+/// Whether a body excerpt of a `total`-byte body is shown re-indented: the whole body is valid
+/// JSON, or a cut one (the report keeps only the start of a large body) starts like JSON.
+fn shows_as_json(excerpt: &str, total: usize) -> bool {
+    if excerpt.len() >= total {
+        is_json(excerpt)
+    } else {
+        excerpt.trim_start().starts_with(['{', '['])
+    }
+}
+
+/// A body for display: re-indented when [`shows_as_json`], else as sent; either way cut to a
+/// bound, with `… N more bytes` counting what is not shown of the `total` bytes of the body.
 fn body_text(excerpt: &str, total: usize) -> String {
-    let (mut shown, consumed) = if excerpt.len() == total && is_json(excerpt) {
+    let (mut shown, consumed) = if shows_as_json(excerpt, total) {
         pretty_json(excerpt, PRETTY_BYTES)
     } else {
         let cut = excerpt
@@ -687,12 +696,13 @@ fn body_text(excerpt: &str, total: usize) -> String {
     };
     let rest = total.saturating_sub(consumed);
     if rest > 0 {
+        shown.push('\n');
         let _ = write!(shown, "… {} more bytes", text::thousands(rest));
     }
     shown
 }
 
-/// Re-indents valid JSON text two spaces a level without parsing its values (numbers, key
+/// Re-indents JSON text (or the start of it) two spaces a level without parsing its values (numbers, key
 /// order and escapes stay exactly as sent), stopping once the output holds `max` bytes.
 /// Returns the text and how many bytes of `json` it covers.
 fn pretty_json(json: &str, max: usize) -> (String, usize) {
@@ -1108,13 +1118,29 @@ mod tests {
             )),
             "{shown}"
         );
-        let cut = &big[..5_000];
+        let cut = &big[..2_048];
         let shown = body_text(cut, big.len());
-        assert!(!shown.contains('\n'), "a cut body is shown raw");
+        assert!(
+            shown.starts_with("[\n  1,\n  1,\n"),
+            "a cut JSON body re-indented"
+        );
         assert!(
             shown.ends_with(&format!(
-                "… {} more bytes",
-                text::thousands(big.len() - BODY_CHARS)
+                "\n… {} more bytes",
+                text::thousands(big.len() - 2_048)
+            )),
+            "{shown}"
+        );
+        let page = format!("<html>{}</html>", "x".repeat(10_000));
+        let shown = body_text(&page[..5_000], page.len());
+        assert!(
+            shown.starts_with(&page[..BODY_CHARS]),
+            "a cut HTML body is shown raw"
+        );
+        assert!(
+            shown.ends_with(&format!(
+                "x\n… {} more bytes",
+                text::thousands(page.len() - BODY_CHARS)
             )),
             "{shown}"
         );
