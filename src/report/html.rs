@@ -48,6 +48,7 @@ article.o-warn{border-left-color:var(--warn)}article.o-error{border-left-color:#
 td{overflow-wrap:break-word}
 table.cases{table-layout:fixed}
 .case-list{overflow-wrap:anywhere}
+pre.response-body,pre.request-body{max-height:24rem;white-space:pre;word-break:normal}
 .detail{color:var(--muted);margin:.2rem 0}
 summary{cursor:pointer;color:var(--muted)}
 ";
