@@ -811,8 +811,7 @@ mod tests {
 
     use super::*;
     use crate::report::Sink;
-    use crate::report::file::FileReport;
-    use crate::report::text::fixtures::{case, exchange};
+    use crate::report::text::fixtures::{case, exchange, started};
     use crate::spec::catalog::{HTTP_SERVER_ERROR, MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
     use crate::verdict::event::{Event, RunSummary};
 
@@ -966,12 +965,7 @@ mod tests {
     fn sink_marks_partial_runs_until_run_finished() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("report.html");
-        let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
-        sink.on_event(&Event::RunStarted {
-            base_url: "http://x".into(),
-            cases: 1,
-        })
-        .expect("write");
+        let mut sink = started(&path, |r| Ok(render(r)));
         sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", vec![], "{}"))))
             .expect("write");
         let partial = std::fs::read_to_string(&path).expect("written");

@@ -288,8 +288,7 @@ mod tests {
 
     use super::*;
     use crate::report::Sink;
-    use crate::report::file::FileReport;
-    use crate::report::text::fixtures::case;
+    use crate::report::text::fixtures::{case, started};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
     use crate::verdict::event::{Event, RunSummary};
 
@@ -378,12 +377,7 @@ mod tests {
     fn sink_holds_back_a_case_right_after_a_write_and_writes_it_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("out/summary.md");
-        let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
-        sink.on_event(&Event::RunStarted {
-            base_url: "http://x".into(),
-            cases: 1,
-        })
-        .expect("write");
+        let mut sink = started(&path, |r| Ok(render(r)));
         let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")];
         sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", findings, "{}"))))
             .expect("write");

@@ -160,6 +160,22 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The DOM of `page` in headless Chromium; `None` (with a note) when there is no Chromium,
+/// which fails instead under `MALLCHECK_REQUIRE_TOOLS`.
+fn rendered_dom(page: &Path) -> Option<String> {
+    let Some(chromium) = find_chromium() else {
+        assert!(
+            !require_tools(),
+            "MALLCHECK_REQUIRE_TOOLS is set but no Chromium was found (run .ci/install-chromium.sh)"
+        );
+        eprintln!(
+            "note: no chromium on PATH; skipped rendering the HTML report (see .ci/install-chromium.sh)"
+        );
+        return None;
+    };
+    Some(dump_dom(&chromium, page))
+}
+
 #[test]
 fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
     let server = Server::start(&[]);
@@ -187,17 +203,9 @@ fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
     assert!(!html.contains("id=\"partial\""), "the run finished");
     assert!(!html.contains(DEMO_SIGN_KEY), "no secret in the report");
 
-    let Some(chromium) = find_chromium() else {
-        assert!(
-            !require_tools(),
-            "MALLCHECK_REQUIRE_TOOLS is set but no Chromium was found (run .ci/install-chromium.sh)"
-        );
-        eprintln!(
-            "note: no chromium on PATH; skipped rendering the HTML report (see .ci/install-chromium.sh)"
-        );
+    let Some(dom) = rendered_dom(&reports.html) else {
         return;
     };
-    let dom = dump_dom(&chromium, &reports.html);
     assert!(
         dom.contains("<section id=\"sec-3\">"),
         "a §3 section: {dom}"
@@ -293,15 +301,9 @@ fn server_error_run_html_report_groups_the_cases_and_marks_checks_not_run() {
     let skipped: Vec<_> = cases.iter().filter(|c| c.3 == "skip").collect();
     assert!(failing > 1 && !skipped.is_empty(), "{cases:?}");
 
-    let Some(chromium) = find_chromium() else {
-        assert!(
-            !require_tools(),
-            "MALLCHECK_REQUIRE_TOOLS is set but no Chromium was found"
-        );
-        eprintln!("note: no chromium on PATH; skipped rendering the HTML report");
+    let Some(dom) = rendered_dom(&reports.html) else {
         return;
     };
-    let dom = dump_dom(&chromium, &reports.html);
     let section = &dom[dom.find("<section id=\"sec-7\">").expect("§7")..];
     let section = &section[..section.find("</section>").expect("end of §7")];
     assert_eq!(section.matches("<article").count(), 1, "one group: {dom}");
