@@ -765,11 +765,18 @@ fn pretty_json(json: &str, max: usize) -> (String, usize) {
 }
 
 fn case_list(run: &Run<'_>) -> String {
-    let mut out = String::from(
+    // The skip reason has a column of its own (wide, wrapping) when some case was skipped.
+    let skips = run.results.iter().any(|r| r.skip_reason.is_some());
+    let (reason_col, reason_th) = if skips {
+        ("<col style=\"width:24rem\">", "<th>Skip reason</th>")
+    } else {
+        ("", "")
+    };
+    let mut out = format!(
         "<section id=\"cases\">\n<h2>All cases</h2>\n<table class=\"cases\">\n\
          <colgroup><col style=\"width:5.5rem\"><col><col style=\"width:7.5rem\">\
-         <col style=\"width:6.5rem\"><col style=\"width:24rem\"><col style=\"width:4.5rem\"></colgroup>\n\
-         <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th><th>Skip reason</th>\
+         <col style=\"width:6.5rem\">{reason_col}<col style=\"width:4.5rem\"></colgroup>\n\
+         <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th>{reason_th}\
          <th>Time</th></tr>\n",
     );
     for r in run.results {
@@ -788,11 +795,17 @@ fn case_list(run: &Run<'_>) -> String {
                 .collect();
             format!("{} {}", shown.len(), links.join(" "))
         };
-        let reason = r.skip_reason.as_deref().map(escape).unwrap_or_default();
+        let reason = if skips {
+            format!(
+                "<td class=\"why skip-reason\">{}</td>",
+                r.skip_reason.as_deref().map(escape).unwrap_or_default()
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td class=\"why skip-reason\">{}</td><td>{:.3}s</td></tr>",
+            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}s</td></tr>",
             r.id.index,
             badge(r.outcome),
             escape(&case_label(r)),
@@ -1201,5 +1214,10 @@ mod tests {
             "the reason in its own column: {case_row}"
         );
         assert!(STYLE.contains(".why{") && STYLE.contains("overflow-wrap:anywhere"));
+        let none_skipped = rendered(&[case(0, "list", vec![], "{}")]);
+        assert!(
+            !none_skipped.contains("Skip reason"),
+            "no empty reason column: {none_skipped}"
+        );
     }
 }
