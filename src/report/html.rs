@@ -17,6 +17,8 @@ use crate::verdict::exchange::Exchange;
 
 /// Most findings of one check in one case shown.
 pub const MAX_FINDINGS_PER_CHECK: usize = 25;
+/// Most places listed for findings that differ only in where they are.
+pub const MAX_PLACES: usize = 12;
 /// Most exchanges of one case shown.
 pub const MAX_EXCHANGES_PER_CASE: usize = 5;
 /// Characters of a response body shown.
@@ -581,19 +583,40 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
         check.severity,
         escape(check.summary)
     );
-    for (i, f) in group.iter().take(MAX_FINDINGS_PER_CHECK).enumerate() {
+    // Findings that differ only in where they are (every mall with state 3) share one entry
+    // listing the places.
+    let mut entries: Vec<(&Finding, Vec<&str>)> = Vec::new();
+    for f in group {
+        match entries
+            .iter_mut()
+            .find(|(e, _)| e.expected == f.expected && e.actual == f.actual && e.detail == f.detail)
+        {
+            Some((_, places)) => places.push(&f.pointer),
+            None => entries.push((f, vec![&f.pointer])),
+        }
+    }
+    for (i, (f, places)) in entries.iter().take(MAX_FINDINGS_PER_CHECK).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let at = if f.pointer.is_empty() {
-            "the whole body".to_string()
+        let at: Vec<&str> = places
+            .iter()
+            .take(MAX_PLACES)
+            .map(|p| if p.is_empty() { "the whole body" } else { p })
+            .collect();
+        let more = if places.len() > MAX_PLACES {
+            format!(
+                " and {} ({} in all)",
+                text::plural(places.len() - MAX_PLACES, "more place"),
+                places.len()
+            )
         } else {
-            f.pointer.clone()
+            String::new()
         };
         let _ = write!(
             out,
-            "at {}\n<span class=\"exp\">- expected: {}</span>\n<span class=\"act\">+ actual:   {}</span>\n",
-            escape(&at),
+            "at {}{more}\n<span class=\"exp\">- expected: {}</span>\n<span class=\"act\">+ actual:   {}</span>\n",
+            escape(&at.join(", ")),
             escape(&f.expected),
             escape(&f.actual)
         );
@@ -601,11 +624,15 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
             let _ = writeln!(out, "  {}", escape(&f.detail));
         }
     }
-    if group.len() > MAX_FINDINGS_PER_CHECK {
+    if entries.len() > MAX_FINDINGS_PER_CHECK {
+        let rest: usize = entries[MAX_FINDINGS_PER_CHECK..]
+            .iter()
+            .map(|(_, places)| places.len())
+            .sum();
         let _ = write!(
             out,
             "\n… and {} (in the JSON report)\n",
-            text::plural(group.len() - MAX_FINDINGS_PER_CHECK, "more finding")
+            text::plural(rest, "more finding")
         );
     }
     if omitted > 0 {
@@ -1219,5 +1246,23 @@ mod tests {
             !none_skipped.contains("Skip reason"),
             "no empty reason column: {none_skipped}"
         );
+    }
+
+    #[test]
+    fn findings_that_differ_only_in_place_share_one_entry() {
+        let findings: Vec<Finding> = (0..15)
+            .map(|i| Finding::new(&MALL_STATE, &format!("/data/{i}/state"), "0", "3"))
+            .collect();
+        let html = rendered(&[case(0, "page", findings, "{}")]);
+        assert_eq!(html.matches("+ actual:   3").count(), 1, "{html}");
+        assert!(
+            html.contains("at /data/0/state, /data/1/state, "),
+            "the places listed: {html}"
+        );
+        assert!(
+            html.contains("/data/11/state and 3 more places (15 in all)\n"),
+            "{html}"
+        );
+        assert!(html.contains("(15 findings)"), "{html}");
     }
 }
