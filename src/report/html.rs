@@ -467,21 +467,26 @@ fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> Stri
         .max()
         .unwrap_or(first.outcome);
     let f = findings[0];
-    let more = if findings.len() > 1 {
+    let distinct: BTreeSet<(&str, &str, &str)> = findings
+        .iter()
+        .map(|f| (f.check.id, f.expected.as_str(), f.actual.as_str()))
+        .collect();
+    let more = if distinct.len() > 1 {
         format!(
             " (and {})",
-            text::plural(findings.len() - 1, "more finding")
+            text::plural(distinct.len() - 1, "other finding")
         )
     } else {
         String::new()
     };
     let mut out = format!(
-        "<article class=\"case group o-{}\" data-cases=\"{}\">\n<h3>{} <code>{}</code>: {}{more} \
-         in {}</h3>\n",
+        "<article class=\"case group o-{}\" data-cases=\"{}\">\n<h3>{} <code>{}</code>: expected \
+         {}, got {}{more} in {}</h3>\n",
         worst.label().to_ascii_lowercase(),
         members.len(),
         badge(worst),
         escape(f.check.id),
+        escape(&f.expected),
         escape(&f.actual),
         escape(&text::plural(members.len(), "case")),
     );
@@ -1061,7 +1066,10 @@ mod tests {
         );
         assert!(sec.contains("data-cases=\"26\""), "{html}");
         assert!(
-            sec.contains("HTTP 500, not JSON in 26 cases</h3>"),
+            sec.contains(
+                "<code>http.server-error</code>: expected a status below 500 with a JSON body, \
+                 got HTTP 500, not JSON in 26 cases</h3>"
+            ),
             "the group's heading: {html}"
         );
         for i in 0..26 {
