@@ -1259,7 +1259,7 @@ mod tests {
     #[test]
     fn findings_that_differ_only_in_place_share_one_entry() {
         let findings: Vec<Finding> = (0..15)
-            .map(|i| Finding::new(&MALL_STATE, &format!("/data/{i}/state"), "0", "3"))
+            .map(|i| Finding::new(&MALL_STATE, format!("/data/{i}/state"), "0", "3"))
             .collect();
         let html = rendered(&[case(0, "page", findings, "{}")]);
         assert_eq!(html.matches("+ actual:   3").count(), 1, "{html}");
