@@ -158,7 +158,7 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
                 text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
             ));
         }
-        let body = text::case_detail_with(r, lines, &blocking);
+        let body = text::case_detail_with(r, &blocking, lines);
         let _ = write!(
             out,
             "<details><summary>{} {}</summary>\n\n{}\n</details>\n\n",

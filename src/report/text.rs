@@ -125,18 +125,21 @@ pub fn primary_exchange(result: &CaseResult) -> Option<&Exchange> {
 /// Full detail of a case for a failure body: findings, then the first exchange (or the one
 /// that failed).
 pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
-    case_detail_with(result, findings.iter().map(|f| finding(f)), findings)
+    case_detail_with(result, findings, findings.iter().map(|f| finding(f)))
 }
 
-/// A failure body from finding lines already rendered: the lines, the findings among
-/// `findings`' checks that were counted but not kept, then the primary exchange.
+/// [`case_detail`] with the findings written as `lines` (JUnit lists repeated findings once).
 pub fn case_detail_with(
     result: &CaseResult,
-    lines: impl IntoIterator<Item = String>,
     findings: &[&Finding],
+    lines: impl IntoIterator<Item = String>,
 ) -> String {
     let mut out = String::new();
-    for line in lines.into_iter().chain(omitted_lines(result, findings)) {
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    for line in omitted_lines(result, findings) {
         out.push_str(&line);
         out.push('\n');
     }
