@@ -115,10 +115,6 @@ fn badge(outcome: Outcome) -> String {
     format!("<span class=\"badge {class}\">{}</span>", outcome.label())
 }
 
-fn case_label(r: &CaseResult) -> String {
-    format!("{} › {}", r.id.file.display(), r.id.name)
-}
-
 /// Findings that show up in the report: everything that fails, errs or warns.
 fn reported(f: &Finding, strict: bool) -> bool {
     matches!(
@@ -449,7 +445,7 @@ fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
         worst.label().to_ascii_lowercase(),
         badge(worst),
         r.id.index,
-        escape(&case_label(r))
+        escape(&text::case_label(r))
     );
     out.push_str(&findings_html(r, findings));
     out.push_str(&exchanges_html(r, true));
@@ -512,7 +508,7 @@ fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> Stri
         out,
         "<p class=\"case-list\">{}</p>\n<p class=\"detail\">Example: {}</p>",
         files.join("; "),
-        escape(&case_label(first))
+        escape(&text::case_label(first))
     );
     out.push_str(&findings_html(first, findings));
     out.push_str(&exchanges_html(first, false));
@@ -522,14 +518,7 @@ fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> Stri
 
 /// The findings of one case, one block per check.
 fn findings_html(r: &CaseResult, findings: &[&Finding]) -> String {
-    let mut groups: Vec<Vec<&Finding>> = Vec::new();
-    for f in findings {
-        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
-            Some(g) => g.push(f),
-            None => groups.push(vec![f]),
-        }
-    }
-    groups
+    text::by_check(findings)
         .iter()
         .map(|g| check_group_html(g, text::omitted_count(r, g[0].check)))
         .collect()
@@ -840,7 +829,7 @@ fn case_list(run: &Run<'_>) -> String {
             "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}s</td></tr>",
             r.id.index,
             badge(r.outcome),
-            escape(&case_label(r)),
+            escape(&text::case_label(r)),
             escape(&r.id.endpoint),
             findings,
             reason,

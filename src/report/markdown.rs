@@ -64,22 +64,6 @@ fn icon(outcome: Outcome) -> &'static str {
     }
 }
 
-/// The blocking findings of a case grouped by check, in first-seen order.
-fn by_check<'a>(findings: &[&'a Finding]) -> Vec<Vec<&'a Finding>> {
-    let mut groups: Vec<Vec<&Finding>> = Vec::new();
-    for f in findings {
-        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
-            Some(g) => g.push(f),
-            None => groups.push(vec![f]),
-        }
-    }
-    groups
-}
-
-fn case_label(r: &CaseResult) -> String {
-    format!("{} › {}", r.id.file.display(), r.id.name)
-}
-
 fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
     let mut out = String::from(
         "\n### Failures\n\n| Case | Outcome | Check | Spec § | Pointer | Expected | Actual |\n|---|---|---|---|---|---|---|\n",
@@ -88,13 +72,13 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
     let mut hidden = 0;
     for r in failing {
         let blocking = text::blocking(r, strict);
-        let groups = by_check(&blocking);
+        let groups = text::by_check(&blocking);
         if groups.is_empty() {
             if rows < MAX_TABLE_ROWS {
                 let _ = writeln!(
                     out,
                     "| {} | {} | | | | | |",
-                    code(&case_label(r)),
+                    code(&text::case_label(r)),
                     r.outcome.label()
                 );
                 rows += 1;
@@ -122,7 +106,7 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {}{more} | {} | {} |",
-                code(&case_label(r)),
+                code(&text::case_label(r)),
                 f.outcome(strict).label(),
                 code(f.check.id),
                 cell_text(f.check.section),
@@ -163,7 +147,7 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
             out,
             "<details><summary>{} {}</summary>\n\n{}\n</details>\n\n",
             r.outcome.label(),
-            html_escape(&case_label(r)),
+            html_escape(&text::case_label(r)),
             fenced(&body)
         );
     }
@@ -195,7 +179,7 @@ fn warnings(results: &[CaseResult], strict: bool) -> String {
         let _ = writeln!(
             out,
             "- {}: {} ({}) at {}: expected {}, got {}",
-            code(&case_label(r)),
+            code(&text::case_label(r)),
             code(f.check.id),
             cell_text(f.check.section),
             code(if f.pointer.is_empty() {

@@ -113,6 +113,23 @@ pub fn blocking(result: &CaseResult, strict: bool) -> Vec<&Finding> {
         .collect()
 }
 
+/// `cases/mall-list.yaml › first page`: a case as reports name it.
+pub fn case_label(r: &CaseResult) -> String {
+    format!("{} › {}", r.id.file.display(), r.id.name)
+}
+
+/// Findings grouped by check, in first-seen order.
+pub fn by_check<'a>(findings: &[&'a Finding]) -> Vec<Vec<&'a Finding>> {
+    let mut groups: Vec<Vec<&Finding>> = Vec::new();
+    for f in findings {
+        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
+}
+
 /// The exchange a report shows for a case: the first that failed in transport, else the first.
 pub fn primary_exchange(result: &CaseResult) -> Option<&Exchange> {
     result
