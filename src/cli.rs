@@ -307,7 +307,7 @@ pub struct RunArgs {
     /// Observed-severity findings (e.g. product order) fail the run.
     #[arg(long, help_heading = "Verdict")]
     pub strict: bool,
-    /// Cases run at once [default: 4].
+    /// Requests in flight at once, across cases and inside a case [default: 4].
     #[arg(
         long,
         value_name = "N",
@@ -378,7 +378,13 @@ pub struct RunArgs {
         help_heading = "Snapshots"
     )]
     pub snapshot_dir: PathBuf,
-    /// CI mode: write no pending snapshot and fail on a missing one (also when CI=true).
+    /// Snapshot target: the snapshots live in DIR/NAME/ (default: `embedded` for the embedded
+    /// server, else the profile name, else the base URL's host[_port][__path]; a URL is
+    /// turned into its name).
+    #[arg(long, value_name = "NAME", help_heading = "Snapshots")]
+    pub snapshot_target: Option<String>,
+    /// CI mode: write no pending snapshot and fail on a missing one. `CI=true` alone does not
+    /// do this: a target with no recorded snapshot yet gets pending ones and the run passes.
     #[arg(long, help_heading = "Snapshots")]
     pub ci: bool,
     /// Skip the preflight: the one signed first mall-list page sent before the suite, which
@@ -503,9 +509,19 @@ pub struct SnapshotsArgs {
     /// Action.
     #[arg(value_enum)]
     pub action: SnapshotAction,
-    /// Snapshot directory.
+    /// Snapshot directory (the root holding one directory per target).
     #[arg(long, value_name = "DIR", default_value = "snapshots")]
     pub dir: PathBuf,
+    /// Only this target's directory (a name or a base URL, as `run --snapshot-target`); it
+    /// wins over --profile, which wins over --base-url. Without any: every target's directory.
+    #[arg(long, value_name = "NAME")]
+    pub target: Option<String>,
+    /// Only the directory of the target `run --base-url URL` uses.
+    #[arg(long, value_name = "URL", env = "MALLCHECK_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Only the directory of the target `run --profile NAME` uses.
+    #[arg(long, value_name = "NAME", env = "MALLCHECK_PROFILE")]
+    pub profile: Option<String>,
 }
 
 /// `mallcheck diff`.
@@ -514,9 +530,14 @@ pub struct DiffArgs {
     /// Target service (the candidate release).
     #[command(flatten)]
     pub target: TargetArgs,
-    /// Snapshot directory recorded against the baseline release.
+    /// Snapshot directory recorded against the baseline release: the root of `run`'s
+    /// per-target directories, or one target's directory itself.
     #[arg(long, value_name = "DIR", default_value = "snapshots")]
     pub baseline: PathBuf,
+    /// The target the baseline was recorded against (a name or its base URL); default: the
+    /// candidate's own target (same --base-url or --profile).
+    #[arg(long, value_name = "NAME")]
+    pub baseline_target: Option<String>,
     /// Case files or directories (default: ./cases); only cases with a snapshot are compared.
     #[arg(long = "cases", value_name = "PATH", num_args = 1..)]
     pub cases: Vec<PathBuf>,

@@ -2,6 +2,8 @@
 //! baseline release is sent to the candidate and compared field by field; output: console,
 //! JUnit and a Markdown summary for a pull-request comment. Exit 1 when a change is breaking.
 
+use std::path::{Path, PathBuf};
+
 use crate::atomic;
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
@@ -14,6 +16,7 @@ use crate::service::discover::Discovery;
 use crate::settings;
 use crate::snapshot::classify::Contract;
 use crate::snapshot::engine::{self, UpdateMode};
+use crate::snapshot::target::{self, TargetSelector};
 
 /// Compares a candidate with the baseline snapshots.
 pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
@@ -27,17 +30,18 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
     );
     let files = super::run::load_cases(&args.cases, &schemas, &target)?;
-    let baseline = root.join(&args.baseline);
+    let shown = baseline_dir(&args, &root, target.base_url.as_deref())?;
+    let baseline = root.join(&shown);
     let (work, without) = compare::plan(&files, &baseline);
     if work.is_empty() {
         return Err(UsageError::setting(
             "--baseline",
             format!(
                 "no baseline snapshot in {} for the cases with `snapshot:`",
-                args.baseline.display()
+                shown.display()
             ),
             Some(
-                "record them against the baseline release: mallcheck run --snapshots update --base-url URL",
+                "record them against the baseline release (mallcheck run --snapshots update --base-url URL) and name it: --baseline-target URL",
             ),
         ));
     }
@@ -53,7 +57,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
             &secret_refs,
             &work,
             &baseline,
-            &args.baseline,
+            &shown,
             &contract,
         )
         .await;
@@ -68,9 +72,9 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         }
     };
     let color = style::use_color(args.color.into());
-    let console = render_console(&results, &args.baseline, &base_url, &without, color);
+    let console = render_console(&results, &shown, &base_url, &without, color);
     print!("{console}");
-    let markdown = render_markdown(&results, &args.baseline, &base_url, &without);
+    let markdown = render_markdown(&results, &shown, &base_url, &without);
     let mut code = compare::exit_code(&results);
     for (path, bytes) in [
         (&args.markdown, Ok(markdown)),
@@ -83,4 +87,44 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         }
     }
     Ok(code)
+}
+
+/// The baseline's snapshot directory (as shown, relative to `root` unless absolute):
+/// `<baseline>/<target>/`, where the target is `--baseline-target` or else the candidate's own;
+/// when that directory does not exist and `<baseline>` itself holds snapshots (one target's
+/// directory given directly, or snapshots recorded before per-target directories), `<baseline>`.
+fn baseline_dir(
+    args: &DiffArgs,
+    root: &Path,
+    base_url: Option<&str>,
+) -> Result<PathBuf, UsageError> {
+    let name = match &args.baseline_target {
+        Some(name) => target::explicit_name(name)
+            .map_err(|e| UsageError::setting("--baseline-target", e.to_string(), None))?,
+        None => TargetSelector {
+            explicit: None,
+            profile: args.target.profile.as_deref(),
+            base_url,
+        }
+        .name()
+        .map_err(|e| UsageError::setting("--profile", e.to_string(), None))?,
+    };
+    let per_target = target::dir(&args.baseline, &name);
+    if args.baseline_target.is_none()
+        && !root.join(&per_target).is_dir()
+        && holds_snapshots(&root.join(&args.baseline))
+    {
+        return Ok(args.baseline.clone());
+    }
+    Ok(per_target)
+}
+
+fn holds_snapshots(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.filter_map(Result::ok).any(|e| {
+            e.path()
+                .extension()
+                .is_some_and(|x| x == crate::snapshot::store::SNAP_EXT)
+        })
+    })
 }

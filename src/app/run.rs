@@ -212,8 +212,18 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         planned,
         cursor,
     } = plan(&args)?;
-    let snapshots =
-        snapshots.map(|s| s.with_secrets(target.signer.secrets().into_iter().cloned().collect()));
+    let snapshots = match snapshots {
+        Some(s) => {
+            // One directory per target: the embedded server's committed snapshots are never
+            // compared with another service's responses.
+            let name = super::snapshots::target_name(&args, target.base_url.as_deref())?;
+            Some(
+                s.with_secrets(target.signer.secrets().into_iter().cloned().collect())
+                    .for_target(&name),
+            )
+        }
+        None => None,
+    };
     let jobs = args
         .jobs
         .or(target.profile.jobs)

@@ -2,7 +2,7 @@
 //! around them; and the snapshot set-up of `run`.
 
 use std::io::{self, BufRead, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{RunArgs, SnapshotAction, SnapshotArg, SnapshotsArgs};
 use crate::error::UsageError;
@@ -10,6 +10,7 @@ use crate::exit;
 use crate::snapshot::engine;
 use crate::snapshot::render;
 use crate::snapshot::store::{self, Pending};
+use crate::snapshot::target::{self, TargetSelector};
 use crate::snapshot::{SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env};
 
 /// The snapshot behaviour of `run` (`None` with `--snapshots off`), configuring insta for the
@@ -22,12 +23,14 @@ pub fn snapshotter(args: &RunArgs) -> Result<Option<Snapshotter>, UsageError> {
         SnapshotArg::Update => SnapshotMode::Update,
     };
     let root = working_dir()?;
-    let ci = args.ci || ci_from_env(std::env::var("CI").ok().as_deref());
+    // Only `--ci` makes a missing snapshot fail: with `CI=true` alone (every pipeline sets it)
+    // a gate against a target with no recorded snapshot yet would go red for that reason only.
     let options = SnapshotOptions {
         mode,
         dir: args.snapshot_dir.clone(),
         root,
-        ci,
+        ci: args.ci,
+        ci_env: !args.ci && ci_from_env(std::env::var("CI").ok().as_deref()),
     };
     // SAFETY: `run` calls this on the main thread before it starts the runtime; no other
     // thread exists yet.
@@ -43,17 +46,87 @@ pub(crate) fn working_dir() -> Result<std::path::PathBuf, UsageError> {
     })
 }
 
+/// The snapshot directory of `run`'s target (`<dir>/<target>/`, see [`target`]).
+pub fn target_name(args: &RunArgs, base_url: Option<&str>) -> Result<String, UsageError> {
+    let selector = TargetSelector {
+        explicit: args.snapshot_target.as_deref(),
+        profile: args.target.profile.as_deref(),
+        base_url,
+    };
+    let flag = if args.snapshot_target.is_some() {
+        "--snapshot-target"
+    } else {
+        "--profile"
+    };
+    selector
+        .name()
+        .map_err(|e| UsageError::setting(flag, e.to_string(), None))
+}
+
+/// The directories `mallcheck snapshots` works on: the selected target's, or, with no
+/// selection, the root itself (snapshots recorded before per-target directories) and every
+/// target directory in it.
+fn directories(args: &SnapshotsArgs) -> Result<Vec<PathBuf>, UsageError> {
+    let named = if let Some(name) = &args.target {
+        Some(
+            target::explicit_name(name)
+                .map_err(|e| UsageError::setting("--target", e.to_string(), None))?,
+        )
+    } else if let Some(profile) = &args.profile {
+        Some(
+            target::from_profile(profile)
+                .map_err(|e| UsageError::setting("--profile", e.to_string(), None))?,
+        )
+    } else {
+        args.base_url.as_deref().map(target::from_base_url)
+    };
+    if let Some(name) = named {
+        return Ok(vec![target::dir(&args.dir, &name)]);
+    }
+    let mut dirs = vec![args.dir.clone()];
+    match std::fs::read_dir(&args.dir) {
+        Ok(entries) => {
+            let mut sub: Vec<PathBuf> = entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .collect();
+            sub.sort();
+            dirs.extend(sub);
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(UsageError::Io {
+                path: args.dir.clone(),
+                source,
+            });
+        }
+    }
+    Ok(dirs)
+}
+
 /// Handles pending snapshots.
 pub fn snapshots(args: SnapshotsArgs) -> Result<i32, UsageError> {
+    let dirs = directories(&args)?;
+    let mut pending = Vec::new();
+    for dir in &dirs {
+        pending.extend(store::pending(dir).map_err(|source| UsageError::Io {
+            path: dir.clone(),
+            source,
+        })?);
+    }
+    let shown = match dirs.as_slice() {
+        [one] => one.clone(),
+        _ => args.dir.clone(),
+    };
     let io_err = |source: io::Error| UsageError::Io {
-        path: args.dir.clone(),
+        path: shown.clone(),
         source,
     };
-    let pending = store::pending(&args.dir).map_err(io_err)?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let result = match args.action {
-        SnapshotAction::Pending => list(&mut out, &args.dir, &pending),
+        SnapshotAction::Pending => list(&mut out, &shown, &pending),
         SnapshotAction::Accept => apply(&mut out, &pending, "accepted", store::accept),
         SnapshotAction::Reject => apply(&mut out, &pending, "rejected", store::reject),
         SnapshotAction::Review => {
@@ -220,6 +293,39 @@ mod tests {
         assert!(dir.path().join("a.snap").is_file());
         assert!(!dir.path().join("b.snap.new").exists());
         assert!(dir.path().join("c.snap.new").is_file());
+    }
+
+    fn args(dir: &Path, target: Option<&str>, base_url: Option<&str>) -> SnapshotsArgs {
+        SnapshotsArgs {
+            action: SnapshotAction::Pending,
+            dir: dir.to_path_buf(),
+            target: target.map(str::to_string),
+            base_url: base_url.map(str::to_string),
+            profile: None,
+        }
+    }
+
+    #[test]
+    fn no_selection_means_the_root_and_every_target_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        for t in ["localhost", "embedded"] {
+            std::fs::create_dir(dir.path().join(t)).unwrap();
+        }
+        std::fs::write(dir.path().join("notes.txt"), "x").unwrap();
+        let dirs = directories(&args(dir.path(), None, None)).unwrap();
+        assert_eq!(
+            dirs,
+            [
+                dir.path().to_path_buf(),
+                dir.path().join("embedded"),
+                dir.path().join("localhost")
+            ]
+        );
+        let one = directories(&args(dir.path(), None, Some("http://127.0.0.1:9"))).unwrap();
+        assert_eq!(one, [dir.path().join("localhost")]);
+        let named = directories(&args(dir.path(), Some("embedded"), Some("http://x"))).unwrap();
+        assert_eq!(named, [dir.path().join("embedded")]);
+        assert!(directories(&args(dir.path(), Some("../up"), None)).is_err());
     }
 
     #[test]

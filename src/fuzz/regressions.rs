@@ -500,7 +500,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::known::{Identity, KnownMall};
+    use crate::fuzz::known::Identity;
     use crate::fuzz::strategies;
     use proptest::prelude::*;
 
@@ -520,13 +520,7 @@ mod tests {
                 role: "super_admin".into(),
             }],
             unknown_merchant_ids: vec!["v-MALLCHECK_UNKNOWN_MERCHANT_ID".into()],
-            malls: vec![KnownMall {
-                mall_sn: "7".into(),
-                signature: "s7".into(),
-                owner: "m2".into(),
-            }],
-            target_mall: None,
-            notes: vec![],
+            ..crate::fuzz::known::example()
         }
     }
 
@@ -564,22 +558,17 @@ mod tests {
             label: "x".into(),
             bytes: "\u{feff}{\"a\":\"${x}\u{2028}\"}".as_bytes().to_vec(),
         };
-        let p1 = s
-            .save(
+        let save_json = || {
+            s.save(
                 Endpoint::MallList,
                 &catalog::FUZZ_NO_SERVER_ERROR,
                 &json,
                 &known(),
             )
-            .unwrap();
-        let again = s
-            .save(
-                Endpoint::MallList,
-                &catalog::FUZZ_NO_SERVER_ERROR,
-                &json,
-                &known(),
-            )
-            .unwrap();
+            .unwrap()
+        };
+        let p1 = save_json();
+        let again = save_json();
         assert_eq!(p1, again, "the same failure is one file");
         let name = p1.file_name().unwrap().to_string_lossy().into_owned();
         assert!(

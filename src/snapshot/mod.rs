@@ -6,6 +6,7 @@ pub mod engine;
 pub mod render;
 mod snapshotter;
 pub mod store;
+pub mod target;
 
 pub use snapshotter::{
     DEFAULT_REDACTIONS, SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env, scrub_value,

@@ -5,6 +5,7 @@ mod bounded;
 mod case_inputs;
 mod case_schema;
 mod common;
+mod concurrency;
 mod diagnostics;
 mod faults;
 mod fuzz;

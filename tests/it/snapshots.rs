@@ -15,8 +15,12 @@ const IDENTITY: [&str; 6] = [
     "--merchant-user-id",
     "b7e2d4a9-1c36-4f5b-8e90-3d7a6c2f1e48",
 ];
-const SNAP: &str = "snapshots/list__first-page.snap";
-const PENDING: &str = "snapshots/list__first-page.snap.new";
+/// Every loopback service's snapshots, whatever its port.
+const SNAP: &str = "snapshots/localhost/list__first-page.snap";
+const PENDING: &str = "snapshots/localhost/list__first-page.snap.new";
+/// A fault served by path is another base URL, hence another target: the runs below compare it
+/// with the snapshots recorded against the plain server by naming that target.
+const SAME_TARGET: [&str; 2] = ["--snapshot-target", "localhost"];
 
 /// A reference server that serves every fault under `/fault/<name>`; killed on drop.
 struct Server {
@@ -26,8 +30,14 @@ struct Server {
 
 impl Server {
     fn start() -> Server {
+        Server::start_with(&[])
+    }
+
+    /// `mallcheck serve --port 0 <extra>`.
+    fn start_with(extra: &[&str]) -> Server {
         let mut child = Command::new(BIN)
             .args(["serve", "--port", "0"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -121,14 +131,17 @@ fn run(dir: &Path, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
     mallcheck(dir, &args, env)
 }
 
-/// `mallcheck diff --cases cases --baseline snapshots --base-url URL <identity>`.
-fn diff(dir: &Path, url: &str) -> Output {
+/// `mallcheck diff --cases cases --baseline snapshots --baseline-target BASELINE_URL
+/// --base-url URL <identity>`.
+fn diff(dir: &Path, baseline_url: &str, url: &str) -> Output {
     let mut args = vec![
         "diff",
         "--cases",
         "cases",
         "--baseline",
         "snapshots",
+        "--baseline-target",
+        baseline_url,
         "--base-url",
         url,
     ];
@@ -149,8 +162,9 @@ fn describe(o: &Output) -> String {
     )
 }
 
+/// The files in `snapshots/localhost/`.
 fn files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.join("snapshots"))
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("snapshots/localhost"))
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -196,7 +210,7 @@ fn changed_value_fails_with_a_diff_that_points_at_the_field() {
     let o = run(
         dir.path(),
         &server.url(Some("mall-state-out-of-range")),
-        &[],
+        &SAME_TARGET,
         &[],
     );
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
@@ -230,24 +244,31 @@ fn first_check_writes_a_pending_snapshot_and_passes() {
 }
 
 #[test]
-fn ci_mode_fails_on_a_missing_snapshot_and_writes_nothing() {
+fn ci_flag_fails_on_a_missing_snapshot_and_writes_nothing() {
     let server = Server::start();
-    for (flags, env) in [(vec!["--ci"], vec![]), (vec![], vec![("CI", "true")])] {
-        let dir = workdir("true");
-        let o = run(dir.path(), &server.url(None), &flags, &env);
-        assert_eq!(
-            o.status.code(),
-            Some(1),
-            "{flags:?} {env:?}\n{}",
-            describe(&o)
-        );
-        assert!(
-            stdout(&o).contains("no snapshot recorded (CI mode writes none)"),
-            "{}",
-            describe(&o)
-        );
-        assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
-    }
+    let dir = workdir("true");
+    let o = run(dir.path(), &server.url(None), &["--ci"], &[("CI", "true")]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        stdout(&o).contains("no snapshot recorded (CI mode writes none)"),
+        "{}",
+        describe(&o)
+    );
+    assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+}
+
+#[test]
+fn ci_variable_alone_keeps_a_first_run_green_and_writes_pending() {
+    let server = Server::start();
+    let dir = workdir("true");
+    let o = run(dir.path(), &server.url(None), &[], &[("CI", "true")]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert_eq!(files(dir.path()), ["list__first-page.snap.new"]);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("pass --ci to require recorded snapshots"),
+        "{}",
+        describe(&o)
+    );
 }
 
 #[test]
@@ -259,7 +280,7 @@ fn pending_snapshots_are_listed_reviewed_accepted_and_rejected() {
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     let o = mallcheck(d, &["snapshots", "pending"], &[]);
     assert!(
-        stdout(&o).contains("snapshots/list__first-page.snap.new (new)"),
+        stdout(&o).contains("snapshots/localhost/list__first-page.snap.new (new)"),
         "{}",
         describe(&o)
     );
@@ -268,7 +289,12 @@ fn pending_snapshots_are_listed_reviewed_accepted_and_rejected() {
     assert_eq!(files(d), ["list__first-page.snap"]);
     let accepted = std::fs::read_to_string(path(d, SNAP)).unwrap();
 
-    let o = run(d, &server.url(Some("mall-state-out-of-range")), &[], &[]);
+    let o = run(
+        d,
+        &server.url(Some("mall-state-out-of-range")),
+        &SAME_TARGET,
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     let o = mallcheck(d, &["snapshots", "review"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
@@ -290,7 +316,12 @@ fn redaction_hides_a_value_that_changes() {
     // Without a redaction, appType 0 -> 1 (a tolerated change) fails the snapshot.
     let plain = workdir("true");
     record(plain.path(), &server);
-    let o = run(plain.path(), &server.url(Some("app-type-one")), &[], &[]);
+    let o = run(
+        plain.path(),
+        &server.url(Some("app-type-one")),
+        &SAME_TARGET,
+        &[],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     assert!(stdout(&o).contains("appType"), "{}", describe(&o));
     // With `.data[].appType` redacted, the same change passes.
@@ -298,7 +329,12 @@ fn redaction_hides_a_value_that_changes() {
     record(redacted.path(), &server);
     let text = std::fs::read_to_string(path(redacted.path(), SNAP)).unwrap();
     assert!(text.contains("\"appType\": \"[redacted]\""), "{text}");
-    let o = run(redacted.path(), &server.url(Some("app-type-one")), &[], &[]);
+    let o = run(
+        redacted.path(),
+        &server.url(Some("app-type-one")),
+        &SAME_TARGET,
+        &[],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
 }
 
@@ -307,11 +343,15 @@ fn release_diff_reports_removed_and_retyped_fields_as_breaking() {
     let server = Server::start();
     let dir = workdir("true");
     record(dir.path(), &server);
-    let o = diff(dir.path(), &server.url(None));
+    let o = diff(dir.path(), &server.url(None), &server.url(None));
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     assert!(stdout(&o).contains("UNCHANGED"), "{}", describe(&o));
 
-    let o = diff(dir.path(), &server.url(Some("mall-name-missing")));
+    let o = diff(
+        dir.path(),
+        &server.url(None),
+        &server.url(Some("mall-name-missing")),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     assert!(
         stdout(&o).contains("breaking  /data/*/mallName  field removed"),
@@ -329,7 +369,11 @@ fn release_diff_reports_removed_and_retyped_fields_as_breaking() {
         "{junit}"
     );
 
-    let o = diff(dir.path(), &server.url(Some("mall-edition-string")));
+    let o = diff(
+        dir.path(),
+        &server.url(None),
+        &server.url(Some("mall-edition-string")),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     assert!(
         stdout(&o).contains("/data/*/edition  type changed from integer to string"),
@@ -343,7 +387,11 @@ fn release_diff_lists_added_fields_as_additive_and_passes() {
     let server = Server::start();
     let dir = workdir("true");
     record(dir.path(), &server);
-    let o = diff(dir.path(), &server.url(Some("extra-fields")));
+    let o = diff(
+        dir.path(),
+        &server.url(None),
+        &server.url(Some("extra-fields")),
+    );
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     let out = stdout(&o);
     assert!(out.contains("ADDITIVE"), "{out}");
@@ -360,11 +408,215 @@ fn release_diff_lists_added_fields_as_additive_and_passes() {
 fn release_diff_without_baseline_snapshots_is_a_usage_error() {
     let server = Server::start();
     let dir = workdir("true");
-    let o = diff(dir.path(), &server.url(None));
+    let o = diff(dir.path(), &server.url(None), &server.url(None));
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("no baseline snapshot"),
         "{}",
         describe(&o)
     );
+}
+
+// The shipped snapshot cases (cases/snapshots.yaml) and the embedded server's committed
+// snapshots (snapshots/embedded/).
+
+/// The repository's `cases/`.
+fn shipped_cases() -> String {
+    format!("{}/cases", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The repository's `snapshots/`.
+fn shipped_snapshots() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("snapshots")
+}
+
+/// Every file of a directory with its contents, sorted by name.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| {
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        std::fs::read(e.path()).unwrap_or_default(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// A temporary working directory holding a copy of the committed `snapshots/embedded/`.
+fn workdir_with_embedded_snapshots() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let to = dir.path().join("snapshots/embedded");
+    std::fs::create_dir_all(&to).expect("snapshot dir");
+    for (name, bytes) in contents(&shipped_snapshots().join("embedded")) {
+        std::fs::write(to.join(name), bytes).expect("copy a snapshot");
+    }
+    dir
+}
+
+/// `mallcheck run --cases <repo>/cases --filter tag:snapshot --base-url URL <identity> <extra>`.
+fn run_shipped(dir: &Path, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let cases = shipped_cases();
+    let mut args = vec!["run", "--cases", &cases, "--filter", "tag:snapshot"];
+    args.extend(["--base-url", url]);
+    args.extend(IDENTITY);
+    args.extend(extra);
+    mallcheck(dir, &args, env)
+}
+
+#[test]
+fn default_run_checks_the_committed_embedded_snapshots_and_passes() {
+    let committed = shipped_snapshots().join("embedded");
+    let before = contents(&committed);
+    let names: Vec<&str> = before.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "snapshots__first-mall-list-page.snap",
+            "snapshots__products-of-a-listed-mall.snap"
+        ]
+    );
+    // The default run (no base URL: the embedded server) with the repository's cases and
+    // snapshots; reports go to a temporary directory.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let snapshots = shipped_snapshots();
+    let cases = shipped_cases();
+    let o = mallcheck(
+        dir.path(),
+        &[
+            "run",
+            "--cases",
+            &cases,
+            "--snapshot-dir",
+            &snapshots.to_string_lossy(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let out = stdout(&o);
+    for case in ["first mall-list page", "products of a listed mall"] {
+        assert!(
+            out.contains(&format!("PASS  {cases}/snapshots.yaml › {case}")),
+            "{out}"
+        );
+    }
+    // Compared, not recorded: nothing pending, nothing written.
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("snapshots:"),
+        "{}",
+        describe(&o)
+    );
+    // `diff` with no base URL compares the embedded server with the same directory.
+    let o = mallcheck(
+        dir.path(),
+        &[
+            "diff",
+            "--cases",
+            &cases,
+            "--baseline",
+            &snapshots.to_string_lossy(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert!(
+        stdout(&o).contains("2 cases compared: 0 breaking, 0 additive, 0 data only, 2 unchanged"),
+        "{}",
+        describe(&o)
+    );
+    assert_eq!(contents(&committed), before);
+}
+
+#[test]
+fn a_changed_snapshotted_field_fails_against_the_embedded_snapshots_but_volatile_ones_pass() {
+    let server = Server::start();
+    let dir = workdir_with_embedded_snapshots();
+    let d = dir.path();
+    let before = contents(&d.join("snapshots/embedded"));
+    let embedded = ["--snapshot-target", "embedded"];
+    // `serve` holds the embedded server's data: its answers match the committed snapshots.
+    let o = run_shipped(d, &server.url(None), &embedded, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    // A value the snapshot keeps (appType of every mall) changes: the run fails with a diff.
+    let o = run_shipped(d, &server.url(Some("app-type-one")), &embedded, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("snapshot.match (snapshot) at /data/0/appType"),
+        "{out}"
+    );
+    assert!(out.contains("+      \"appType\": 1,"), "{out}");
+    // Values that change on a live service (order counters) and an order the spec leaves
+    // open (products) are redacted or sorted: the run passes.
+    for fault in ["big-integers", "products-ascending"] {
+        let o = run_shipped(d, &server.url(Some(fault)), &embedded, &[]);
+        assert_eq!(o.status.code(), Some(0), "{fault}\n{}", describe(&o));
+    }
+    let after: Vec<(String, Vec<u8>)> = contents(&d.join("snapshots/embedded"))
+        .into_iter()
+        .filter(|(n, _)| n.ends_with(".snap"))
+        .collect();
+    assert_eq!(after, before, "the accepted snapshots are never rewritten");
+}
+
+#[test]
+fn another_target_gets_its_own_pending_snapshots_fails_only_under_ci_and_accept_settles_it() {
+    let server = Server::start_with(&["--malls", "5"]);
+    let url = server.url(None);
+    let dir = workdir_with_embedded_snapshots();
+    let d = dir.path();
+    let embedded = contents(&d.join("snapshots/embedded"));
+    // The first run against a new target: pending snapshots in its own directory, a pass.
+    let o = run_shipped(d, &url, &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert_eq!(
+        files(d),
+        [
+            "snapshots__first-mall-list-page.snap.new",
+            "snapshots__products-of-a-listed-mall.snap.new"
+        ]
+    );
+    // A pipeline (CI=true) stays green too; only --ci asks for recorded snapshots.
+    let o = run_shipped(d, &url, &[], &[("CI", "true")]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let o = run_shipped(d, &url, &["--ci"], &[("CI", "true")]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        stdout(&o).contains("no snapshot recorded (CI mode writes none)"),
+        "{}",
+        describe(&o)
+    );
+    // `snapshots` selects the target by the same base URL.
+    let o = mallcheck(d, &["snapshots", "pending", "--base-url", &url], &[]);
+    assert!(
+        stdout(&o).contains("snapshots/localhost/snapshots__first-mall-list-page.snap.new (new)")
+            && stdout(&o).contains("2 pending"),
+        "{}",
+        describe(&o)
+    );
+    let o = mallcheck(d, &["snapshots", "pending", "--target", "embedded"], &[]);
+    assert!(
+        stdout(&o).contains("no pending snapshot in snapshots/embedded"),
+        "{}",
+        describe(&o)
+    );
+    let o = mallcheck(d, &["snapshots", "accept", "--base-url", &url], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert!(stdout(&o).contains("2 accepted"), "{}", describe(&o));
+    // From now on the target's own snapshots are checked, in CI too.
+    let o = run_shipped(d, &url, &["--ci"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    assert_eq!(
+        files(d),
+        [
+            "snapshots__first-mall-list-page.snap",
+            "snapshots__products-of-a-listed-mall.snap"
+        ]
+    );
+    assert_eq!(contents(&d.join("snapshots/embedded")), embedded);
 }
