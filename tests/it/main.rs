@@ -15,6 +15,7 @@ mod interrupt;
 mod junit_xsd;
 mod layout;
 mod long_range;
+mod noticed;
 mod openapi;
 mod politeness;
 mod preflight;
