@@ -307,7 +307,7 @@ pub struct RunArgs {
     /// Observed-severity findings (e.g. product order) fail the run.
     #[arg(long, help_heading = "Verdict")]
     pub strict: bool,
-    /// Cases run at once [default: 4].
+    /// Requests in flight at once, across cases and inside a case [default: 4].
     #[arg(
         long,
         value_name = "N",

@@ -17,6 +17,7 @@ use miette::{
     SourceCode, SourceSpan, SpanContents,
 };
 
+use crate::redact::REDACTED;
 use crate::verdict::source::{SourceFile, Span};
 
 /// Width the renderer wraps text at; wide enough that paths and messages rarely wrap.
@@ -52,6 +53,9 @@ pub struct Diagnostic {
     pub message: String,
     /// How to fix it, if we know (bounded and escaped like the message).
     pub help: Option<String>,
+    /// Byte ranges of the file never quoted (a password or key on a quoted line): each shows
+    /// as `<redacted>`.
+    pub hidden: Box<[Range<usize>]>,
 }
 
 impl Diagnostic {
@@ -63,6 +67,7 @@ impl Diagnostic {
             span: Some(span),
             message: printable(&message.into()),
             help: None,
+            hidden: Box::default(),
         }
     }
 
@@ -74,12 +79,19 @@ impl Diagnostic {
             span: None,
             message: printable(&message.into()),
             help: None,
+            hidden: Box::default(),
         }
     }
 
     /// Adds a help line.
     pub fn with_help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(printable(&help.into()));
+        self
+    }
+
+    /// Hides byte ranges of the file from the quoted source (see [`Diagnostic::hidden`]).
+    pub fn with_hidden(mut self, hidden: Vec<Range<usize>>) -> Self {
+        self.hidden = hidden.into_boxed_slice();
         self
     }
 
@@ -178,6 +190,15 @@ fn push_char(out: &mut String, c: char) {
     }
 }
 
+/// `text` with every [unsafe](is_unsafe) character escaped but its line breaks kept: a
+/// multi-line message whose lines may quote a service or a case file.
+pub fn escape_controls_by_line(text: &str) -> String {
+    text.split('\n')
+        .map(escape_controls)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// How many characters `c` takes once printed in a quoted source line.
 fn shown_width(c: char) -> usize {
     match c {
@@ -200,8 +221,9 @@ struct Excerpt {
 
 /// Quotes the line of `span` with one line of context on each side (at most
 /// [`MAX_SPAN_LINES`] lines of the span itself), each cut to a window of [`MAX_LINE_CHARS`]
-/// around the span's column, control characters escaped (tabs kept).
-fn excerpt(text: &str, span: &Span) -> Excerpt {
+/// around the span's column, control characters escaped (tabs kept); each `hidden` range shows
+/// as `<redacted>`.
+fn excerpt(text: &str, span: &Span, hidden: &[Range<usize>]) -> Excerpt {
     let start = floor_boundary(text, span.start.min(text.len()));
     let mut end = ceil_boundary(text, span.end.clamp(start, text.len()));
     let start_line = text[..start].rfind('\n').map_or(0, |i| i + 1);
@@ -249,7 +271,12 @@ fn excerpt(text: &str, span: &Span) -> Excerpt {
     let mut from = first;
     loop {
         let to = line_end(text, from);
-        push_line(&mut out, line_text(from), from, to, window, &mut marks);
+        let line = Line {
+            text: line_text(from),
+            from,
+            to,
+        };
+        push_line(&mut out, &line, window, hidden, &mut marks);
         if to >= stop {
             break;
         }
@@ -292,30 +319,53 @@ fn window_start(line: &str, col_byte: usize) -> usize {
     skipped
 }
 
-/// Appends the shown part of one line (`line` starts at byte `from` of the file, its `\n` is at
-/// `to`) and places every mark (a file offset) that falls on it.
-fn push_line(
-    out: &mut String,
-    line: &str,
+/// One line of the quoted file: its text (without the line break), the file offset it starts
+/// at and that of its `\n`.
+struct Line<'a> {
+    text: &'a str,
     from: usize,
     to: usize,
+}
+
+/// Appends the shown part of one line and places every mark (a file offset) that falls on it;
+/// a character inside a `hidden` range is not shown, each run of them becomes `<redacted>`.
+fn push_line(
+    out: &mut String,
+    line: &Line<'_>,
     window: usize,
+    hidden: &[Range<usize>],
     marks: &mut [(usize, Option<usize>)],
 ) {
     let mut width = 0;
     let mut cut = false;
-    for (index, (offset, c)) in line.char_indices().enumerate() {
+    let mut in_hidden: Option<usize> = None;
+    for (index, (offset, c)) in line.text.char_indices().enumerate() {
         if index < window {
             continue;
         }
         if index == window && window > 0 {
             out.push(ELLIPSIS);
         }
+        let at = line.from + offset;
+        if let Some(range) = hidden.iter().find(|r| r.contains(&at)) {
+            place(marks, at, out.len());
+            if in_hidden != Some(range.start) {
+                if width + REDACTED.len() > MAX_LINE_CHARS {
+                    cut = true;
+                    break;
+                }
+                in_hidden = Some(range.start);
+                width += REDACTED.len();
+                out.push_str(REDACTED);
+            }
+            continue;
+        }
+        in_hidden = None;
         if width + shown_width(c) > MAX_LINE_CHARS {
             cut = true;
             break;
         }
-        place(marks, from + offset, out.len());
+        place(marks, at, out.len());
         width += shown_width(c);
         if c == '\t' {
             out.push(c);
@@ -323,11 +373,12 @@ fn push_line(
             push_char(out, c);
         }
     }
-    let hidden = window > 0 && !line.is_empty() && line.chars().nth(window).is_none();
-    if hidden {
+    let hidden_line =
+        window > 0 && !line.text.is_empty() && line.text.chars().nth(window).is_none();
+    if hidden_line {
         out.push(ELLIPSIS);
     }
-    place(marks, to, out.len());
+    place(marks, line.to, out.len());
     if cut {
         out.push(ELLIPSIS);
     }
@@ -425,7 +476,7 @@ impl Report {
         let help = d.help.as_deref().map(printable);
         match (&d.file, &d.span, d.line_col()) {
             (Some(file), Some(span), Some((line, col))) => {
-                let excerpt = excerpt(&file.text, span);
+                let excerpt = excerpt(&file.text, span, &d.hidden);
                 let label = LabeledSpan::new_primary_with_span(None, excerpt.label.clone());
                 Report {
                     title: printable(&d.message),
@@ -599,6 +650,22 @@ mod tests {
     }
 
     #[test]
+    fn hidden_ranges_are_quoted_as_redacted_and_the_caret_still_fits() {
+        let text = "url = \"https://u:pw-secret@h\"\nbad = 1x\n";
+        let at = text.find("u:pw").expect("in text");
+        let f = file(text);
+        let bad = text.find("1x").expect("in text");
+        let d = Diagnostic::at(&f, bad..bad + 2, "bad value")
+            .with_hidden(std::iter::once(at..at + 11).collect());
+        let out = render(std::slice::from_ref(&d), false);
+        assert!(!out.contains("pw-secret"), "{out}");
+        assert!(out.contains("https://<redacted>@h"), "{out}");
+        assert!(out.contains("cases/bad.yaml:2:7"), "{out}");
+        let e = excerpt(text, &(at..at + 11), &d.hidden);
+        assert_eq!(&e.text[e.label.clone()], REDACTED, "{e:?}");
+    }
+
+    #[test]
     fn a_huge_message_keeps_its_start_and_end() {
         let f = file("a: 1\n");
         let message = format!(
@@ -659,18 +726,18 @@ mod tests {
             ),
         ];
         for (why, text, span, want, first_line) in rows {
-            let e = excerpt(text, span);
+            let e = excerpt(text, span, &[]);
             assert_eq!(&e.text[e.label.clone()], *want, "{why}: {e:?}");
             assert_eq!(e.first_line, *first_line, "{why}");
         }
         let long = format!("k: {}TARGET{}\n", "y".repeat(500), "z".repeat(500));
         let at = long.find("TARGET").expect("in text");
-        let e = excerpt(&long, &(at..at + 6));
+        let e = excerpt(&long, &(at..at + 6), &[]);
         assert_eq!(&e.text[e.label.clone()], "TARGET");
         assert!(e.text.starts_with('…') && e.text.ends_with('…'), "{e:?}");
         assert!(e.text.chars().count() <= MAX_LINE_CHARS + 2, "{e:?}");
         let with_context = format!("short: 1\n{long}");
-        let e = excerpt(&with_context, &(at + 9..at + 15));
+        let e = excerpt(&with_context, &(at + 9..at + 15), &[]);
         assert_eq!(&e.text[e.label.clone()], "TARGET");
         assert!(
             e.text.starts_with("…\n…"),

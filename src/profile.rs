@@ -2,17 +2,21 @@
 //! are never read from the file: the key comes from the environment or a key file.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
+use regex::Regex;
 use serde::Deserialize;
 
 use crate::diag::Diagnostic;
 use crate::error::UsageError;
+use crate::redact::{REDACTED, is_secret_header_name, url_for_display};
 use crate::verdict::source::SourceFile;
 
-/// One `[profile.NAME]` table.
-#[derive(Debug, Default, Clone, Deserialize)]
+/// One `[profile.NAME]` table. `Debug` shows the base URL without its userinfo.
+#[derive(Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// Base URL of the service.
@@ -47,6 +51,28 @@ pub struct Profile {
     pub walk_prefix: Option<usize>,
 }
 
+impl fmt::Debug for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Profile")
+            .field("base_url", &self.base_url.as_deref().map(url_for_display))
+            .field("appid", &self.appid)
+            .field("merchant_id", &self.merchant_id)
+            .field("merchant_user_id", &self.merchant_user_id)
+            .field("role", &self.role)
+            .field("other_merchant_id", &self.other_merchant_id)
+            .field("other_merchant_user_id", &self.other_merchant_user_id)
+            .field("signer", &self.signer)
+            .field("sign_key_file", &self.sign_key_file)
+            .field("timeout", &self.timeout)
+            .field("max_retry_wait", &self.max_retry_wait)
+            .field("rate", &self.rate)
+            .field("jobs", &self.jobs)
+            .field("exhaustive", &self.exhaustive)
+            .field("walk_prefix", &self.walk_prefix)
+            .finish()
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
@@ -69,7 +95,8 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
     });
     let config: ConfigFile = toml::from_str(&file.text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        let message = plain_types(e.message().trim());
+        let hidden = secret_ranges(&file.text);
+        let message = hide_in_message(&plain_types(e.message().trim()), &file.text, &hidden);
         let secret = ["sign_key`", "key`", "secret`", "signature`"]
             .iter()
             .any(|k| message.contains(k));
@@ -82,7 +109,7 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
             )
             .with_help("secrets are never read from the profile: set MALLCHECK_SIGN_KEY or `sign_key_file`")
         } else {
-            Diagnostic::at(&file, span, message)
+            Diagnostic::at(&file, span, message).with_hidden(hidden)
         };
         UsageError::Config {
             path: path.to_path_buf(),
@@ -103,6 +130,57 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
         profile.sign_key_file = Some(dir.join(key_file));
     }
     Ok(profile)
+}
+
+/// A `key = value` pair of TOML, on its own line or in an inline table: the key (bare or
+/// quoted) and the value up to the end of its string, or of a bare value.
+static PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"([A-Za-z0-9_.-]+|"[^"\n]*"|'[^'\n]*')[ \t]*=[ \t]*("(?:[^"\\\n]|\\.)*"?|'[^'\n]*'?|[^,}\s#]+)"#,
+    )
+    .expect("a valid pattern")
+});
+
+/// The userinfo (`user:password`) of a URL-like text: between `://` and an `@` with no
+/// space, quote or path character before it.
+static USERINFO: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"://([^\s"'/?#@]+)@"#).expect("a valid pattern"));
+
+/// Byte ranges of a config file's text that a diagnostic must never quote: the userinfo of
+/// every URL (`https://user:s3cret@host`), and the value of every key whose name says it holds
+/// a credential (`sign_key`, `token`, `password`, ...; a `*_file` key holds a path, not a
+/// secret). Sorted by start.
+fn secret_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut ranges: Vec<Range<usize>> = USERINFO
+        .captures_iter(text)
+        .filter_map(|c| c.get(1).map(|m| m.range()))
+        .collect();
+    for pair in PAIR.captures_iter(text) {
+        let (Some(key), Some(value)) = (pair.get(1), pair.get(2)) else {
+            continue;
+        };
+        let key = key.as_str().trim_matches(['"', '\'']);
+        if is_secret_header_name(key) && !key.ends_with("_file") {
+            ranges.push(value.range());
+        }
+    }
+    ranges.sort_by_key(|r| r.start);
+    ranges
+}
+
+/// A parser message with every hidden value of `text` that it quotes replaced, and any URL
+/// userinfo in it too (`invalid type: string "https://<redacted>@host"`).
+fn hide_in_message(message: &str, text: &str, hidden: &[Range<usize>]) -> String {
+    let mut out = message.to_string();
+    for range in hidden {
+        let value = text[range.clone()].trim_matches(['"', '\'']);
+        if !value.is_empty() {
+            out = out.replace(&format!("\"{value}\""), &format!("\"{REDACTED}\""));
+        }
+    }
+    USERINFO
+        .replace_all(&out, format!("://{REDACTED}@"))
+        .into_owned()
 }
 
 /// Rust type names in a deserializer message, said as a user would (`f64` is "a number").
@@ -153,6 +231,50 @@ mod tests {
         assert!(text.contains("mallcheck.toml:3:"), "{text}");
         assert!(text.contains("never read from the profile"), "{text}");
         assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn a_syntax_error_never_quotes_a_url_password_or_a_key_like_value() {
+        for (why, text, line) in [
+            (
+                "error on the next line, the URL line quoted as context",
+                "[profile.s]\nbase_url = \"https://user:s3cret@h.example\"\ntimeout = 1x\n",
+                "mallcheck.toml:3:",
+            ),
+            (
+                "error on the URL line itself",
+                "[profile.s]\nbase_url = \"https://user:s3cret@h.example\n",
+                "mallcheck.toml:2:",
+            ),
+            (
+                "the value in the parser's message",
+                "[profile.s]\ntimeout = \"https://user:s3cret@h.example\"\n",
+                "mallcheck.toml:2:",
+            ),
+            (
+                "a key-like value next to the error",
+                "[profile.s]\napi_token = \"s3cret-t0ken\"\nrate = [\n",
+                "mallcheck.toml:",
+            ),
+            (
+                "a key-like value in an inline table",
+                "profile.s = { password = 's3cret', rate = 5x }\n",
+                "mallcheck.toml:1:",
+            ),
+        ] {
+            let (_d, p) = write(text);
+            let out = load(&p, Some("s")).unwrap_err().render(false);
+            assert!(out.contains(line), "{why}:\n{out}");
+            assert!(!out.contains("s3cret"), "{why}:\n{out}");
+            assert!(out.contains(REDACTED), "{why}:\n{out}");
+        }
+    }
+
+    #[test]
+    fn secret_ranges_cover_userinfo_and_credential_values_only() {
+        let text = "base_url = \"https://u:pw@h/x@y\"\nappid = \"app\"\nsign_key_file = \"k.txt\"\nx_api_key = abc\n";
+        let hidden: Vec<&str> = secret_ranges(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(hidden, ["u:pw", "abc"]);
     }
 
     #[test]

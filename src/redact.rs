@@ -777,8 +777,10 @@ pub fn scrub(text: &str, secrets: &[&Secret]) -> String {
     out
 }
 
-/// A writer that scrubs what passes through it, a line at a time (a secret never spans lines),
-/// with the run's redactor: the last defence of the console.
+/// A writer that scrubs what passes through it a message at a time, with the run's redactor:
+/// the last defence of the console. Everything written between two flushes is scrubbed as one
+/// text, so a secret that spans a line break (a multi-line sign command, a body echoed over
+/// several lines) is found whole; its user flushes at the end of each message.
 pub struct ScrubWriter<W: Write> {
     inner: W,
     redactor: Redactor,
@@ -819,12 +821,6 @@ impl<W: Write> ScrubWriter<W> {
 impl<W: Write> Write for ScrubWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.pending.extend_from_slice(buf);
-        if let Some(last) = self.pending.iter().rposition(|&b| b == b'\n') {
-            let rest = self.pending.split_off(last + 1);
-            let lines = std::mem::replace(&mut self.pending, rest);
-            self.inner
-                .write_all(&self.redactor.scrub_bytes(&lines, false))?;
-        }
         Ok(buf.len())
     }
 
@@ -1135,6 +1131,20 @@ mod tests {
         let out = r.excerpt(body, 12);
         assert!(!out.contains("0123"), "{out}");
         assert_eq!(r.excerpt(b"short", 12), "short");
+    }
+
+    #[test]
+    fn scrub_writer_scrubs_a_secret_across_a_line_break() {
+        let r = Redactor::new();
+        r.add_sign_command("sign --key k3y-value-1 \\\n  --hex");
+        let mut w = ScrubWriter::with_redactor(Vec::new(), r);
+        w.write_all(b"echoed: sign --key k3y-value-1 \\\n").unwrap();
+        w.write_all(b"  --hex\n").unwrap();
+        w.flush().unwrap();
+        let out = String::from_utf8(w.into_inner()).unwrap();
+        assert!(!out.contains("k3y-value-1"), "{out}");
+        assert!(!out.contains("--hex"), "{out}");
+        assert!(out.contains(SIGN_COMMAND_LABEL), "{out}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! client limits and the variables case files may use).
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -27,7 +28,8 @@ pub const UNKNOWN_MERCHANT_ID: &str = "00000000-0000-4000-8000-00000000dead";
 pub const DEFAULT_MAX_BODY: usize = 16 * 1024 * 1024;
 
 /// The target settings given on the command line, free of clap types (`cli.rs` converts).
-#[derive(Debug, Clone)]
+/// `Debug` shows the base URL without its userinfo.
+#[derive(Clone)]
 pub struct Flags {
     /// Base URL of the service; none means the embedded reference server.
     pub base_url: Option<String>,
@@ -77,10 +79,64 @@ impl Default for Flags {
     }
 }
 
-/// The `MALLCHECK_*` variables of the environment.
-#[derive(Debug, Clone, Default)]
+impl fmt::Debug for Flags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Flags")
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(redact::url_for_display),
+            )
+            .field("appid", &self.appid)
+            .field("merchant_id", &self.merchant_id)
+            .field("merchant_user_id", &self.merchant_user_id)
+            .field("role", &self.role)
+            .field("signer", &self.signer)
+            .field("sign_key_file", &self.sign_key_file)
+            .field("timeout", &self.timeout)
+            .field("max_retry_wait", &self.max_retry_wait)
+            .field("max_body", &self.max_body)
+            .field("follow_redirects", &self.follow_redirects)
+            .field("profile", &self.profile)
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// The `MALLCHECK_*` variables of the environment. `Debug` shows the signing key, the sign
+/// command and every credential-like variable as `<redacted>`, and URLs without userinfo.
+#[derive(Clone, Default)]
 pub struct Env {
     vars: BTreeMap<String, String>,
+}
+
+impl fmt::Debug for Env {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&ShownVars(&self.vars), f)
+    }
+}
+
+/// Variables as `Debug` shows them: the signing key, the sign command and every
+/// credential-like variable (`*_TOKEN`, `*_PASSWORD`, ...) as `<redacted>`, URLs without
+/// userinfo.
+struct ShownVars<'a>(&'a BTreeMap<String, String>);
+
+impl fmt::Debug for ShownVars<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = self.0.iter().map(|(name, value)| {
+            let secret = name == SIGN_KEY_VAR
+                || name == SIGN_COMMAND_VAR
+                || redact::is_secret_header_name(name.trim_start_matches("MALLCHECK_"));
+            let value = if secret {
+                redact::REDACTED.to_string()
+            } else if value.contains("://") {
+                redact::url_for_display(value)
+            } else {
+                value.clone()
+            };
+            (name, value)
+        });
+        f.debug_map().entries(shown).finish()
+    }
 }
 
 impl Env {
@@ -133,8 +189,8 @@ pub struct Identity {
     pub unknown_merchant_id: String,
 }
 
-/// Who we are to the service and how we sign.
-#[derive(Debug, Clone)]
+/// Who we are to the service and how we sign. `Debug` shows no secret (see [`Env`]).
+#[derive(Clone)]
 pub struct Target {
     /// Base URL, or None for the embedded server.
     pub base_url: Option<String>,
@@ -148,6 +204,22 @@ pub struct Target {
     pub vars: BTreeMap<String, String>,
     /// The profile the settings came from (empty without `--profile`).
     pub profile: Profile,
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Target")
+            .field(
+                "base_url",
+                &self.base_url.as_deref().map(redact::url_for_display),
+            )
+            .field("identity", &self.identity)
+            .field("signer", &self.signer)
+            .field("client", &self.client)
+            .field("vars", &ShownVars(&self.vars))
+            .field("profile", &self.profile)
+            .finish()
+    }
 }
 
 impl Target {
@@ -543,6 +615,46 @@ mod tests {
     }
 
     const KEY: (&str, &str) = ("MALLCHECK_SIGN_KEY", "k3y-from-env");
+
+    #[test]
+    fn debug_of_settings_holds_no_secret() {
+        let secrets = ["k3y-from-env", "s3cret-cmd", "s3cret-pw", "tok3n-value"];
+        let env = env(&[
+            KEY,
+            ("MALLCHECK_SIGN_COMMAND", "sign --key s3cret-cmd"),
+            ("MALLCHECK_API_TOKEN", "tok3n-value"),
+            ("MALLCHECK_BASE_URL", "https://u:s3cret-pw@h.example"),
+            ("MALLCHECK_APPID", "app-shown"),
+            ("MALLCHECK_MERCHANT_ID", "m"),
+            ("MALLCHECK_MERCHANT_USER_ID", "u"),
+            ("MALLCHECK_SIGNER", "command"),
+        ]);
+        let flags = Flags {
+            base_url: Some("https://u:s3cret-pw@h.example".into()),
+            ..Flags::default()
+        };
+        let profile = Profile {
+            base_url: Some("https://u:s3cret-pw@h.example".into()),
+            ..Profile::default()
+        };
+        let command = Signer::new(SignerKind::Command, "sign --key s3cret-cmd".into());
+        let target = resolve(&remote(Flags::default()), &env, Profile::default())
+            .unwrap_or_else(|e| panic!("{}", e.render(false)));
+        assert_eq!(kind(&target.signer), SignerKind::Command);
+        for (why, text) in [
+            ("env", format!("{env:?}")),
+            ("flags", format!("{flags:?}")),
+            ("profile", format!("{profile:?}")),
+            ("command signer", format!("{command:?}")),
+            ("resolved target", format!("{target:?}")),
+        ] {
+            for secret in secrets {
+                assert!(!text.contains(secret), "{why}: {secret} in {text}");
+            }
+        }
+        assert!(format!("{env:?}").contains("app-shown"), "{env:?}");
+        assert!(format!("{flags:?}").contains("https://<redacted>@h.example"));
+    }
 
     #[test]
     fn flags_win_over_env_over_profile_over_defaults() {

@@ -18,10 +18,11 @@ use crate::report::file::{FileReport, Render};
 use crate::report::junit::Junit;
 use crate::report::style;
 use crate::report::{html, json, markdown};
-use crate::runner::{PlannedCase, RunOptions, Runner};
+use crate::runner::{PlannedCase, RunOptions, Runner, preflight};
 use crate::service::discover::Discovery;
 use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::Event;
 
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
 pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
@@ -295,7 +296,25 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                     discovery: Discovery::new(target.first_page_body(10)),
                     snapshots: snapshots.clone(),
                 });
-                let mut on_event = |event: crate::verdict::event::Event| sinks.on_event(&event);
+                // A failed discovery of the target mall ends the run as an error (see
+                // `preflight::discovery_stop`): one more case, before the run's end.
+                let watched = Arc::clone(&runner);
+                let mut discovery_stop = None;
+                let mut on_event = |event: Event| {
+                    if let Event::RunFinished(summary) = &event
+                        && let Some((message, case)) =
+                            preflight::discovery_stop(watched.discovery.failure(), summary)
+                    {
+                        let mut summary = summary.clone();
+                        summary.add(case.outcome);
+                        sinks.on_event(&Event::CaseStarted(case.id.clone()));
+                        sinks.on_event(&Event::CaseFinished(Box::new(case)));
+                        sinks.on_event(&Event::RunFinished(summary));
+                        discovery_stop = Some(message);
+                        return;
+                    }
+                    sinks.on_event(&event);
+                };
                 // The preflight, then the suite; a signal stops either.
                 let work = async {
                     if !no_preflight
@@ -307,17 +326,23 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                     }
                     Ok(runner.run(planned, &mut on_event).await)
                 };
-                Ok(tokio::select! {
+                let done = tokio::select! {
                     done = work => Ok(done),
                     signal = stop.wait() => Err(signal),
-                })
+                };
+                Ok(done.map(|done| match (done, discovery_stop) {
+                    (Ok(_), Some(message)) => Err(message),
+                    (done, _) => done,
+                }))
             })
             .await
             .and_then(|summary| summary);
         match served {
             Ok(Ok(Ok(summary))) => exit::for_outcome(summary.outcome()),
             Ok(Ok(Err(preflight))) => {
-                eprintln!("error: {preflight}");
+                // It quotes the service (an envelope's `msg`, a transport error).
+                let shown = crate::redact::global().scrub(&preflight).into_owned();
+                eprintln!("error: {}", crate::diag::escape_controls_by_line(&shown));
                 exit::FAILURE
             }
             Ok(Err(signal)) => {

@@ -1,5 +1,8 @@
 //! Line (d): the peak memory of receiving and checking the 5,000-product response, measured in
 //! a child process (`mallcheck bench --memory-probe URL`) so nothing else of the bench counts.
+//! The probe receives and checks the body as a run's products sweep does: the client keeps the
+//! bytes and checks they are JSON without building a tree, and the check reads the records one
+//! at a time from the bytes.
 
 use std::process::Command as Process;
 use std::time::Duration;
@@ -13,8 +16,9 @@ use crate::exit;
 use crate::server::data::{Dataset, MAIN, Shape};
 use crate::service::client::Client;
 use crate::settings::Target;
-use crate::spec::schemas::SchemaSet;
+use crate::spec::schemas::{MAX_FINDINGS, SchemaSet};
 use crate::verdict::endpoint::{AuthMode, Endpoint};
+use crate::verdict::findings::Findings;
 
 /// (d) Peak memory added while receiving and checking a body over the body's size.
 pub(crate) const MEMORY_TARGET: Goal = Goal::AtMost(4.0);
@@ -91,11 +95,19 @@ pub async fn probe(base_url: &str, target: &Target, schemas: &SchemaSet) -> i32 
             Ok(r) => r,
             Err(f) => return format!("{PROBE_PREFIX} error {}", f.actual),
         };
-        let mut findings = crate::cpu::cpu_bound(|| {
-            schemas.check("products-response", &response.json).len()
+        // As the products sweep of a run does: record by record from the bytes, keeping the
+        // spuIds for the order and distinctness checks; no tree of the body is built.
+        let mut found = Findings::new(MAX_FINDINGS);
+        let mut spu_ids = Vec::new();
+        let streamed = crate::cpu::cpu_bound(|| {
+            let mut each = |_: usize, p: &serde_json::Value| spu_ids.extend(products::spu_id(p));
+            schemas.check_bytes_into("products-response", &response.body, &mut found, &mut each)
         });
-        findings += products::order(&response.json).len();
-        let ids = products::spu_ids(&response.json).len();
+        if let Err(e) = streamed {
+            return format!("{PROBE_PREFIX} error {e}");
+        }
+        let findings = found.total() + products::order_of_ids(&spu_ids).len();
+        let ids = spu_ids.len();
         let peak = own_status("VmHWM").unwrap_or(0);
         format!(
             "{PROBE_PREFIX} body={} products={ids} findings={findings} baseline={baseline} received={received} peak={peak} reset={reset}",

@@ -5,12 +5,14 @@
 //! that calls the products operation for the listed malls. Variables (`${MALLCHECK_APPID}`)
 //! are already substituted when the model is built.
 
+use std::fmt;
 use std::sync::Arc;
 
 use regex::Regex;
 use serde_json::Value;
 use serde_json_path::JsonPath;
 
+use crate::redact::{REDACTED, is_secret_header_name};
 use crate::verdict::check::Check;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::source::{SourceFile, Span, Spanned};
@@ -59,8 +61,8 @@ pub enum CaseKind {
     ProductsSweep(SweepCase),
 }
 
-/// The request of an exchange case.
-#[derive(Debug)]
+/// The request of an exchange case. `Debug` shows the value of a credential header (by name
+/// or marked in `secret-headers`) as `<redacted>`.
 pub struct RequestSpec {
     /// JSON body after variable substitution; `raw` wins when set.
     pub body: Option<Spanned<Value>>,
@@ -75,6 +77,34 @@ pub struct RequestSpec {
     /// Headers the case marks secret (`secret-headers`): redacted like credentials, whatever
     /// their name.
     pub secret_headers: Vec<String>,
+}
+
+impl fmt::Debug for RequestSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                let marked = self
+                    .secret_headers
+                    .iter()
+                    .any(|m| m.eq_ignore_ascii_case(name));
+                if marked || is_secret_header_name(name) {
+                    (name.as_str(), REDACTED)
+                } else {
+                    (name.as_str(), value.as_str())
+                }
+            })
+            .collect();
+        f.debug_struct("RequestSpec")
+            .field("body", &self.body)
+            .field("raw", &self.raw)
+            .field("raw_hex", &self.raw_hex)
+            .field("headers", &headers)
+            .field("auth", &self.auth)
+            .field("secret_headers", &self.secret_headers)
+            .finish()
+    }
 }
 
 /// A named check switched on by a case, with its spans.
@@ -241,4 +271,29 @@ pub mod limits {
     /// regex crate's `size_limit`): the filter compiles its pattern again for every node it
     /// tests, and a short pattern such as `\w{50}` compiles to megabytes.
     pub const MAX_FILTER_REGEX_COMPILED_BYTES: usize = 64 * 1024;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_of_a_request_hides_credential_header_values() {
+        let spec = RequestSpec {
+            body: None,
+            raw: None,
+            raw_hex: None,
+            headers: vec![
+                ("X-Api-Key".into(), "k3y-in-header".into()),
+                ("X-Tenant".into(), "tenant-s3cret".into()),
+                ("X-env-flag".into(), "1".into()),
+            ],
+            auth: AuthMode::Signed,
+            secret_headers: vec!["x-tenant".into()],
+        };
+        let text = format!("{spec:?}");
+        assert!(!text.contains("k3y-in-header"), "{text}");
+        assert!(!text.contains("tenant-s3cret"), "{text}");
+        assert!(text.contains("X-env-flag"), "{text}");
+    }
 }

@@ -9,13 +9,16 @@ use crate::verdict::event::Finding;
 /// The spuIds of a products response, in order.
 pub fn spu_ids(body: &Value) -> Vec<String> {
     body.as_array()
-        .map(|items| {
-            items
-                .iter()
-                .filter_map(|p| p.get("spuId").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        })
+        .map(|items| items.iter().filter_map(spu_id).collect())
         .unwrap_or_default()
+}
+
+/// The spuId of one product record, when it has a string one.
+pub fn spu_id(product: &Value) -> Option<String> {
+    product
+        .get("spuId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// Compares digit strings as numbers without overflow: longer is larger, then lexicographic.
@@ -27,7 +30,11 @@ fn numeric_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// Products ordered by spuId descending, compared as numbers (§4.2: shown, not stated).
 pub fn order(body: &Value) -> Vec<Finding> {
-    let ids = spu_ids(body);
+    order_of_ids(&spu_ids(body))
+}
+
+/// [`order`] on the spuIds of a response, collected while it was streamed.
+pub fn order_of_ids(ids: &[String]) -> Vec<Finding> {
     let digits = |s: &String| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     for (i, pair) in ids.windows(2).enumerate() {
         if digits(&pair[0])

@@ -181,6 +181,28 @@ pub async fn discover(
     Ok(known)
 }
 
+/// A fixture for unit tests: appid `app`, merchant `m1` (user `u1`, role `r`), the unknown
+/// merchant `m0`, and mall 7 (signature `s7`) of merchant `m2`.
+#[cfg(test)]
+pub(crate) fn example() -> Known {
+    Known {
+        appid: "app".into(),
+        identities: vec![Identity {
+            merchant_id: "m1".into(),
+            merchant_user_id: "u1".into(),
+            role: "r".into(),
+        }],
+        unknown_merchant_ids: vec!["m0".into()],
+        malls: vec![KnownMall {
+            mall_sn: "7".into(),
+            signature: "s7".into(),
+            owner: "m2".into(),
+        }],
+        target_mall: None,
+        notes: vec![],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

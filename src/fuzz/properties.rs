@@ -14,14 +14,7 @@ use crate::verdict::endpoint::Endpoint;
 use crate::verdict::event::{Finding, Outcome};
 
 /// Every property, in the order they are reported.
-pub static PROPERTIES: [&Check; 6] = [
-    &catalog::FUZZ_NO_SERVER_ERROR,
-    &catalog::FUZZ_TIMELY,
-    &catalog::FUZZ_JSON,
-    &catalog::FUZZ_CONTRACT,
-    &catalog::FUZZ_ERROR_NO_DATA,
-    &catalog::FUZZ_OWNERSHIP,
-];
+pub use crate::spec::catalog::FUZZ_PROPERTIES as PROPERTIES;
 
 /// One property broken by one response, with the findings that show it.
 #[derive(Debug, Clone)]
@@ -247,7 +240,6 @@ fn describe(v: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::known::{Identity, KnownMall};
     use crate::spec::schemas::SchemaSet;
     use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
     use bytes::Bytes;
@@ -256,22 +248,7 @@ mod tests {
     use std::time::Duration;
 
     fn known() -> Known {
-        Known {
-            appid: "app".into(),
-            identities: vec![Identity {
-                merchant_id: "m1".into(),
-                merchant_user_id: "u1".into(),
-                role: "r".into(),
-            }],
-            unknown_merchant_ids: vec!["m0".into()],
-            malls: vec![KnownMall {
-                mall_sn: "7".into(),
-                signature: "s7".into(),
-                owner: "m2".into(),
-            }],
-            target_mall: None,
-            notes: vec![],
-        }
+        crate::fuzz::known::example()
     }
 
     fn exchange(status: Option<u16>) -> Exchange {
@@ -300,7 +277,7 @@ mod tests {
                 status,
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
-                json,
+                json: json.into(),
             }),
         }
     }
@@ -449,7 +426,7 @@ mod tests {
                 status: 200,
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
-                json: json!([1]),
+                json: json!([1]).into(),
             }),
             exchange: exchange(Some(200)),
         };

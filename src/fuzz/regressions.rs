@@ -25,7 +25,7 @@ use crate::service::discover::Discovery;
 use crate::spec::catalog;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::check::Check;
-use crate::verdict::endpoint::Endpoint;
+use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::Finding;
 
 /// The tag of every saved regression case (`--filter tag:fuzz-regression`).
@@ -446,9 +446,13 @@ pub fn case_text(doc: &Value) -> String {
     out
 }
 
-/// Sends a regression case's request as the fuzzer sent it: the same bytes, and the body's
-/// appid in the Authorization header only when it fits there within the common limits (else
-/// the configured appid). For `run`. Err is the reason the case cannot run.
+/// Sends a regression case's request exactly as the fuzzer sent it when it found it, and as
+/// `fuzz` replays it: the saved bytes, signed with the configured signer, no extra header, and
+/// the body's appid in the Authorization header only when it fits there within the common
+/// limits (else the configured appid), the rule of a fuzz run without `--oversize`. An `auth`
+/// mode or `headers` written into the case are not applied: they are not part of the request
+/// the fuzzer found (a case that needs them is an ordinary case, without fuzz properties).
+/// For `run`. Err is the reason the case cannot run.
 pub async fn send(
     client: &Client,
     discovery: &Discovery,
@@ -462,13 +466,7 @@ pub async fn send(
         .header_appid(discovery.appid(), &Limits::COMMON)
         .to_string();
     let sent = client
-        .send_raw(
-            x.endpoint,
-            body.to_bytes(),
-            &appid,
-            &x.request.auth,
-            &x.request.headers,
-        )
+        .send_raw(x.endpoint, body.to_bytes(), &appid, &AuthMode::Signed, &[])
         .await;
     Ok((sent, body))
 }
@@ -502,7 +500,7 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fuzz::known::{Identity, KnownMall};
+    use crate::fuzz::known::Identity;
     use crate::fuzz::strategies;
     use proptest::prelude::*;
 
@@ -522,13 +520,7 @@ mod tests {
                 role: "super_admin".into(),
             }],
             unknown_merchant_ids: vec!["v-MALLCHECK_UNKNOWN_MERCHANT_ID".into()],
-            malls: vec![KnownMall {
-                mall_sn: "7".into(),
-                signature: "s7".into(),
-                owner: "m2".into(),
-            }],
-            target_mall: None,
-            notes: vec![],
+            ..crate::fuzz::known::example()
         }
     }
 
@@ -566,22 +558,17 @@ mod tests {
             label: "x".into(),
             bytes: "\u{feff}{\"a\":\"${x}\u{2028}\"}".as_bytes().to_vec(),
         };
-        let p1 = s
-            .save(
+        let save_json = || {
+            s.save(
                 Endpoint::MallList,
                 &catalog::FUZZ_NO_SERVER_ERROR,
                 &json,
                 &known(),
             )
-            .unwrap();
-        let again = s
-            .save(
-                Endpoint::MallList,
-                &catalog::FUZZ_NO_SERVER_ERROR,
-                &json,
-                &known(),
-            )
-            .unwrap();
+            .unwrap()
+        };
+        let p1 = save_json();
+        let again = save_json();
         assert_eq!(p1, again, "the same failure is one file");
         let name = p1.file_name().unwrap().to_string_lossy().into_owned();
         assert!(

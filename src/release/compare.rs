@@ -197,7 +197,9 @@ pub async fn compare_all(
 /// Sends the case's request to the candidate; Ok is the JSON body.
 async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Result<Value, String> {
     let sent = request::send(client, discovery, x).await?;
-    sent.result.map(|r| r.json).map_err(|f| f.headline())
+    sent.result
+        .map(|r| r.json.into_value())
+        .map_err(|f| f.headline())
 }
 
 /// Compares one response with its baseline snapshot, through insta so that the case's

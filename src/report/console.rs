@@ -6,7 +6,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use anstyle::Style;
 
-use crate::redact::ScrubWriter;
+use crate::diag::escape_controls;
+use crate::redact::{self, ScrubWriter};
 use crate::report::Sink;
 use crate::report::style::{self, Palette};
 use crate::report::text;
@@ -32,8 +33,11 @@ fn outcome_style(o: Outcome) -> Style {
     }
 }
 
-/// Writes human-readable progress to an injected writer, every line scrubbed of the run's
-/// secrets.
+/// Writes human-readable progress to an injected writer. Each event's text is scrubbed of the
+/// run's secrets as one message (a secret across a line break is still found), and every text
+/// that may come from the service or a case file is printed with its control characters
+/// escaped (line breaks stay, as indented lines): a hostile service cannot move the cursor,
+/// ring the bell or overwrite a line.
 pub struct Console<W: Write> {
     out: ScrubWriter<W>,
     palette: Palette,
@@ -67,11 +71,20 @@ impl<W: Write> Console<W> {
         self.out.into_inner()
     }
 
+    /// Writes a block of text indented; it is scrubbed whole first, as the indent would cut a
+    /// secret that spans its line breaks.
     fn indented(&mut self, block: &str) -> io::Result<()> {
+        let block = redact::global().scrub(block);
         for line in block.lines() {
-            writeln!(self.out, "      {line}")?;
+            writeln!(self.out, "      {}", escape_controls(line))?;
         }
         Ok(())
+    }
+
+    /// Renders one event and writes it out as one scrubbed message.
+    fn write_event(&mut self, event: &Event) -> io::Result<()> {
+        self.render_event(event)?;
+        self.out.flush()
     }
 }
 
@@ -83,8 +96,9 @@ impl<W: Write> Console<W> {
                 if self.verbosity != Verbosity::Quiet {
                     writeln!(
                         self.out,
-                        "mallcheck: running {} against {base_url}",
-                        text::plural(*cases, "case")
+                        "mallcheck: running {} against {}",
+                        text::plural(*cases, "case"),
+                        escape_controls(base_url)
                     )?;
                 }
             }
@@ -104,8 +118,8 @@ impl<W: Write> Console<W> {
                     self.out,
                     "{} {} › {} {}",
                     p.paint(outcome_style(result.outcome), &format!("{label:<5}")),
-                    result.id.file.display(),
-                    result.id.name,
+                    escape_controls(&result.id.file.display().to_string()),
+                    escape_controls(&result.id.name),
                     p.paint(
                         style::DIM,
                         &format!("({:.3}s)", result.duration.as_secs_f64())
@@ -128,8 +142,10 @@ impl<W: Write> Console<W> {
                         .collect(),
                     Outcome::Pass | Outcome::Skip => vec![],
                 };
+                // Verbose prints every exchange below, so the detail leaves its exchange out.
+                let verbose = self.verbosity == Verbosity::Verbose;
                 if !shown.is_empty() {
-                    let detail = if matches!(result.outcome, Outcome::Warn) {
+                    let detail = if verbose || matches!(result.outcome, Outcome::Warn) {
                         shown
                             .iter()
                             .map(|f| text::finding(f))
@@ -141,7 +157,7 @@ impl<W: Write> Console<W> {
                     };
                     self.indented(&detail)?;
                 }
-                if self.verbosity == Verbosity::Verbose {
+                if verbose {
                     for x in &result.exchanges {
                         self.indented(&text::exchange(x))?;
                     }
@@ -169,7 +185,7 @@ impl<W: Write> Console<W> {
 impl<W: Write> Sink for Console<W> {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
         let Some(bar) = self.progress.clone() else {
-            return self.render_event(event);
+            return self.write_event(event);
         };
         if let Event::RunStarted { cases, .. } = event {
             bar.set_length(*cases as u64);
@@ -180,7 +196,7 @@ impl<W: Write> Sink for Console<W> {
             Event::RunStarted { .. }
             | Event::CaseStarted(_)
             | Event::CaseFinished(_)
-            | Event::RunFinished(_) => bar.suspend(|| self.render_event(event)),
+            | Event::RunFinished(_) => bar.suspend(|| self.write_event(event)),
         };
         match event {
             Event::CaseFinished(_) => bar.inc(1),
@@ -319,6 +335,60 @@ mod tests {
     #[test]
     fn verbose_console_adds_every_exchange() {
         insta::assert_snapshot!(render(false, Verbosity::Verbose));
+    }
+
+    fn render_one(case: CaseResult, verbosity: Verbosity) -> String {
+        let mut console = Console::new(Vec::new(), false, verbosity, false);
+        console
+            .on_event(&Event::CaseFinished(Box::new(case)))
+            .expect("writing to a buffer");
+        String::from_utf8(console.into_inner()).expect("UTF-8 output")
+    }
+
+    #[test]
+    fn a_secret_across_a_line_break_is_scrubbed_from_the_console() {
+        let secret = "console-s3cret-first-half\nsecond-half-of-it";
+        crate::redact::global().add_secret(secret);
+        let mut skip = result(0, "skipped", Outcome::Skip);
+        skip.skip_reason = Some(format!("the service said: {secret}"));
+        let out = render_one(skip, Verbosity::Normal);
+        assert!(!out.contains("first-half"), "{out}");
+        assert!(!out.contains("second-half"), "{out}");
+        assert!(out.contains("<redacted>"), "{out}");
+    }
+
+    #[test]
+    fn control_characters_from_the_service_are_escaped_and_an_exchange_shows_once() {
+        let mut fail = result(0, "hostile\u{1b}]0;title\u{7}", Outcome::Fail);
+        fail.findings = vec![Finding::new(
+            &catalog::MALL_STATE,
+            "/data/0/state",
+            "0, 1 or 2",
+            "\"\u{1b}[2J\u{7}x\rPASS\"",
+        )];
+        let mut x = exchange();
+        if let Some(r) = x.response.as_mut() {
+            r.body_excerpt = "{\"msg\":\"\u{1b}[31mred\u{7}\rover\u{9b}1m\"}".to_string();
+        }
+        x.transport_error = None;
+        fail.exchanges = vec![x];
+        for verbosity in [Verbosity::Normal, Verbosity::Verbose] {
+            let out = render_one(fail.clone(), verbosity);
+            for bad in ['\u{1b}', '\u{7}', '\r', '\u{9b}'] {
+                assert!(
+                    !out.contains(bad),
+                    "{verbosity:?}: {bad:?} printed raw:\n{out}"
+                );
+            }
+            assert!(out.contains("\\u{1b}[2J"), "{out}");
+            assert!(out.contains("\\u{1b}[31mred\\u{7}\\rover"), "{out}");
+            assert!(out.contains("hostile\\u{1b}]0;title"), "{out}");
+            assert_eq!(
+                out.matches("response: HTTP 200").count(),
+                1,
+                "{verbosity:?}:\n{out}"
+            );
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The file-report sink shared by the JSON, Markdown and HTML reports: it keeps the run's
+//! The file-report sink shared by the JSON, Markdown, HTML and JUnit reports: it keeps the run's
 //! state and rewrites the file atomically as cases finish (on the schedule of
 //! [`Cadence`](crate::report::cadence::Cadence)) and when the run ends or is interrupted, so the
 //! file is always a valid report of what ran. Each format only supplies a render function.

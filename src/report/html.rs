@@ -5,27 +5,31 @@
 //! CI artifact, and every piece of text is HTML-escaped, so a hostile server's body cannot
 //! inject markup. It is rewritten atomically after every case.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::report::file::Run;
 use crate::report::text;
 use crate::spec::catalog::CATALOG;
-use crate::verdict::check::Severity;
-use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
+use crate::verdict::check::{Check, Severity};
+use crate::verdict::event::{CaseResult, Finding, Outcome};
 use crate::verdict::exchange::Exchange;
 
 /// Most findings of one check in one case shown.
 pub const MAX_FINDINGS_PER_CHECK: usize = 25;
+/// Most places listed for findings that differ only in where they are.
+pub const MAX_PLACES: usize = 12;
 /// Most exchanges of one case shown.
 pub const MAX_EXCHANGES_PER_CASE: usize = 5;
 /// Characters of a response body shown.
 pub const BODY_CHARS: usize = 4_000;
+/// Bytes of a pretty-printed JSON body shown (its indentation makes it longer than the raw).
+pub const PRETTY_BYTES: usize = 2 * BODY_CHARS;
 
 const STYLE: &str = "
 :root{--pass:#1a7f37;--warn:#9a6700;--fail:#cf222e;--muted:#57606a;--line:#d0d7de;--bg:#f6f8fa}
 *{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1100px;padding:1.5rem;color:#1f2328}
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;padding:1.5rem;color:#1f2328}
 h1{font-size:1.6rem;margin:.2rem 0}h2{font-size:1.25rem;border-bottom:1px solid var(--line);padding-bottom:.3rem;margin-top:2rem}
 h3{font-size:1rem;margin:.2rem 0 .5rem}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
@@ -39,7 +43,14 @@ th{background:var(--bg)}
 article{border:1px solid var(--line);border-left:4px solid var(--fail);border-radius:6px;padding:.6rem .9rem;margin:.8rem 0}
 article.o-warn{border-left-color:var(--warn)}article.o-error{border-left-color:#8250df}
 .finding{margin:.5rem 0}
-.diff .del{color:var(--fail)}.diff .add{color:var(--pass)}
+.diff .exp{color:var(--pass)}.diff .act{color:var(--fail);font-weight:600}article.o-warn .diff .act{color:var(--warn)}
+.legend{color:var(--muted);font-size:.9rem}.legend .exp{color:var(--pass)}.legend .act{color:var(--fail);font-weight:600}
+.b-notrun{background:#fff;color:var(--muted);border:1px dashed var(--muted)}
+.why{color:var(--muted);font-size:.85rem;overflow-wrap:anywhere}
+td{overflow-wrap:break-word}
+table.cases{table-layout:fixed}
+.case-list{overflow-wrap:anywhere}
+pre.response-body,pre.request-body{max-height:24rem;white-space:pre;word-break:normal}
 .detail{color:var(--muted);margin:.2rem 0}
 summary{cursor:pointer;color:var(--muted)}
 ";
@@ -102,10 +113,6 @@ fn badge(outcome: Outcome) -> String {
         Outcome::Error => "b-error",
     };
     format!("<span class=\"badge {class}\">{}</span>", outcome.label())
-}
-
-fn case_label(r: &CaseResult) -> String {
-    format!("{} › {}", r.id.file.display(), r.id.name)
 }
 
 /// Findings that show up in the report: everything that fails, errs or warns.
@@ -174,6 +181,76 @@ fn sections_with_findings(run: &Run<'_>) -> Vec<(&'static str, Outcome)> {
     found
 }
 
+/// Why a check did not run in a case, as far as the result tells: the runner records what was
+/// found, not which checks ran, so this is read from the case (skipped), the check's scope
+/// (its endpoint, `mallcheck fuzz` only) and the answers (none, or none that is JSON).
+/// `None` means the check ran there (or may have).
+fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
+    if check.id.starts_with("fuzz.") {
+        return Some("runs in mallcheck fuzz only");
+    }
+    let endpoint = endpoint_of(check);
+    if let Some(e) = endpoint
+        && r.id.endpoint != e
+    {
+        return Some(match e {
+            "mall-list" => "no mall-list case ran",
+            _ => "no mall-products case ran",
+        });
+    }
+    if r.skip_reason.is_some() {
+        return Some("case skipped");
+    }
+    if r.exchanges.is_empty() {
+        return Some("no request was made");
+    }
+    if endpoint.is_some() && !r.exchanges.iter().any(answered_json) {
+        return Some("no case got a JSON answer");
+    }
+    None
+}
+
+/// The operation whose response body a check reads, from its id; `None` for checks of any
+/// exchange (transport, HTTP, auth, case assertions).
+fn endpoint_of(check: &Check) -> Option<&'static str> {
+    let family = check.id.split('.').next().unwrap_or_default();
+    match family {
+        "mall-list" | "mall" | "paging" | "ownership" => Some("mall-list"),
+        "products" | "product" | "sku" => Some("mall-products"),
+        _ => None,
+    }
+}
+
+/// Whether the exchange got a 2xx answer whose body is (or, cut, starts like) JSON.
+fn answered_json(x: &Exchange) -> bool {
+    x.response.as_ref().is_some_and(|r| {
+        (200..300).contains(&r.status)
+            && if r.body_excerpt.len() == r.body_len {
+                is_json(&r.body_excerpt)
+            } else {
+                r.body_excerpt.trim_start().starts_with(['{', '['])
+            }
+    })
+}
+
+fn is_json(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+}
+
+/// Reasons of [`not_run_why`] that come from the check's scope rather than from the case.
+const SCOPE_REASONS: [&str; 3] = [
+    "runs in mallcheck fuzz only",
+    "no mall-list case ran",
+    "no mall-products case ran",
+];
+
+fn not_run_badge(why: &str) -> String {
+    format!(
+        "<span class=\"badge b-notrun\">not run</span> <span class=\"why\">{}</span>",
+        escape(why)
+    )
+}
+
 fn section_overview(run: &Run<'_>) -> String {
     let failing = sections_with_findings(run);
     let mut sections: Vec<&'static str> = CATALOG
@@ -200,9 +277,13 @@ fn section_overview(run: &Run<'_>) -> String {
                     .any(|f| f.check.section == section && reported(f, run.strict))
             })
             .count();
-        let checks: Vec<String> = CATALOG
+        let in_section: Vec<&Check> = CATALOG
             .iter()
+            .copied()
             .filter(|c| c.section == section && c.severity != Severity::Info)
+            .collect();
+        let checks: Vec<String> = in_section
+            .iter()
             .map(|c| format!("<code>{}</code>", escape(c.id)))
             .collect();
         let (name, verdict_html) = match verdict {
@@ -214,10 +295,7 @@ fn section_overview(run: &Run<'_>) -> String {
                 ),
                 badge(o),
             ),
-            None => (
-                escape(section),
-                "<span class=\"badge b-none\">no findings</span>".to_string(),
-            ),
+            None => (escape(section), section_quiet_verdict(run, &in_section)),
         };
         let _ = writeln!(
             out,
@@ -229,9 +307,91 @@ fn section_overview(run: &Run<'_>) -> String {
     out
 }
 
+/// The verdict of a section without findings: "no findings" when one of its checks ran in some
+/// case, else "not run" with the reasons.
+fn section_quiet_verdict(run: &Run<'_>, checks: &[&Check]) -> String {
+    let mut why: BTreeSet<&'static str> = BTreeSet::new();
+    for c in checks {
+        for r in run.results {
+            match not_run_why(c, r) {
+                None => return "<span class=\"badge b-none\">no findings</span>".to_string(),
+                Some(w) => {
+                    why.insert(w);
+                }
+            }
+        }
+    }
+    // A check's scope (another operation, `mallcheck fuzz`) explains only a section that no
+    // case of its scope reached; otherwise name what stopped the cases in scope.
+    let scoped: BTreeSet<&'static str> = why
+        .iter()
+        .copied()
+        .filter(|w| !SCOPE_REASONS.contains(w))
+        .collect();
+    if !scoped.is_empty() {
+        why = scoped;
+    }
+    if why.is_empty() {
+        why.insert("no case ran");
+    }
+    not_run_badge(&why.into_iter().collect::<Vec<_>>().join("; "))
+}
+
+/// What makes two cases' findings in a section "identical" so the report shows them once:
+/// the same checks failing at the same places (array indices in pointers ignored: page 2's
+/// `/data/3` is page 1's `/data/0`) with the same expected and actual text, and the same
+/// answer status (or transport error) on the exchange shown. Details, case names and request
+/// bodies are case-specific and left out.
+type GroupKey = (BTreeSet<(&'static str, String, String, String)>, String);
+
+fn group_key(r: &CaseResult, findings: &[&Finding]) -> GroupKey {
+    let found = findings
+        .iter()
+        .map(|f| {
+            let pointer: Vec<&str> = f
+                .pointer
+                .split('/')
+                .map(|seg| {
+                    if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                        "*"
+                    } else {
+                        seg
+                    }
+                })
+                .collect();
+            (
+                f.check.id,
+                pointer.join("/"),
+                f.expected.clone(),
+                f.actual.clone(),
+            )
+        })
+        .collect();
+    let answer = match text::primary_exchange(r) {
+        Some(Exchange {
+            response: Some(resp),
+            ..
+        }) => format!("HTTP {}", resp.status),
+        Some(Exchange {
+            transport_error: Some(e),
+            ..
+        }) => e.clone(),
+        _ => String::new(),
+    };
+    (found, answer)
+}
+
 fn section_details(run: &Run<'_>) -> String {
+    let sections = sections_with_findings(run);
     let mut out = String::new();
-    for (section, worst) in sections_with_findings(run) {
+    if !sections.is_empty() {
+        out.push_str(
+            "<p class=\"legend\" id=\"legend\">In each finding, <span class=\"exp\">- expected</span> \
+             is what the spec asks for and <span class=\"act\">+ actual</span> is what the \
+             service answered (the wrong value).</p>\n",
+        );
+    }
+    for (section, worst) in sections {
         let _ = writeln!(
             out,
             "<section id=\"{}\">\n<h2>{} {}</h2>",
@@ -239,6 +399,8 @@ fn section_details(run: &Run<'_>) -> String {
             escape(section),
             badge(worst)
         );
+        let mut groups: Vec<Vec<(&CaseResult, Vec<&Finding>)>> = Vec::new();
+        let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
         for r in run.results {
             let findings: Vec<&Finding> = r
                 .findings
@@ -248,76 +410,153 @@ fn section_details(run: &Run<'_>) -> String {
             if findings.is_empty() {
                 continue;
             }
-            out.push_str(&case_article(r, &findings, run.strict));
+            let key = group_key(r, &findings);
+            match index.get(&key) {
+                Some(&i) => groups[i].push((r, findings)),
+                None => {
+                    index.insert(key, groups.len());
+                    groups.push(vec![(r, findings)]);
+                }
+            }
+        }
+        for g in &groups {
+            match g.as_slice() {
+                [(r, findings)] => out.push_str(&case_article(r, findings, run.strict)),
+                _ => out.push_str(&group_article(g, run.strict)),
+            }
         }
         out.push_str("</section>\n");
     }
     out
 }
 
-fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
-    let worst = findings
+fn worst_of(r: &CaseResult, findings: &[&Finding], strict: bool) -> Outcome {
+    findings
         .iter()
         .map(|f| f.outcome(strict))
         .max()
-        .unwrap_or(r.outcome);
+        .unwrap_or(r.outcome)
+}
+
+fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
+    let worst = worst_of(r, findings, strict);
     let mut out = format!(
         "<article class=\"case o-{}\">\n<h3>{} <a href=\"#case-{}\">{}</a></h3>\n",
         worst.label().to_ascii_lowercase(),
         badge(worst),
         r.id.index,
-        escape(&case_label(r))
+        escape(&text::case_label(r))
     );
-    let mut groups: Vec<Vec<&Finding>> = Vec::new();
-    for f in findings {
-        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
-            Some(g) => g.push(f),
-            None => groups.push(vec![f]),
+    out.push_str(&findings_html(r, findings));
+    out.push_str(&exchanges_html(r, true));
+    out.push_str("</article>\n");
+    out
+}
+
+/// Cases whose findings in a section are identical ([`GroupKey`]): one heading naming the
+/// finding and every case, then the first case's findings and exchange as the example.
+fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> String {
+    let (first, findings) = &members[0];
+    let worst = members
+        .iter()
+        .map(|(r, f)| worst_of(r, f, strict))
+        .max()
+        .unwrap_or(first.outcome);
+    let f = findings[0];
+    let distinct: BTreeSet<(&str, &str, &str)> = findings
+        .iter()
+        .map(|f| (f.check.id, f.expected.as_str(), f.actual.as_str()))
+        .collect();
+    let more = if distinct.len() > 1 {
+        format!(
+            " (and {})",
+            text::plural(distinct.len() - 1, "other finding")
+        )
+    } else {
+        String::new()
+    };
+    let mut out = format!(
+        "<article class=\"case group o-{}\" data-cases=\"{}\">\n<h3>{} <code>{}</code>: expected \
+         {}, got {}{more} in {}</h3>\n",
+        worst.label().to_ascii_lowercase(),
+        members.len(),
+        badge(worst),
+        escape(f.check.id),
+        escape(&f.expected),
+        escape(&f.actual),
+        escape(&text::plural(members.len(), "case")),
+    );
+    // The cases by file, each file named once, so that 26 cases stay a paragraph.
+    let mut by_file: Vec<(String, Vec<String>)> = Vec::new();
+    for (r, _) in members {
+        let file = r.id.file.display().to_string();
+        let link = format!(
+            "<a href=\"#case-{}\">{}</a>",
+            r.id.index,
+            escape(&r.id.name)
+        );
+        match by_file.last_mut() {
+            Some((f, links)) if *f == file => links.push(link),
+            _ => by_file.push((file, vec![link])),
         }
     }
-    for g in &groups {
-        out.push_str(&check_group_html(g, text::omitted_count(r, g[0].check)));
-    }
-    let primary = r
+    let files: Vec<String> = by_file
+        .iter()
+        .map(|(f, links)| format!("<code>{}</code>: {}", escape(f), links.join(", ")))
+        .collect();
+    let _ = writeln!(
+        out,
+        "<p class=\"case-list\">{}</p>\n<p class=\"detail\">Example: {}</p>",
+        files.join("; "),
+        escape(&text::case_label(first))
+    );
+    out.push_str(&findings_html(first, findings));
+    out.push_str(&exchanges_html(first, false));
+    out.push_str("</article>\n");
+    out
+}
+
+/// The findings of one case, one block per check.
+fn findings_html(r: &CaseResult, findings: &[&Finding]) -> String {
+    text::by_check(findings)
+        .iter()
+        .map(|g| check_group_html(g, text::omitted_count(r, g[0].check)))
+        .collect()
+}
+
+/// The case's primary exchange, open, and (with `others`) the rest folded.
+fn exchanges_html(r: &CaseResult, others: bool) -> String {
+    let mut out = String::new();
+    let Some(primary) = text::primary_exchange(r) else {
+        return out;
+    };
+    out.push_str("<details open><summary>Request and response</summary>\n");
+    out.push_str(&exchange_html(primary));
+    out.push_str("</details>\n");
+    let rest: Vec<&Exchange> = r
         .exchanges
         .iter()
-        .position(|x| x.transport_error.is_some())
-        .or(if r.exchanges.is_empty() {
-            None
-        } else {
-            Some(0)
-        });
-    if let Some(i) = primary {
-        out.push_str("<details open><summary>Request and response</summary>\n");
-        out.push_str(&exchange_html(&r.exchanges[i]));
-        out.push_str("</details>\n");
-        let others: Vec<&Exchange> = r
-            .exchanges
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| *j != i)
-            .map(|(_, x)| x)
-            .collect();
-        if !others.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>{} of this case</summary>",
-                escape(&text::plural(others.len(), "more exchange"))
-            );
-            for x in others.iter().take(MAX_EXCHANGES_PER_CASE - 1) {
-                out.push_str(&exchange_html(x));
-            }
-            if others.len() > MAX_EXCHANGES_PER_CASE - 1 {
-                let _ = writeln!(
-                    out,
-                    "<p class=\"detail\">… and {} (see the JSON report).</p>",
-                    text::plural(others.len() - (MAX_EXCHANGES_PER_CASE - 1), "more")
-                );
-            }
-            out.push_str("</details>\n");
-        }
+        .filter(|x| !std::ptr::eq(*x, primary))
+        .collect();
+    if !others || rest.is_empty() {
+        return out;
     }
-    out.push_str("</article>\n");
+    let _ = writeln!(
+        out,
+        "<details><summary>{} of this case</summary>",
+        escape(&text::plural(rest.len(), "more exchange"))
+    );
+    for x in rest.iter().take(MAX_EXCHANGES_PER_CASE - 1) {
+        out.push_str(&exchange_html(x));
+    }
+    if rest.len() > MAX_EXCHANGES_PER_CASE - 1 {
+        let _ = writeln!(
+            out,
+            "<p class=\"detail\">… and {} (see the JSON report).</p>",
+            text::plural(rest.len() - (MAX_EXCHANGES_PER_CASE - 1), "more")
+        );
+    }
+    out.push_str("</details>\n");
     out
 }
 
@@ -338,19 +577,40 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
         check.severity,
         escape(check.summary)
     );
-    for (i, f) in group.iter().take(MAX_FINDINGS_PER_CHECK).enumerate() {
+    // Findings that differ only in where they are (every mall with state 3) share one entry
+    // listing the places.
+    let mut entries: Vec<(&Finding, Vec<&str>)> = Vec::new();
+    for f in group {
+        match entries
+            .iter_mut()
+            .find(|(e, _)| e.expected == f.expected && e.actual == f.actual && e.detail == f.detail)
+        {
+            Some((_, places)) => places.push(&f.pointer),
+            None => entries.push((f, vec![&f.pointer])),
+        }
+    }
+    for (i, (f, places)) in entries.iter().take(MAX_FINDINGS_PER_CHECK).enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        let at = if f.pointer.is_empty() {
-            "the whole body".to_string()
+        let at: Vec<&str> = places
+            .iter()
+            .take(MAX_PLACES)
+            .map(|p| if p.is_empty() { "the whole body" } else { p })
+            .collect();
+        let more = if places.len() > MAX_PLACES {
+            format!(
+                " and {} ({} in all)",
+                text::plural(places.len() - MAX_PLACES, "more place"),
+                places.len()
+            )
         } else {
-            f.pointer.clone()
+            String::new()
         };
         let _ = write!(
             out,
-            "at {}\n<span class=\"del\">- expected: {}</span>\n<span class=\"add\">+ actual:   {}</span>\n",
-            escape(&at),
+            "at {}{more}\n<span class=\"exp\">- expected: {}</span>\n<span class=\"act\">+ actual:   {}</span>\n",
+            escape(&at.join(", ")),
             escape(&f.expected),
             escape(&f.actual)
         );
@@ -358,11 +618,15 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
             let _ = writeln!(out, "  {}", escape(&f.detail));
         }
     }
-    if group.len() > MAX_FINDINGS_PER_CHECK {
+    if entries.len() > MAX_FINDINGS_PER_CHECK {
+        let rest: usize = entries[MAX_FINDINGS_PER_CHECK..]
+            .iter()
+            .map(|(_, places)| places.len())
+            .sum();
         let _ = write!(
             out,
             "\n… and {} (in the JSON report)\n",
-            text::plural(group.len() - MAX_FINDINGS_PER_CHECK, "more finding")
+            text::plural(rest, "more finding")
         );
     }
     if omitted > 0 {
@@ -391,6 +655,13 @@ fn exchange_html(x: &Exchange) -> String {
         "<p>Request (redacted):</p>\n<pre class=\"request\">{}</pre>\n",
         escape(&x.request.to_curl())
     );
+    if is_json(&x.request.body) {
+        let _ = writeln!(
+            out,
+            "<details><summary>Request body</summary>\n<pre class=\"request-body json\">{}</pre>\n</details>",
+            escape(&body_text(&x.request.body, x.request.body.len()))
+        );
+    }
     match (&x.response, &x.transport_error) {
         (Some(r), _) => {
             let mut head = format!(
@@ -402,11 +673,13 @@ fn exchange_html(x: &Exchange) -> String {
             for (k, v) in &r.headers {
                 let _ = write!(head, "\n{k}: {v}");
             }
+            let json = shows_as_json(&r.body_excerpt, r.body_len);
             let _ = writeln!(
                 out,
-                "<p>Response:</p>\n<pre class=\"response\">{}\n\n{}</pre>",
+                "<p>Response:</p>\n<pre class=\"response\">{}</pre>\n<pre class=\"response-body{}\">{}</pre>",
                 escape(&head),
-                escape(&truncate(&r.body_excerpt, BODY_CHARS))
+                if json { " json" } else { "" },
+                escape(&body_text(&r.body_excerpt, r.body_len))
             );
         }
         (None, Some(e)) => {
@@ -421,10 +694,111 @@ fn exchange_html(x: &Exchange) -> String {
     out
 }
 
+/// Whether a body excerpt of a `total`-byte body is shown re-indented: the whole body is valid
+/// JSON, or a cut one (the report keeps only the start of a large body) starts like JSON.
+fn shows_as_json(excerpt: &str, total: usize) -> bool {
+    if excerpt.len() >= total {
+        is_json(excerpt)
+    } else {
+        excerpt.trim_start().starts_with(['{', '['])
+    }
+}
+
+/// A body for display: re-indented when [`shows_as_json`], else as sent; either way cut to a
+/// bound, with `… N more bytes` counting what is not shown of the `total` bytes of the body.
+fn body_text(excerpt: &str, total: usize) -> String {
+    let (mut shown, consumed) = if shows_as_json(excerpt, total) {
+        pretty_json(excerpt, PRETTY_BYTES)
+    } else {
+        let cut = excerpt
+            .char_indices()
+            .nth(BODY_CHARS)
+            .map_or(excerpt.len(), |(i, _)| i);
+        (excerpt[..cut].to_string(), cut)
+    };
+    let rest = total.saturating_sub(consumed);
+    if rest > 0 {
+        shown.push('\n');
+        let _ = write!(shown, "… {} more bytes", text::thousands(rest));
+    }
+    shown
+}
+
+/// Re-indents JSON text (or the start of it) two spaces a level without parsing its values (numbers, key
+/// order and escapes stay exactly as sent), stopping once the output holds `max` bytes.
+/// Returns the text and how many bytes of `json` it covers.
+fn pretty_json(json: &str, max: usize) -> (String, usize) {
+    fn newline(out: &mut String, depth: usize) {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    }
+    let mut out = String::with_capacity(json.len().min(max) + 64);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let mut chars = json.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if out.len() >= max {
+            return (out, i);
+        }
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+                if let Some((_, close)) = chars.next_if(|(_, c)| matches!(c, '}' | ']')) {
+                    out.push(close);
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    (out, json.len())
+}
+
 fn case_list(run: &Run<'_>) -> String {
-    let mut out = String::from(
-        "<section id=\"cases\">\n<h2>All cases</h2>\n<table>\n\
-         <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th><th>Time</th></tr>\n",
+    // The skip reason has a column of its own (wide, wrapping) when some case was skipped.
+    let skips = run.results.iter().any(|r| r.skip_reason.is_some());
+    let (reason_col, reason_th) = if skips {
+        ("<col style=\"width:24rem\">", "<th>Skip reason</th>")
+    } else {
+        ("", "")
+    };
+    let mut out = format!(
+        "<section id=\"cases\">\n<h2>All cases</h2>\n<table class=\"cases\">\n\
+         <colgroup><col style=\"width:5.5rem\"><col><col style=\"width:7.5rem\">\
+         <col style=\"width:6.5rem\">{reason_col}<col style=\"width:4.5rem\"></colgroup>\n\
+         <tr><th>Verdict</th><th>Case</th><th>Endpoint</th><th>Findings</th>{reason_th}\
+         <th>Time</th></tr>\n",
     );
     for r in run.results {
         let shown: Vec<&Finding> = r
@@ -432,23 +806,33 @@ fn case_list(run: &Run<'_>) -> String {
             .iter()
             .filter(|f| reported(f, run.strict))
             .collect();
-        let sections: BTreeSet<&str> = shown.iter().map(|f| f.check.section).collect();
-        let mut notes: Vec<String> = sections
-            .iter()
-            .map(|s| format!("<a href=\"#{}\">{}</a>", section_anchor(s), escape(s)))
-            .collect();
-        if let Some(reason) = &r.skip_reason {
-            notes.push(format!("skipped: {}", escape(reason)));
-        }
+        let findings = if r.skip_reason.is_some() && shown.is_empty() {
+            "<span class=\"badge b-notrun\">not run</span>".to_string()
+        } else {
+            let sections: BTreeSet<&str> = shown.iter().map(|f| f.check.section).collect();
+            let links: Vec<String> = sections
+                .iter()
+                .map(|s| format!("<a href=\"#{}\">{}</a>", section_anchor(s), escape(s)))
+                .collect();
+            format!("{} {}", shown.len(), links.join(" "))
+        };
+        let reason = if skips {
+            format!(
+                "<td class=\"why skip-reason\">{}</td>",
+                r.skip_reason.as_deref().map(escape).unwrap_or_default()
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{:.3}s</td></tr>",
+            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}s</td></tr>",
             r.id.index,
             badge(r.outcome),
-            escape(&case_label(r)),
+            escape(&text::case_label(r)),
             escape(&r.id.endpoint),
-            shown.len(),
-            notes.join(" "),
+            findings,
+            reason,
             r.duration.as_secs_f64()
         );
     }
@@ -458,54 +842,12 @@ fn case_list(run: &Run<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::time::Duration;
 
     use super::*;
     use crate::report::Sink;
-    use crate::report::file::FileReport;
-    use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
-    use crate::verdict::event::CaseId;
+    use crate::report::text::fixtures::{case, exchange, started};
+    use crate::spec::catalog::{HTTP_SERVER_ERROR, MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
     use crate::verdict::event::{Event, RunSummary};
-    use crate::verdict::exchange::{RequestRecord, ResponseRecord};
-
-    fn exchange(body: &str) -> Exchange {
-        Exchange {
-            request: RequestRecord {
-                method: "POST".into(),
-                url: "http://127.0.0.1:1/optimus/core/open/mall/queryMallList".into(),
-                headers: vec![("Authorization".into(), "app <redacted>".into())],
-                body: "{\"appid\":\"app\"}".into(),
-            },
-            response: Some(ResponseRecord {
-                status: 200,
-                headers: vec![("content-type".into(), "application/json".into())],
-                body_excerpt: body.into(),
-                body_len: body.len(),
-            }),
-            transport_error: None,
-            duration: Duration::from_millis(5),
-        }
-    }
-
-    fn case(index: usize, name: &str, findings: Vec<Finding>, body: &str) -> CaseResult {
-        CaseResult {
-            id: CaseId {
-                file: Path::new("cases/mall-list.yaml").into(),
-                name: name.into(),
-                endpoint: "mall-list".into(),
-                index,
-            },
-            outcome: Outcome::of(&findings, false),
-            findings,
-            omitted: vec![],
-            exchanges: vec![exchange(body)],
-            skip_reason: None,
-            flaky: false,
-            duration: Duration::from_millis(7),
-            coverage: vec![],
-        }
-    }
 
     fn rendered(results: &[CaseResult]) -> String {
         let mut summary = RunSummary::default();
@@ -547,7 +889,10 @@ mod tests {
         assert!(article.contains("+ actual:   3"), "{html}");
         assert!(article.contains("curl -sS -X POST"), "{html}");
         assert!(article.contains("app &lt;redacted&gt;"), "{html}");
-        assert!(article.contains("{&quot;state&quot;:3}"), "{html}");
+        assert!(
+            article.contains("{\n  &quot;state&quot;: 3\n}"),
+            "the JSON body pretty-printed: {html}"
+        );
         assert!(
             html.contains("cases/mall-list.yaml › healthy"),
             "passing cases are listed"
@@ -654,12 +999,7 @@ mod tests {
     fn sink_marks_partial_runs_until_run_finished() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("report.html");
-        let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
-        sink.on_event(&Event::RunStarted {
-            base_url: "http://x".into(),
-            cases: 1,
-        })
-        .expect("write");
+        let mut sink = started(&path, |r| Ok(render(r)));
         sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", vec![], "{}"))))
             .expect("write");
         let partial = std::fs::read_to_string(&path).expect("written");
@@ -670,5 +1010,256 @@ mod tests {
         let done = std::fs::read_to_string(&path).expect("written");
         assert!(!done.contains("id=\"partial\""), "{done}");
         assert!(done.contains("1 case: 1 passed"), "{done}");
+    }
+
+    fn server_error(index: usize, name: &str) -> CaseResult {
+        let mut r = case(
+            index,
+            name,
+            vec![Finding::new(
+                &HTTP_SERVER_ERROR,
+                "",
+                "a status below 500 with a JSON body",
+                "HTTP 500, not JSON",
+            )],
+            "<html>500</html>",
+        );
+        if let Some(resp) = r.exchanges[0].response.as_mut() {
+            resp.status = 500;
+        }
+        r
+    }
+
+    #[test]
+    fn identical_findings_of_many_cases_make_one_group_with_one_example() {
+        let mut results: Vec<CaseResult> = (0..26)
+            .map(|i| server_error(i, &format!("case number {i}")))
+            .collect();
+        results.push(case(
+            26,
+            "other",
+            vec![Finding::new(
+                &HTTP_SERVER_ERROR,
+                "",
+                "a status below 500 with a JSON body",
+                "HTTP 503",
+            )],
+            "{}",
+        ));
+        let html = rendered(&results);
+        let sec = &html[html.find("<section id=\"sec-7\">").expect("§7")..];
+        assert_eq!(
+            sec.matches("<article").count(),
+            2,
+            "one group + one: {html}"
+        );
+        assert!(sec.contains("data-cases=\"26\""), "{html}");
+        assert!(
+            sec.contains(
+                "<code>http.server-error</code>: expected a status below 500 with a JSON body, \
+                 got HTTP 500, not JSON in 26 cases</h3>"
+            ),
+            "the group's heading: {html}"
+        );
+        for i in 0..26 {
+            assert!(
+                sec.contains(&format!("<a href=\"#case-{i}\">case number {i}</a>")),
+                "case {i} is listed: {html}"
+            );
+        }
+        assert_eq!(
+            sec.matches("<pre class=\"request\">").count(),
+            2,
+            "one example exchange per group: {html}"
+        );
+        assert_eq!(
+            sec.matches("<code class=\"check\">http.server-error</code>")
+                .count(),
+            2,
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn array_indices_do_not_split_a_group_but_other_values_do() {
+        let state = |i, ptr: &str, actual: &str| {
+            case(
+                i,
+                &format!("page {i}"),
+                vec![Finding::new(&MALL_STATE, ptr, "one of [0, 1, 2]", actual)],
+                "{}",
+            )
+        };
+        let html = rendered(&[
+            state(0, "/data/0/state", "3"),
+            state(1, "/data/7/state", "3"),
+            state(2, "/data/0/state", "4"),
+        ]);
+        let sec = &html[html.find("<section id=\"sec-3\">").expect("§3")..];
+        assert_eq!(sec.matches("<article").count(), 2, "{html}");
+        assert!(sec.contains("data-cases=\"2\""), "{html}");
+    }
+
+    #[test]
+    fn json_bodies_are_pretty_printed_as_sent_and_others_raw() {
+        let body = "{\"b\":[1,{}],\"a\":-9223372036854775809,\"s\":\"x,{y}\\\"\",\"e\":[]}";
+        let html = rendered(&[case(
+            0,
+            "json",
+            vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")],
+            body,
+        )]);
+        let pretty = "{\n  &quot;b&quot;: [\n    1,\n    {}\n  ],\n  &quot;a&quot;: \
+                      -9223372036854775809,\n  &quot;s&quot;: &quot;x,{y}\\&quot;&quot;,\n  \
+                      &quot;e&quot;: []\n}";
+        assert!(
+            html.contains(&format!("<pre class=\"response-body json\">{pretty}</pre>")),
+            "key order, numbers and strings kept: {html}"
+        );
+        assert!(
+            html.contains(
+                "<pre class=\"request-body json\">{\n  &quot;appid&quot;: &quot;app&quot;\n}</pre>"
+            ),
+            "{html}"
+        );
+        let html = rendered(&[case(
+            0,
+            "html",
+            vec![Finding::new(&MALL_STATE, "", "0", "3")],
+            "<p>{\"a\":1}</p>",
+        )]);
+        assert!(
+            html.contains(
+                "<pre class=\"response-body\">&lt;p&gt;{&quot;a&quot;:1}&lt;/p&gt;</pre>"
+            ),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_large_body_is_cut_with_the_bytes_left() {
+        let big = format!("[{}1]", "1,".repeat(10_000));
+        let (pretty, used) = pretty_json(&big, PRETTY_BYTES);
+        assert!(pretty.len() < PRETTY_BYTES + 8, "bounded");
+        assert!(used < big.len());
+        let shown = body_text(&big, big.len());
+        assert!(
+            shown.ends_with(&format!(
+                "… {} more bytes",
+                text::thousands(big.len() - used)
+            )),
+            "{shown}"
+        );
+        let cut = &big[..2_048];
+        let shown = body_text(cut, big.len());
+        assert!(
+            shown.starts_with("[\n  1,\n  1,\n"),
+            "a cut JSON body re-indented"
+        );
+        assert!(
+            shown.ends_with(&format!(
+                "\n… {} more bytes",
+                text::thousands(big.len() - 2_048)
+            )),
+            "{shown}"
+        );
+        let page = format!("<html>{}</html>", "x".repeat(10_000));
+        let shown = body_text(&page[..5_000], page.len());
+        assert!(
+            shown.starts_with(&page[..BODY_CHARS]),
+            "a cut HTML body is shown raw"
+        );
+        assert!(
+            shown.ends_with(&format!(
+                "x\n… {} more bytes",
+                text::thousands(page.len() - BODY_CHARS)
+            )),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_actual_value_is_painted_as_wrong_and_a_legend_says_which_is_which() {
+        let html = rendered(&[case(
+            0,
+            "state",
+            vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")],
+            "{}",
+        )]);
+        assert!(
+            html.contains("<span class=\"exp\">- expected: 0</span>")
+                && html.contains("<span class=\"act\">+ actual:   3</span>"),
+            "{html}"
+        );
+        assert!(
+            STYLE.contains(".diff .act{color:var(--fail)"),
+            "actual in red"
+        );
+        assert!(STYLE.contains(".diff .exp{color:var(--pass)}"));
+        assert!(
+            !STYLE.contains(".add{color:var(--pass)}"),
+            "nothing else green"
+        );
+        assert!(html.contains("id=\"legend\""), "{html}");
+    }
+
+    #[test]
+    fn checks_that_did_not_run_say_not_run_with_why() {
+        let mut skipped = case(1, "skipped one", vec![], "{}");
+        skipped.skip_reason = Some(format!("needs MALLCHECK_MALL_SN {}", "x".repeat(300)));
+        skipped.outcome = Outcome::Skip;
+        skipped.exchanges.clear();
+        skipped.id.endpoint = "mall-products".into();
+        let html = rendered(&[case(0, "list", vec![], "{\"data\":[]}"), skipped]);
+        let row = |section: &str| {
+            let start = html
+                .find(&format!("<tr><td>{section}</td>"))
+                .unwrap_or_else(|| panic!("{section} row: {html}"));
+            html[start..start + html[start..].find("</tr>").expect("row end")].to_string()
+        };
+        assert!(row("§3").contains("no findings"), "mall checks ran: {html}");
+        let products = row("§2.7");
+        assert!(products.contains("not run"), "{products}");
+        assert!(products.contains("case skipped"), "{products}");
+        assert!(!products.contains("no findings"), "{products}");
+        let fuzz_only = row("§1");
+        assert!(
+            fuzz_only.contains("no findings"),
+            "paging.repeatable is a run check"
+        );
+        let case_row = &html[html.find("<tr id=\"case-1\">").expect("row")..];
+        let case_row = &case_row[..case_row.find("</tr>").expect("end")];
+        assert!(
+            case_row.contains("b-notrun\">not run</span></td>"),
+            "{case_row}"
+        );
+        assert!(
+            case_row.contains("<td class=\"why skip-reason\">needs MALLCHECK_MALL_SN xxx"),
+            "the reason in its own column: {case_row}"
+        );
+        assert!(STYLE.contains(".why{") && STYLE.contains("overflow-wrap:anywhere"));
+        let none_skipped = rendered(&[case(0, "list", vec![], "{}")]);
+        assert!(
+            !none_skipped.contains("Skip reason"),
+            "no empty reason column: {none_skipped}"
+        );
+    }
+
+    #[test]
+    fn findings_that_differ_only_in_place_share_one_entry() {
+        let findings: Vec<Finding> = (0..15)
+            .map(|i| Finding::new(&MALL_STATE, format!("/data/{i}/state"), "0", "3"))
+            .collect();
+        let html = rendered(&[case(0, "page", findings, "{}")]);
+        assert_eq!(html.matches("+ actual:   3").count(), 1, "{html}");
+        assert!(
+            html.contains("at /data/0/state, /data/1/state, "),
+            "the places listed: {html}"
+        );
+        assert!(
+            html.contains("/data/11/state and 3 more places (15 in all)\n"),
+            "{html}"
+        );
+        assert!(html.contains("(15 findings)"), "{html}");
     }
 }

@@ -14,46 +14,29 @@
 //! In `run`, one `<testsuite>` per case file, one `<testcase>` per case. A contract finding is a
 //! `<failure>`, a transport or harness problem an `<error>`, warnings stay passing and are
 //! listed in `<system-out>`. The file is rewritten atomically as cases finish (on the schedule of
-//! [`Cadence`]) and when the run ends or is interrupted, so it is always a valid report of what
+//! [`Cadence`](crate::report::cadence::Cadence)) and when the run ends or is interrupted, so it is always a valid report of what
 //! ran.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::atomic;
-use crate::report::cadence::Cadence;
+use crate::report::file::FileReport;
 use crate::report::{Sink, text};
 use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 
-/// Writes a JUnit report to a path.
-pub struct Junit {
-    path: PathBuf,
-    strict: bool,
-    results: Vec<CaseResult>,
-    cadence: Cadence,
-}
+/// Writes a JUnit report to a path: the shared [`FileReport`] sink with [`render`].
+pub struct Junit(FileReport);
 
 impl Junit {
     /// A sink writing `path`.
     pub fn new(path: PathBuf, strict: bool) -> Self {
-        Junit {
-            path,
-            strict,
-            results: vec![],
-            cadence: Cadence::default(),
-        }
-    }
-
-    fn write(&mut self) -> io::Result<()> {
-        let started = Instant::now();
-        let xml = render(&self.results, self.strict)?;
-        let written = atomic::write(&self.path, xml.as_bytes());
-        self.cadence.wrote(started);
-        written
+        Junit(FileReport::new(path, strict, |run| {
+            render(run.results, run.strict)
+        }))
     }
 }
 
@@ -277,30 +260,6 @@ fn distinct_findings(findings: &[&Finding]) -> Vec<String> {
         .collect()
 }
 
-/// The failure body of a run case: its distinct findings, the findings counted but not kept,
-/// then the exchange that failed (or the first).
-fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
-    let mut out = String::new();
-    for line in distinct_findings(findings) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    for line in text::omitted_lines(result, findings) {
-        out.push_str(&line);
-        out.push('\n');
-    }
-    if let Some(x) = result
-        .exchanges
-        .iter()
-        .find(|x| x.transport_error.is_some())
-        .or(result.exchanges.first())
-    {
-        out.push_str(&text::exchange(x));
-        out.push('\n');
-    }
-    out
-}
-
 fn run_case(result: &CaseResult, strict: bool) -> TestCase {
     let blocking = text::blocking(result, strict);
     let verdict = match result.outcome {
@@ -322,7 +281,9 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
             } else {
                 headline
             };
-            let detail = case_detail(result, &blocking);
+            // The failure body: the distinct findings, the findings counted but not kept, then the
+            // exchange that failed (or the first).
+            let detail = text::case_detail_with(result, &blocking, distinct_findings(&blocking));
             if result.outcome == Outcome::Fail {
                 Verdict::Failure {
                     ty,
@@ -393,30 +354,11 @@ pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
 
 impl Sink for Junit {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
-        match event {
-            Event::RunStarted { .. } => self.write(),
-            Event::CaseStarted(_) => Ok(()),
-            Event::CaseFinished(result) => {
-                self.results.push((**result).clone());
-                if self.cadence.changed() {
-                    self.write()
-                } else {
-                    Ok(())
-                }
-            }
-            Event::Tick => {
-                if self.cadence.due() {
-                    self.write()
-                } else {
-                    Ok(())
-                }
-            }
-            Event::RunFinished(_) => Ok(()),
-        }
+        self.0.on_event(event)
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.write()
+        self.0.finish()
     }
 }
 

@@ -64,22 +64,6 @@ fn icon(outcome: Outcome) -> &'static str {
     }
 }
 
-/// The blocking findings of a case grouped by check, in first-seen order.
-fn by_check<'a>(findings: &[&'a Finding]) -> Vec<Vec<&'a Finding>> {
-    let mut groups: Vec<Vec<&Finding>> = Vec::new();
-    for f in findings {
-        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
-            Some(g) => g.push(f),
-            None => groups.push(vec![f]),
-        }
-    }
-    groups
-}
-
-fn case_label(r: &CaseResult) -> String {
-    format!("{} › {}", r.id.file.display(), r.id.name)
-}
-
 fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
     let mut out = String::from(
         "\n### Failures\n\n| Case | Outcome | Check | Spec § | Pointer | Expected | Actual |\n|---|---|---|---|---|---|---|\n",
@@ -88,13 +72,13 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
     let mut hidden = 0;
     for r in failing {
         let blocking = text::blocking(r, strict);
-        let groups = by_check(&blocking);
+        let groups = text::by_check(&blocking);
         if groups.is_empty() {
             if rows < MAX_TABLE_ROWS {
                 let _ = writeln!(
                     out,
                     "| {} | {} | | | | | |",
-                    code(&case_label(r)),
+                    code(&text::case_label(r)),
                     r.outcome.label()
                 );
                 rows += 1;
@@ -122,7 +106,7 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {}{more} | {} | {} |",
-                code(&case_label(r)),
+                code(&text::case_label(r)),
                 f.outcome(strict).label(),
                 code(f.check.id),
                 cell_text(f.check.section),
@@ -147,36 +131,23 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
     let mut out = String::from("\n");
     for r in failing.iter().take(MAX_DETAILS) {
         let blocking = text::blocking(r, strict);
-        let mut body = String::new();
-        for f in blocking.iter().take(MAX_FINDINGS_PER_CASE) {
-            body.push_str(&text::finding(f));
-            body.push('\n');
-        }
+        let mut lines: Vec<String> = blocking
+            .iter()
+            .take(MAX_FINDINGS_PER_CASE)
+            .map(|f| text::finding(f))
+            .collect();
         if blocking.len() > MAX_FINDINGS_PER_CASE {
-            let _ = writeln!(
-                body,
+            lines.push(format!(
                 "… and {}",
                 text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
-            );
+            ));
         }
-        for line in text::omitted_lines(r, &blocking) {
-            body.push_str(&line);
-            body.push('\n');
-        }
-        if let Some(x) = r
-            .exchanges
-            .iter()
-            .find(|x| x.transport_error.is_some())
-            .or(r.exchanges.first())
-        {
-            body.push_str(&text::exchange(x));
-            body.push('\n');
-        }
+        let body = text::case_detail_with(r, &blocking, lines);
         let _ = write!(
             out,
             "<details><summary>{} {}</summary>\n\n{}\n</details>\n\n",
             r.outcome.label(),
-            html_escape(&case_label(r)),
+            html_escape(&text::case_label(r)),
             fenced(&body)
         );
     }
@@ -208,7 +179,7 @@ fn warnings(results: &[CaseResult], strict: bool) -> String {
         let _ = writeln!(
             out,
             "- {}: {} ({}) at {}: expected {}, got {}",
-            code(&case_label(r)),
+            code(&text::case_label(r)),
             code(f.check.id),
             cell_text(f.check.section),
             code(if f.pointer.is_empty() {
@@ -298,54 +269,12 @@ fn html_escape(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::time::Duration;
 
     use super::*;
     use crate::report::Sink;
-    use crate::report::file::FileReport;
+    use crate::report::text::fixtures::{case, started};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
-    use crate::verdict::event::CaseId;
     use crate::verdict::event::{Event, RunSummary};
-    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
-
-    fn exchange(body: &str) -> Exchange {
-        Exchange {
-            request: RequestRecord {
-                method: "POST".into(),
-                url: "http://127.0.0.1:1/optimus/core/open/mall/queryMallList".into(),
-                headers: vec![("Authorization".into(), "app <redacted>".into())],
-                body: "{}".into(),
-            },
-            response: Some(ResponseRecord {
-                status: 200,
-                headers: vec![],
-                body_excerpt: body.into(),
-                body_len: body.len(),
-            }),
-            transport_error: None,
-            duration: Duration::from_millis(5),
-        }
-    }
-
-    fn case(index: usize, name: &str, findings: Vec<Finding>, body: &str) -> CaseResult {
-        CaseResult {
-            id: CaseId {
-                file: Path::new("cases/mall-list.yaml").into(),
-                name: name.into(),
-                endpoint: "mall-list".into(),
-                index,
-            },
-            outcome: Outcome::of(&findings, false),
-            findings,
-            omitted: vec![],
-            exchanges: vec![exchange(body)],
-            skip_reason: None,
-            flaky: false,
-            duration: Duration::from_millis(7),
-            coverage: vec![],
-        }
-    }
 
     fn rendered(results: &[CaseResult], complete: bool) -> String {
         let mut summary = RunSummary::default();
@@ -432,12 +361,7 @@ mod tests {
     fn sink_holds_back_a_case_right_after_a_write_and_writes_it_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("out/summary.md");
-        let mut sink = FileReport::new(path.clone(), false, |r| Ok(render(r)));
-        sink.on_event(&Event::RunStarted {
-            base_url: "http://x".into(),
-            cases: 1,
-        })
-        .expect("write");
+        let mut sink = started(&path, |r| Ok(render(r)));
         let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")];
         sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", findings, "{}"))))
             .expect("write");

@@ -113,28 +113,121 @@ pub fn blocking(result: &CaseResult, strict: bool) -> Vec<&Finding> {
         .collect()
 }
 
+/// `cases/mall-list.yaml › first page`: a case as reports name it.
+pub fn case_label(r: &CaseResult) -> String {
+    format!("{} › {}", r.id.file.display(), r.id.name)
+}
+
+/// Findings grouped by check, in first-seen order.
+pub fn by_check<'a>(findings: &[&'a Finding]) -> Vec<Vec<&'a Finding>> {
+    let mut groups: Vec<Vec<&Finding>> = Vec::new();
+    for f in findings {
+        match groups.iter_mut().find(|g| g[0].check.id == f.check.id) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
+}
+
+/// The exchange a report shows for a case: the first that failed in transport, else the first.
+pub fn primary_exchange(result: &CaseResult) -> Option<&Exchange> {
+    result
+        .exchanges
+        .iter()
+        .find(|x| x.transport_error.is_some())
+        .or(result.exchanges.first())
+}
+
 /// Full detail of a case for a failure body: findings, then the first exchange (or the one
 /// that failed).
 pub fn case_detail(result: &CaseResult, findings: &[&Finding]) -> String {
+    case_detail_with(result, findings, findings.iter().map(|f| finding(f)))
+}
+
+/// [`case_detail`] with the findings written as `lines` (JUnit lists repeated findings once).
+pub fn case_detail_with(
+    result: &CaseResult,
+    findings: &[&Finding],
+    lines: impl IntoIterator<Item = String>,
+) -> String {
     let mut out = String::new();
-    for f in findings {
-        out.push_str(&finding(f));
+    for line in lines {
+        out.push_str(&line);
         out.push('\n');
     }
     for line in omitted_lines(result, findings) {
         out.push_str(&line);
         out.push('\n');
     }
-    if let Some(x) = result
-        .exchanges
-        .iter()
-        .find(|x| x.transport_error.is_some())
-        .or(result.exchanges.first())
-    {
+    if let Some(x) = primary_exchange(result) {
         out.push_str(&exchange(x));
         out.push('\n');
     }
     out
+}
+
+/// Report inputs shared by the report modules' unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use std::path::Path;
+    use std::time::Duration;
+
+    use crate::report::Sink;
+    use crate::report::file::{FileReport, Render};
+    use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome};
+    use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
+
+    /// A file-report sink writing `path` with `render`, told that a one-case run started.
+    pub fn started(path: &Path, render: Render) -> FileReport {
+        let mut sink = FileReport::new(path.to_path_buf(), false, render);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            cases: 1,
+        })
+        .expect("write");
+        sink
+    }
+
+    /// A redacted mall-list exchange answered 200 with `body`.
+    pub fn exchange(body: &str) -> Exchange {
+        Exchange {
+            request: RequestRecord {
+                method: "POST".into(),
+                url: "http://127.0.0.1:1/optimus/core/open/mall/queryMallList".into(),
+                headers: vec![("Authorization".into(), "app <redacted>".into())],
+                body: "{\"appid\":\"app\"}".into(),
+            },
+            response: Some(ResponseRecord {
+                status: 200,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body_excerpt: body.into(),
+                body_len: body.len(),
+            }),
+            transport_error: None,
+            duration: Duration::from_millis(5),
+        }
+    }
+
+    /// A mall-list case of `cases/mall-list.yaml` with `findings` and one exchange.
+    pub fn case(index: usize, name: &str, findings: Vec<Finding>, body: &str) -> CaseResult {
+        CaseResult {
+            id: CaseId {
+                file: Path::new("cases/mall-list.yaml").into(),
+                name: name.into(),
+                endpoint: "mall-list".into(),
+                index,
+            },
+            outcome: Outcome::of(&findings, false),
+            findings,
+            omitted: vec![],
+            exchanges: vec![exchange(body)],
+            skip_reason: None,
+            flaky: false,
+            duration: Duration::from_millis(7),
+            coverage: vec![],
+        }
+    }
 }
 
 #[cfg(test)]

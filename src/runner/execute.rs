@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase};
@@ -88,6 +89,20 @@ impl<'a> Collector<'a> {
         });
     }
 
+    /// Adds what a part of the case collected, as if it had been collected here: the case
+    /// keeps the same exchanges and findings, in the same order, as a sequential run.
+    fn merge(&mut self, part: Part, span: &Span) {
+        for exchange in part.exchanges {
+            self.record(exchange);
+        }
+        // A part skips exchanges only after its first MAX_EXCHANGES, which filled this record.
+        self.dropped_exchanges += part.skipped;
+        if let Some(last) = part.last {
+            self.record(last);
+        }
+        self.absorb(part.findings, span);
+    }
+
     fn record(&mut self, exchange: Exchange) {
         if self.exchanges.len() < MAX_EXCHANGES {
             self.exchanges.push(exchange);
@@ -135,6 +150,61 @@ impl<'a> Collector<'a> {
             flaky: retries > 0 && matches!(outcome, Outcome::Pass | Outcome::Warn),
             duration: started.elapsed(),
             coverage: self.coverage,
+        }
+    }
+}
+
+/// What one part of a case that runs concurrently with the others (a walk, a products call)
+/// collected: its first exchanges and its last one, and its findings, merged into the case by
+/// [`Collector::merge`] in the planned order whatever order the parts finished in.
+struct Part {
+    exchanges: Vec<Exchange>,
+    /// Exchanges between the first [`MAX_EXCHANGES`] and `last`, counted only.
+    skipped: usize,
+    last: Option<Exchange>,
+    findings: Findings,
+}
+
+impl Part {
+    fn new(cap: usize) -> Part {
+        Part {
+            exchanges: Vec::new(),
+            skipped: 0,
+            last: None,
+            findings: Findings::new(cap),
+        }
+    }
+
+    /// An empty bounded collection with the part's cap.
+    fn bounded(&self) -> Findings {
+        Findings::new(self.findings.cap())
+    }
+
+    fn record(&mut self, exchange: Exchange) {
+        if self.exchanges.len() < MAX_EXCHANGES {
+            self.exchanges.push(exchange);
+        } else if self.last.replace(exchange).is_some() {
+            self.skipped += 1;
+        }
+    }
+
+    fn add(&mut self, findings: Vec<Finding>) {
+        self.findings.extend(findings);
+    }
+
+    fn absorb(&mut self, found: Findings) {
+        self.findings.append(found);
+    }
+
+    /// Records the exchange and returns the response, or adds the transport finding.
+    fn take(&mut self, sent: Sent) -> Option<Response> {
+        self.record(sent.exchange);
+        match sent.result {
+            Ok(r) => Some(r),
+            Err(f) => {
+                self.add(vec![*f]);
+                None
+            }
         }
     }
 }
@@ -264,11 +334,11 @@ async fn exchange_case(
 }
 
 /// Pages of the mall list fetched through the runner's client.
-struct ClientPages<'r, 'c, 'p> {
+struct ClientPages<'r> {
     runner: &'r Runner,
     body: Value,
-    collector: &'c mut Collector<'p>,
-    span: Span,
+    /// The walk's exchanges and the findings of its pages.
+    part: Part,
     merchant: Option<String>,
     /// When set, every listed mall is kept here (a products sweep's list).
     listed: Option<Vec<Listed>>,
@@ -282,7 +352,7 @@ struct Listed {
     deleted: bool,
 }
 
-impl PageSource for ClientPages<'_, '_, '_> {
+impl PageSource for ClientPages<'_> {
     async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
         let mut body = self.body.clone();
         if let Some(obj) = body.as_object_mut() {
@@ -302,7 +372,7 @@ impl PageSource for ClientPages<'_, '_, '_> {
             .client
             .send_json(Endpoint::MallList, &body, &AuthMode::Signed, &[])
             .await;
-        self.collector.record(sent.exchange);
+        self.part.record(sent.exchange);
         let response = match sent.result {
             Ok(r) => r,
             Err(f) => return Page::Stop(vec![*f]),
@@ -311,16 +381,15 @@ impl PageSource for ClientPages<'_, '_, '_> {
         if !stop.is_empty() {
             return Page::Stop(stop);
         }
-        let span = self.span.clone();
         let schemas = &self.runner.schemas;
-        let mut found = self.collector.bounded();
+        let mut found = self.part.bounded();
         crate::cpu::cpu_bound(|| {
             schemas.validate_into("mall-list-response", &response.json, &mut found);
         });
         if let Some(merchant) = &self.merchant {
             ownership::merchant_into(&response.json, merchant, &mut found);
         }
-        self.collector.absorb(found, &span);
+        self.part.absorb(found);
         let success = response.json.get("success") == Some(&Value::Bool(true));
         let has_data = response.json.get("data").is_some_and(Value::is_array);
         if !success || !has_data {
@@ -353,7 +422,7 @@ impl PageSource for ClientPages<'_, '_, '_> {
                 })
             }));
         }
-        Page::Body(response.json)
+        Page::Body(response.json.into_value())
     }
 }
 
@@ -381,8 +450,12 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             .unwrap_or(usize::MAX)
             .saturating_add(1),
     );
-    let mut walks: Vec<(String, paging::Walk)> = Vec::new();
-    let mut pages = 0usize;
+    // Every walk (each size, and the repeat) runs at once: pages of one walk follow each
+    // other's cursor, but walks are independent. The client bounds the requests in flight
+    // (--jobs) and the rate of the whole run; the results are merged below in the planned
+    // order, so the case reads the same whatever order the walks finished in.
+    let rounds = if w.repeat { 2 } else { 1 };
+    let mut planned: Vec<(u64, u32, bool, WalkOptions)> = Vec::new();
     for &size in &w.sizes {
         let bounded = !exhaustive && size != largest;
         let options = WalkOptions {
@@ -395,42 +468,53 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             max_findings_per_check: runner.options.max_findings_per_check,
             max_records: bounded.then_some(prefix),
         };
-        let rounds = if w.repeat { 2 } else { 1 };
         for round in 0..rounds {
-            let mut source = ClientPages {
-                runner,
-                body: body.clone(),
-                collector: c,
-                span: span.clone(),
-                merchant: merchant.clone(),
-                listed: None,
-            };
-            let mut walk = paging::walk(&mut source, &options).await;
-            pages += walk.steps.len();
-            let what = if bounded {
-                format!("size {size} (first {prefix} records)")
-            } else {
-                format!("size {size}")
-            };
-            let label = if round == 0 {
-                format!("walk at {what}")
-            } else {
-                format!("second walk at {what}")
-            };
-            let found = std::mem::replace(&mut walk.findings, c.bounded());
-            c.absorb(found, &span);
-            if round == 1 {
-                if let Some((first_label, first)) = walks.last() {
-                    let f = paging::compare_walks(
-                        &catalog::PAGING_REPEATABLE,
-                        (first_label, first),
-                        (&label, &walk),
-                    );
-                    c.add(f, &span);
-                }
-            } else {
-                walks.push((label, walk));
+            planned.push((size, round, bounded, options.clone()));
+        }
+    }
+    let cap = c.findings.cap();
+    let done = futures_util::future::join_all(planned.iter().map(|(_, _, _, options)| {
+        let mut source = ClientPages {
+            runner,
+            body: body.clone(),
+            part: Part::new(cap),
+            merchant: merchant.clone(),
+            listed: None,
+        };
+        async move {
+            let walk = paging::walk(&mut source, options).await;
+            (source.part, walk)
+        }
+    }))
+    .await;
+    let mut walks: Vec<(String, paging::Walk)> = Vec::new();
+    let mut pages = 0usize;
+    for ((size, round, bounded, _), (part, mut walk)) in planned.into_iter().zip(done) {
+        c.merge(part, &span);
+        pages += walk.steps.len();
+        let what = if bounded {
+            format!("size {size} (first {prefix} records)")
+        } else {
+            format!("size {size}")
+        };
+        let label = if round == 0 {
+            format!("walk at {what}")
+        } else {
+            format!("second walk at {what}")
+        };
+        let found = std::mem::replace(&mut walk.findings, c.bounded());
+        c.absorb(found, &span);
+        if round == 1 {
+            if let Some((first_label, first)) = walks.last() {
+                let f = paging::compare_walks(
+                    &catalog::PAGING_REPEATABLE,
+                    (first_label, first),
+                    (&label, &walk),
+                );
+                c.add(f, &span);
             }
+        } else {
+            walks.push((label, walk));
         }
     }
     // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
@@ -618,8 +702,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     let mut source = ClientPages {
         runner,
         body: list_body.clone(),
-        collector: c,
-        span: span.clone(),
+        part: Part::new(c.findings.cap()),
         merchant: None,
         listed: Some(Vec::new()),
     };
@@ -627,6 +710,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its
     // products, so only live malls must (a deleted one must still not leak another's data).
     let listed = source.listed.take().unwrap_or_default();
+    c.merge(source.part, &span);
     let found = std::mem::replace(&mut walk.findings, c.bounded());
     c.absorb(found, &span);
     if listed.is_empty() {
@@ -654,44 +738,23 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     );
     let appid = list_body.get("appid").cloned().unwrap_or(Value::Null);
     let products_body = |seller: &Value, sn: &str, sig: &str| json!({"appid": appid, "seller": seller, "mallID": {"mallSn": sn, "signature": sig}});
+    // The products calls run at once (the client bounds the requests in flight and the rate);
+    // their results are taken in the malls' order, so the case reads the same whatever order
+    // the answers came in.
+    let cap = c.findings.cap();
     let mut lists: Vec<(String, Vec<String>)> = Vec::new();
-    for (sn, sig) in &malls {
-        let body = products_body(&s.seller, sn, sig);
-        let sent = runner
-            .client
-            .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
-            .await;
-        let Some(r) = c.take(sent, &span) else {
-            continue;
-        };
-        c.add(http::server_error(r.status), &span);
-        if !(200..300).contains(&r.status) || !r.json.is_array() {
-            if deleted(sn) {
-                continue;
-            }
-            c.add(
-                vec![Finding::new(
-                    &catalog::PRODUCTS_LISTED_MALL,
-                    "",
-                    format!("a products array for listed mall {sn}"),
-                    format!("HTTP {}, {}", r.status, r.json),
-                )],
-                &span,
-            );
-            continue;
-        }
-        let mut found = c.bounded();
-        crate::cpu::cpu_bound(|| {
-            runner
-                .schemas
-                .check_into("products-response", &r.json, &mut found);
-        });
-        c.absorb(found, &span);
-        if s.order {
-            c.add(products::order(&r.json), &span);
-        }
-        lists.push((sn.clone(), products::spu_ids(&r.json)));
+    let mut answers = futures_util::stream::iter(0..malls.len())
+        .map(|i| {
+            let (sn, sig) = &malls[i];
+            let body = products_body(&s.seller, sn, sig);
+            products_call(runner, s, body, sn, deleted(sn), cap)
+        })
+        .buffered(runner.options.jobs.max(1));
+    while let Some((part, list)) = answers.next().await {
+        c.merge(part, &span);
+        lists.extend(list);
     }
+    drop(answers);
     c.add(products::distinct(&lists), &span);
     // Probe with the mall that has products, so that "no data" proves something.
     let target = lists
@@ -713,19 +776,73 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 &catalog::PRODUCTS_SELLER_BOUND,
             ));
         }
-        // Each probe must be refused: any answer without product data passes.
-        for (body, check) in probes {
+        // Each probe must be refused: any answer without product data passes. The probes
+        // run at once and are taken in order.
+        let refusals = probes.into_iter().map(|(body, check)| async move {
+            let mut part = Part::new(cap);
             let sent = runner
                 .client
                 .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
                 .await;
-            if let Some(r) = c.take(sent, &span) {
-                c.add(http::server_error(r.status), &span);
-                c.add(payload::no_data(check, &r.json), &span);
+            if let Some(r) = part.take(sent) {
+                part.add(http::server_error(r.status));
+                part.add(payload::no_data(check, &r.json));
             }
+            part
+        });
+        for part in futures_util::future::join_all(refusals).await {
+            c.merge(part, &span);
         }
     }
     Ok(())
+}
+
+/// Calls the products of one listed mall of a sweep and checks the answer; gives the mall's
+/// product ids when it answered a products array.
+async fn products_call(
+    runner: &Runner,
+    s: &SweepCase,
+    body: Value,
+    sn: &str,
+    deleted: bool,
+    cap: usize,
+) -> (Part, Option<(String, Vec<String>)>) {
+    let mut part = Part::new(cap);
+    let sent = runner
+        .client
+        .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
+        .await;
+    let Some(r) = part.take(sent) else {
+        return (part, None);
+    };
+    part.add(http::server_error(r.status));
+    if !(200..300).contains(&r.status) || !r.json.is_array() {
+        if !deleted {
+            part.add(vec![Finding::new(
+                &catalog::PRODUCTS_LISTED_MALL,
+                "",
+                format!("a products array for listed mall {sn}"),
+                format!("HTTP {}, {}", r.status, r.json),
+            )]);
+        }
+        return (part, None);
+    }
+    // Checked record by record from the bytes: the tree of the response is never built.
+    let mut found = part.bounded();
+    let mut ids = Vec::new();
+    crate::cpu::cpu_bound(|| {
+        let mut each = |_: usize, p: &Value| ids.extend(products::spu_id(p));
+        // The bytes are well-formed JSON (the client checked them), so this cannot fail.
+        let _ =
+            runner
+                .schemas
+                .check_bytes_into("products-response", &r.body, &mut found, &mut each);
+    });
+    part.absorb(found);
+    if s.order {
+        part.add(products::order_of_ids(&ids));
+    }
+    (part, Some((sn.to_string(), ids)))
 }
 
 /// `8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled`.

@@ -30,7 +30,8 @@ const TICK: std::time::Duration = std::time::Duration::from_millis(250);
 /// How a run behaves, free of CLI types.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Cases run at once.
+    /// Requests in flight at once for the whole run (cases, and the walks and products calls
+    /// inside a case).
     pub jobs: usize,
     /// Observed-severity findings fail the run.
     pub strict: bool,
@@ -121,6 +122,9 @@ impl Runner {
             base_url: self.client.base_url().to_string(),
             cases: cases.len(),
         });
+        // --jobs bounds the requests in flight of the whole run: cases, and the walks and
+        // products calls inside a case, share the places.
+        self.client.limit_in_flight(self.options.jobs);
         let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
         let permits = Arc::new(Semaphore::new(self.options.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
@@ -195,9 +199,6 @@ impl Runner {
 
 /// The text of a caught panic payload.
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+    crate::verdict::event::panic_message(payload)
         .unwrap_or_else(|| "panic without a message".to_string())
 }

@@ -11,11 +11,14 @@ use serde_json::Value;
 use crate::service::client::{Client, Sent};
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
-use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome};
+use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, RunSummary};
 use crate::verdict::exchange::Exchange;
 
 /// Name (and file) of the case that reports a failed preflight.
 pub const PREFLIGHT_CASE: &str = "preflight";
+
+/// Name (and file) of the case that reports a failed discovery of the target mall.
+pub const DISCOVERY_CASE: &str = "discovery";
 
 /// Why the preflight stopped the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,11 +92,65 @@ pub async fn check(
     }))
 }
 
+/// Whether a finished run must fail because the target mall (`MALLCHECK_MALL_SN`) could not be
+/// discovered, and if so the console message and the `discovery` case (outcome Error) for the
+/// reports. `failure` is [`Discovery::failure`](crate::service::discover::Discovery::failure).
+///
+/// Only a run that would otherwise pass is concerned. A service that could not be reached or
+/// did not answer the first page with a success is an unreachable or broken service: the run
+/// fails, whatever else passed (with `--no-preflight` nothing else may have looked at it). A
+/// merchant that lists no mall fails the run only when every case was skipped: a run that
+/// tested nothing must not pass.
+pub fn discovery_stop(
+    failure: Option<(&str, bool)>,
+    summary: &RunSummary,
+) -> Option<(String, CaseResult)> {
+    let (reason, service) = failure?;
+    if matches!(summary.outcome(), Outcome::Fail | Outcome::Error) {
+        // The run fails already; the skip reasons say why those cases did not run.
+        return None;
+    }
+    let nothing_ran = summary.total() > 0 && summary.skipped == summary.total();
+    if !service && !nothing_ran {
+        return None;
+    }
+    let skipped = match summary.skipped {
+        1 => "1 case that needed it was skipped".to_string(),
+        n => format!("{n} cases that needed it were skipped"),
+    };
+    let finding = Finding::new(
+        &catalog::PREFLIGHT,
+        "",
+        "a mall of the configured merchant to target, discovered from its first mall-list page",
+        reason,
+    )
+    .with_detail(skipped.clone());
+    let headline = if service {
+        "the service failed the discovery of a mall to target (an unreachable or broken service)"
+    } else {
+        "no case ran: every selected case needs a mall to target and none was found"
+    };
+    let message = format!("{headline}: {skipped}\n  {reason}");
+    Some((
+        message,
+        result_named(DISCOVERY_CASE, finding, vec![], Instant::now()),
+    ))
+}
+
 fn result(finding: Finding, exchange: Exchange, started: Instant) -> CaseResult {
+    result_named(PREFLIGHT_CASE, finding, vec![exchange], started)
+}
+
+fn result_named(
+    name: &str,
+    finding: Finding,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> CaseResult {
     CaseResult {
         id: CaseId {
-            file: PathBuf::from(PREFLIGHT_CASE),
-            name: PREFLIGHT_CASE.to_string(),
+            file: PathBuf::from(name),
+            name: name.to_string(),
             endpoint: Endpoint::MallList.name().to_string(),
             index: 0,
         },
@@ -101,7 +158,7 @@ fn result(finding: Finding, exchange: Exchange, started: Instant) -> CaseResult 
         findings: vec![finding],
         omitted: vec![],
         coverage: vec![],
-        exchanges: vec![exchange],
+        exchanges,
         skip_reason: None,
         flaky: false,
         duration: started.elapsed(),
@@ -260,6 +317,48 @@ mod tests {
         assert!(!is_auth_failure(
             &json!({"success": true, "code": "0000", "msg": "auth ok", "data": []})
         ));
+    }
+
+    #[test]
+    fn a_failed_discovery_fails_a_run_that_would_pass() {
+        let summary = |passed, skipped, errored| RunSummary {
+            passed,
+            skipped,
+            errored,
+            ..RunSummary::default()
+        };
+        let broken = Some(("discovery failed: refused", true));
+        let no_mall = Some(("the configured merchant lists no mall to target", false));
+        let rows = [
+            ("not tried, nothing to say", None, summary(0, 3, 0), false),
+            (
+                "broken service, all skipped",
+                broken,
+                summary(0, 3, 0),
+                true,
+            ),
+            (
+                "broken service, others passed",
+                broken,
+                summary(5, 3, 0),
+                true,
+            ),
+            ("the run fails already", broken, summary(0, 3, 1), false),
+            ("no mall, all skipped", no_mall, summary(0, 3, 0), true),
+            ("no mall, others passed", no_mall, summary(5, 3, 0), false),
+        ];
+        for (why, failure, summary, stops) in rows {
+            let stop = discovery_stop(failure, &summary);
+            assert_eq!(stop.is_some(), stops, "{why}");
+            if let Some((message, case)) = stop {
+                assert_eq!(case.outcome, Outcome::Error, "{why}");
+                assert_eq!(case.id.name, DISCOVERY_CASE, "{why}");
+                assert!(
+                    message.contains("3 cases that needed it were skipped"),
+                    "{why}: {message}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -41,8 +41,9 @@ pub const MALL_PRODUCTS_PATH: &str = "/optimus/core/open/mall/queryMallProducts"
 /// Prefix that selects a fault per request: `/fault/<name>/optimus/...`.
 pub const FAULT_PREFIX: &str = "/fault/";
 
-/// `GET` here answers `{"requests": N}`: how many requests the server answered so far (this
-/// one not counted), so a benchmark or a test can read the cost of a run from the server side.
+/// `GET` here answers `{"requests": N, "max_in_flight": M}`: how many requests the server
+/// answered so far (this one not counted), and the most it was handling at once, so a benchmark
+/// or a test can read the cost and the concurrency of a run from the server side.
 pub const REQUESTS_PATH: &str = "/_mallcheck/requests";
 
 /// Largest request body read.
@@ -64,6 +65,9 @@ pub(crate) struct AppState {
     calls: AtomicU64,
     /// Every request answered (`GET /_mallcheck/requests` reads it, uncounted).
     pub(crate) requests: Arc<AtomicU64>,
+    /// Requests being handled now, and the most handled at once so far.
+    in_flight: AtomicU64,
+    pub(crate) max_in_flight: Arc<AtomicU64>,
     /// Added before every answer (`serve --latency-ms`), like a remote service's.
     pub(crate) latency: Duration,
     /// Signatures of authenticated requests, for the signature-cache faults.
@@ -92,6 +96,8 @@ impl AppState {
             no_malls: Dataset::new(Shape::NoMalls),
             calls: AtomicU64::new(0),
             requests: Arc::new(AtomicU64::new(0)),
+            in_flight: AtomicU64::new(0),
+            max_in_flight: Arc::new(AtomicU64::new(0)),
             latency: Duration::ZERO,
             seen: std::sync::Mutex::new(HashSet::new()),
         }
@@ -172,6 +178,23 @@ impl Failure {
     }
 }
 
+/// A request being handled: counted in flight until it is answered (or dropped).
+struct Handling<'s>(&'s AppState);
+
+impl<'s> Handling<'s> {
+    fn enter(state: &'s AppState) -> Handling<'s> {
+        let now = state.in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        state.max_in_flight.fetch_max(now, Ordering::Relaxed);
+        Handling(state)
+    }
+}
+
+impl Drop for Handling<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// What a request asked for and how it is answered.
 struct Call {
     fault: Option<Fault>,
@@ -183,12 +206,16 @@ struct Call {
 async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
     if req.method() == Method::GET && req.uri().path() == REQUESTS_PATH {
         let count = state.requests.load(Ordering::Relaxed);
+        let most = state.max_in_flight.load(Ordering::Relaxed);
         return Response::builder()
             .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(json!({ "requests": count }).to_string()))
+            .body(Body::from(
+                json!({ "requests": count, "max_in_flight": most }).to_string(),
+            ))
             .unwrap_or_default();
     }
     state.requests.fetch_add(1, Ordering::Relaxed);
+    let _handling = Handling::enter(&state);
     if !state.latency.is_zero() {
         tokio::time::sleep(state.latency).await;
     }

@@ -64,6 +64,7 @@ pub struct RunningServer {
     stop: watch::Sender<bool>,
     task: JoinHandle<std::io::Result<()>>,
     requests: Arc<AtomicU64>,
+    max_in_flight: Arc<AtomicU64>,
 }
 
 impl RunningServer {
@@ -75,6 +76,11 @@ impl RunningServer {
     /// Requests answered so far.
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// The most requests handled at once so far.
+    pub fn max_in_flight(&self) -> u64 {
+        self.max_in_flight.load(Ordering::Relaxed)
     }
 
     /// `http://<addr>`, the base URL to give a client.
@@ -108,6 +114,7 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
             .with_latency(opts.latency),
     );
     let requests = Arc::clone(&state.requests);
+    let max_in_flight = Arc::clone(&state.max_in_flight);
     let app = routes::router(state);
     let task = tokio::spawn(conn::serve(listener, app, opts.limits, shutdown));
     Ok(RunningServer {
@@ -115,5 +122,6 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
         stop,
         task,
         requests,
+        max_in_flight,
     })
 }

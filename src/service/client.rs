@@ -11,8 +11,10 @@ use reqwest::redirect;
 use serde_json::Value;
 
 use crate::redact::{self, Secret};
+use crate::service::lazy_json::{self, LazyJson};
 use crate::service::politeness::{
-    self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, MAX_THROTTLED_RETRIES, RateLimiter, Throttle,
+    self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, InFlight, MAX_THROTTLED_RETRIES, RateLimiter,
+    Throttle,
 };
 use crate::service::replay;
 use crate::sign::Signer;
@@ -65,8 +67,9 @@ pub struct Response {
     pub headers: HeaderMap,
     /// Raw body bytes (decompressed).
     pub body: Bytes,
-    /// The body parsed as JSON.
-    pub json: Value,
+    /// The body as JSON: well-formed, its tree built only when a check reads it (a streamed
+    /// check of the bytes never does).
+    pub json: LazyJson,
 }
 
 /// What one send produced: always a record, and a decoded body or the finding that explains
@@ -88,6 +91,7 @@ pub struct Client {
     options: ClientOptions,
     limiter: Option<Arc<RateLimiter>>,
     backoff: Arc<Backoff>,
+    in_flight: Arc<InFlight>,
 }
 
 /// Why the client could not be built.
@@ -132,12 +136,19 @@ impl Client {
             options,
             limiter,
             backoff: Arc::default(),
+            in_flight: Arc::default(),
         })
     }
 
     /// The base URL, without a trailing slash.
     pub fn base_url(&self) -> &str {
         &self.base_url
+    }
+
+    /// Allows at most `n` requests in flight through this client and its clones (a run's
+    /// `--jobs`); the first limit set stays.
+    pub fn limit_in_flight(&self, n: usize) {
+        self.in_flight.limit(n);
     }
 
     /// The signer.
@@ -179,15 +190,11 @@ impl Client {
         let mut secret_header: Option<Secret> = None;
         let authorization = match auth {
             AuthMode::Missing => Ok(None),
-            AuthMode::Signed => self.signer.authorization(appid, &body).await.map(Some),
+            AuthMode::Signed => self.sign(appid, &body).await.map(Some),
             AuthMode::WrongSignature => {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
-            AuthMode::AppidMismatch => self
-                .signer
-                .authorization(&format!("{appid}-other"), &body)
-                .await
-                .map(Some),
+            AuthMode::AppidMismatch => self.sign(&format!("{appid}-other"), &body).await.map(Some),
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
                 let (to, donor) = replay::donor(endpoint, auth, &body);
@@ -199,7 +206,7 @@ impl Client {
                     extra_headers,
                 ))
                 .await;
-                self.signer.authorization(appid, &donor).await.map(Some)
+                self.sign(appid, &donor).await.map(Some)
             }
         };
         let started = Instant::now();
@@ -265,6 +272,12 @@ impl Client {
         let mut waited = Duration::ZERO;
         let mut turned_away: Option<ResponseRecord> = None;
         let attempt = loop {
+            // A place among the requests in flight, then a slot of the rate, then the pause
+            // check: a pause noted while this request waited for its slot still holds it back.
+            let place = self.in_flight.enter().await;
+            if let Some(limiter) = &self.limiter {
+                limiter.wait().await;
+            }
             // A pause the service asked for (of this request or another) is waited for only
             // while the whole wait stays within --max-retry-wait.
             let pending = self.backoff.pending(tokio::time::Instant::now());
@@ -279,9 +292,6 @@ impl Client {
                     break Attempt::RateLimited(throttle, turned_away.take());
                 }
             }
-            if let Some(limiter) = &self.limiter {
-                limiter.wait().await;
-            }
             let Some(attempt) = builder.try_clone() else {
                 break Attempt::Answer(tokio::time::timeout(deadline, self.receive(builder)).await);
             };
@@ -295,6 +305,7 @@ impl Client {
                 {
                     retries += 1;
                     politeness::note_retry();
+                    drop(place);
                     tokio::time::sleep(Duration::from_millis(200 << retries.min(5))).await;
                     continue;
                 }
@@ -366,6 +377,13 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Signs a body in one of the places of the requests in flight, so that `--jobs` also
+    /// bounds the sign commands running at once.
+    async fn sign(&self, appid: &str, body: &[u8]) -> Result<Secret, crate::sign::SignError> {
+        let _place = self.in_flight.enter().await;
+        self.signer.authorization(appid, body).await
     }
 
     async fn receive(
@@ -597,12 +615,12 @@ fn decode(
             format!("HTTP {} to {location}", raw.status),
         )));
     }
-    match serde_json::from_slice::<Value>(&raw.body) {
-        Ok(json) => Ok(Response {
+    match lazy_json::well_formed(&raw.body) {
+        Ok(()) => Ok(Response {
             status: raw.status,
             headers: raw.headers,
+            json: LazyJson::from_checked_bytes(raw.body.clone()),
             body: raw.body,
-            json,
         }),
         Err(e) => {
             let what = if e.to_string().contains("recursion limit") {

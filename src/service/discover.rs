@@ -44,6 +44,16 @@ impl Discovery {
             .unwrap_or("")
     }
 
+    /// Why discovery failed, when a case needed it and it failed, and whether the service is
+    /// to blame (`true`: it could not be reached or did not answer the first page with a
+    /// success; `false`: the merchant lists no mall, or there was no first page to send).
+    pub fn failure(&self) -> Option<(&str, bool)> {
+        match self.mall.get() {
+            Some(Err(reason)) => Some((reason.as_str(), reason.starts_with("discovery failed"))),
+            _ => None,
+        }
+    }
+
     /// Whether a value holds a sentinel anywhere.
     pub fn needs(value: &Value) -> bool {
         match value {

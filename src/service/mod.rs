@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod discover;
+pub mod lazy_json;
 pub mod politeness;
 pub mod replay;
 pub mod request;

@@ -3,11 +3,11 @@
 //! "flaky".
 
 use std::cell::Cell;
-use std::sync::Mutex as SyncMutex;
+use std::sync::{Mutex as SyncMutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, RETRY_AFTER};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 
 /// Default of `--max-retry-wait`: the longest a request waits, in total, for `Retry-After`.
@@ -48,6 +48,27 @@ fn reserve(next: &mut Instant, now: Instant, interval: Duration) -> Instant {
     let slot = (*next).max(now);
     *next = slot + interval;
     slot
+}
+
+/// Bounds the requests in flight across every task of a run (`--jobs`): the walks and sweeps
+/// of a case run concurrently, and all of them together never have more requests out than
+/// this. Unbounded until [`InFlight::limit`] sets it (once: the first limit stays).
+#[derive(Debug, Default)]
+pub struct InFlight {
+    permits: OnceLock<Semaphore>,
+}
+
+impl InFlight {
+    /// Allows at most `n` (at least one) requests in flight from now on; false when a limit
+    /// was already set (it stays).
+    pub fn limit(&self, n: usize) -> bool {
+        self.permits.set(Semaphore::new(n.max(1))).is_ok()
+    }
+
+    /// Waits for a free place; `None` when unbounded. The place is held until the permit drops.
+    pub async fn enter(&self) -> Option<SemaphorePermit<'_>> {
+        self.permits.get()?.acquire().await.ok()
+    }
 }
 
 /// A request the service turned away for now: a 429, or a 503 that says when to come back.

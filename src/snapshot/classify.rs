@@ -412,34 +412,32 @@ impl Walker<'_> {
         });
     }
 
+    /// A value only the baseline has (a field, record or list element).
+    fn removed(&mut self, at: &Place<'_>, kind: ChangeKind, class: Class, before: &Value) {
+        self.push(at, kind, class, Some(before), None, String::new());
+    }
+
+    /// A field or record only the candidate has; its closed-set values are checked too.
+    fn added(&mut self, at: &Place<'_>, kind: ChangeKind, class: Class, after: &Value) {
+        self.push(at, kind, class, None, Some(after), String::new());
+        self.closed_sets(after, at);
+    }
+
     fn value<'v>(&mut self, b: &'v Value, c: &'v Value, at: &Place<'v>) {
         match (b, c) {
             (Value::Object(bo), Value::Object(co)) => {
                 for (k, bv) in bo {
                     match co.get(k) {
                         Some(cv) => self.value(bv, cv, &at.key(k)),
-                        None => self.push(
-                            &at.key(k),
-                            ChangeKind::FieldRemoved,
-                            Class::Breaking,
-                            Some(bv),
-                            None,
-                            String::new(),
-                        ),
+                        None => {
+                            self.removed(&at.key(k), ChangeKind::FieldRemoved, Class::Breaking, bv)
+                        }
                     }
                 }
                 for (k, cv) in co {
                     if !bo.contains_key(k) {
                         let place = at.key(k);
-                        self.push(
-                            &place,
-                            ChangeKind::FieldAdded,
-                            Class::Additive,
-                            None,
-                            Some(cv),
-                            String::new(),
-                        );
-                        self.closed_sets(cv, &place);
+                        self.added(&place, ChangeKind::FieldAdded, Class::Additive, cv);
                     }
                 }
             }
@@ -575,26 +573,16 @@ impl Walker<'_> {
                     self.value(bv, cv, &at.index(i, None));
                 }
                 for (i, bv) in ba.iter().enumerate().skip(ca.len()) {
-                    self.push(
+                    self.removed(
                         &at.index(i, None),
                         ChangeKind::RecordRemoved,
                         Class::Data,
-                        Some(bv),
-                        None,
-                        String::new(),
+                        bv,
                     );
                 }
                 for (i, cv) in ca.iter().enumerate().skip(ba.len()) {
                     let place = at.index(i, None);
-                    self.push(
-                        &place,
-                        ChangeKind::RecordAdded,
-                        Class::Data,
-                        None,
-                        Some(cv),
-                        String::new(),
-                    );
-                    self.closed_sets(cv, &place);
+                    self.added(&place, ChangeKind::RecordAdded, Class::Data, cv);
                 }
             }
         }
@@ -637,14 +625,7 @@ impl Walker<'_> {
             }
         }
         for bv in removed {
-            self.push(
-                at,
-                ChangeKind::ValueRemoved,
-                Class::Data,
-                Some(bv),
-                None,
-                String::new(),
-            );
+            self.removed(at, ChangeKind::ValueRemoved, Class::Data, bv);
         }
         for cv in remaining {
             match self.contract.outside(at.field, cv) {
@@ -685,13 +666,11 @@ impl Walker<'_> {
                     common_b.push(k.clone());
                     self.value(bv, &ca[ci], &at.index(ci, label));
                 }
-                None => self.push(
+                None => self.removed(
                     &at.index(i, label),
                     ChangeKind::RecordRemoved,
                     Class::Data,
-                    Some(bv),
-                    None,
-                    String::new(),
+                    bv,
                 ),
             }
         }
@@ -699,15 +678,7 @@ impl Walker<'_> {
             let k = id(cv);
             if !b_ids.contains(&k) {
                 let place = at.index(i, Some(format!("{key} {k}")));
-                self.push(
-                    &place,
-                    ChangeKind::RecordAdded,
-                    Class::Data,
-                    None,
-                    Some(cv),
-                    String::new(),
-                );
-                self.closed_sets(cv, &place);
+                self.added(&place, ChangeKind::RecordAdded, Class::Data, cv);
             }
         }
         let common_c: Vec<String> = ca.iter().map(id).filter(|k| b_ids.contains(k)).collect();

@@ -226,10 +226,7 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+    crate::verdict::event::panic_message(payload)
         .unwrap_or_else(|| "insta panicked without a message".to_string())
 }
 

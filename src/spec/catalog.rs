@@ -98,6 +98,17 @@ checks! {
     FUZZ_OWNERSHIP = ("fuzz.ownership", "§4.1", Contract, Contract, "no generated request returns a mall of another merchant");
 }
 
+/// The fuzz properties, in the order they are reported (`fuzz` checks them; a saved fuzz
+/// regression case lists them in `expect.checks`).
+pub static FUZZ_PROPERTIES: [&Check; 6] = [
+    &FUZZ_NO_SERVER_ERROR,
+    &FUZZ_TIMELY,
+    &FUZZ_JSON,
+    &FUZZ_CONTRACT,
+    &FUZZ_ERROR_NO_DATA,
+    &FUZZ_OWNERSHIP,
+];
+
 /// Looks up a check by its id.
 pub fn find(id: &str) -> Option<&'static Check> {
     CATALOG.iter().copied().find(|c| c.id == id)

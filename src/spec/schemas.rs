@@ -4,7 +4,10 @@
 mod attribute;
 mod extra;
 mod load;
+mod stream;
 mod validate;
+
+pub use stream::Streamed;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -281,3 +281,27 @@ pub enum Event {
     /// The run ended.
     RunFinished(RunSummary),
 }
+/// The message of a caught panic, when its payload is a `String` or a `&str` (what `panic!`
+/// gives): the text a crash of mallcheck itself reports.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_message_reads_string_and_str_payloads() {
+        let caught = |f: fn()| std::panic::catch_unwind(f).expect_err("it panics");
+        let text = caught(|| panic!("case {}", 7));
+        let literal = caught(|| panic!("literal"));
+        let other = caught(|| std::panic::panic_any(7_u8));
+        assert_eq!(panic_message(&*text).as_deref(), Some("case 7"));
+        assert_eq!(panic_message(&*literal).as_deref(), Some("literal"));
+        assert_eq!(panic_message(&*other), None);
+    }
+}

@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 
-use crate::common::{bin, repo};
+use crate::common::{bin, output_text, repo};
 
 /// `mallcheck list --cases FILE`: loads (and so checks) the file without sending anything.
 fn list(dir: &Path, name: &str, contents: &[u8]) -> Output {
@@ -27,12 +27,17 @@ fn list(dir: &Path, name: &str, contents: &[u8]) -> Output {
         .expect("run mallcheck list")
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+/// [`list`] of a file that must be rejected (exit 2): what it printed.
+fn rejected(dir: &Path, name: &str, contents: &[u8]) -> String {
+    let out = list(dir, name, contents);
+    let shown = output_text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        &shown[..shown.len().min(3000)]
+    );
+    shown
 }
 
 /// The `file:line:col` of the first diagnostic, as numbers.
@@ -52,27 +57,13 @@ fn a_typo_past_column_65536_of_a_one_line_json_file_exits_2_with_its_position() 
         r#"{{"cases": [{{"name": "a", "tags": ["{tag}"], "walk": {{"body": {{}}, "sizes": [1]}}, "expcet": 1}}]}}"#
     );
     let col = case.find("\"expcet\"").expect("in text") + 1;
-    let out = list(dir.path(), "wide.json", case.as_bytes());
-    let shown = text(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        &shown[..shown.len().min(3000)]
-    );
+    let shown = rejected(dir.path(), "wide.json", case.as_bytes());
     assert_eq!(position(&shown, "wide.json"), Some((1, col)), "{shown}");
     assert!(shown.contains("unknown key `expcet`"), "{shown}");
     assert!(shown.len() < 4_000, "{} bytes printed", shown.len());
 
     let unclosed = &case[..case.len() - 2];
-    let out = list(dir.path(), "cut.json", unclosed.as_bytes());
-    let shown = text(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        &shown[..shown.len().min(3000)]
-    );
+    let shown = rejected(dir.path(), "cut.json", unclosed.as_bytes());
     assert_eq!(
         position(&shown, "cut.json").map(|p| p.0),
         Some(1),
@@ -88,14 +79,7 @@ fn a_megabyte_regex_is_quoted_as_a_bounded_excerpt() {
         "cases:\n  - name: a\n    endpoint: mall-list\n    request: {{ body: {{}} }}\n    expect:\n      assert:\n        - path: $.code\n          matches: \"[{}\"\n",
         "a".repeat(1_000_000)
     );
-    let out = list(dir.path(), "big.yaml", case.as_bytes());
-    let shown = text(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        &shown[..shown.len().min(3000)]
-    );
+    let shown = rejected(dir.path(), "big.yaml", case.as_bytes());
     assert_eq!(
         position(&shown, "big.yaml").map(|p| p.0),
         Some(8),
@@ -132,7 +116,7 @@ fn control_characters_from_a_case_file_are_escaped_in_diagnostics() {
     ];
     for (why, case, want) in rows {
         let out = list(dir.path(), "ctl.yaml", case);
-        let shown = text(&out);
+        let shown = output_text(&out);
         assert_eq!(out.status.code(), Some(2), "{why}: {shown}");
         for raw in ['\u{1b}', '\u{9b}', '\u{202e}'] {
             assert!(
@@ -149,7 +133,7 @@ fn an_invalid_regex_in_a_jsonpath_filter_exits_2_at_load_with_its_position() {
     let dir = tempfile::tempdir().expect("temp dir");
     let case = "cases:\n  - name: a\n    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert:\n        - { path: \"$.data[?search(@.mallSn,'[A-Z')]\", count: 0 }\n";
     let out = list(dir.path(), "filter.yaml", case.as_bytes());
-    let shown = text(&out);
+    let shown = output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{shown}");
     let col = case
         .lines()
@@ -172,7 +156,7 @@ fn a_file_that_is_not_utf8_exits_2_with_the_byte_offset_and_line() {
         "latin1.yaml",
         b"cases:\n  - name: caf\xe9\n    walk: { body: {}, sizes: [1] }\n",
     );
-    let shown = text(&out);
+    let shown = output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{shown}");
     assert_eq!(position(&shown, "latin1.yaml"), Some((2, 14)), "{shown}");
     assert!(
@@ -186,7 +170,7 @@ fn a_file_that_is_not_utf8_exits_2_with_the_byte_offset_and_line() {
     }
     utf16.extend([0x00, 0xdc]);
     let out = list(dir.path(), "broken16.yaml", &utf16);
-    let shown = text(&out);
+    let shown = output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{shown}");
     assert_eq!(position(&shown, "broken16.yaml"), Some((2, 12)), "{shown}");
     assert!(shown.contains("not valid UTF-16"), "{shown}");
@@ -216,7 +200,7 @@ fn byte_order_marks_are_accepted_in_json_yaml_and_utf16_files() {
     ];
     for (name, bytes, case) in rows {
         let out = list(dir.path(), name, bytes);
-        let shown = text(&out);
+        let shown = output_text(&out);
         assert_eq!(out.status.code(), Some(0), "{name}: {shown}");
         assert!(shown.contains(case), "{name}: {shown}");
     }
@@ -230,14 +214,7 @@ fn a_walk_with_ten_thousand_page_sizes_is_refused_at_load_with_its_position() {
         "cases:\n  - name: a\n    walk:\n      body: {{}}\n      sizes: [{}]\n",
         sizes.join(", ")
     );
-    let out = list(dir.path(), "sizes.yaml", case.as_bytes());
-    let shown = text(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        &shown[..shown.len().min(3000)]
-    );
+    let shown = rejected(dir.path(), "sizes.yaml", case.as_bytes());
     assert_eq!(
         position(&shown, "sizes.yaml").map(|p| p.0),
         Some(5),

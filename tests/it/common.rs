@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 
@@ -32,9 +32,15 @@ pub struct Server {
 impl Server {
     /// Starts the server and waits for its "listening on" line (no sleeping, no fixed port).
     pub fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(bin())
-            .args(["serve", "--port", "0"])
-            .args(extra)
+        let mut cmd = Command::new(bin());
+        cmd.args(["serve", "--port", "0"]).args(extra);
+        Server::spawn(cmd)
+    }
+
+    /// Starts `cmd`, a `mallcheck serve` command (possibly behind a wrapper such as `sh -c`),
+    /// and waits for its "listening on" line.
+    pub fn spawn(mut cmd: Command) -> Server {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -55,6 +61,25 @@ impl Server {
             .unwrap_or_else(|| panic!("unexpected first line from serve: {line:?}"))
             .to_string();
         Server { child, base_url }
+    }
+
+    /// The server's request counters (`GET /_mallcheck/requests`): `requests` answered so far
+    /// and `max_in_flight`, the most handled at once.
+    pub fn counters(&self) -> serde_json::Value {
+        use std::io::{Read, Write};
+        let addr = self.base_url.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect to the server");
+        write!(
+            stream,
+            "GET /_mallcheck/requests HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .expect("send the counters request");
+        let mut answer = String::new();
+        stream
+            .read_to_string(&mut answer)
+            .expect("read the counters");
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("counters {body:?}: {e}"))
     }
 
     /// Base URL serving one fault by path prefix.
@@ -98,14 +123,37 @@ pub fn run_against(base_url: &str, dir: &Path) -> Command {
 pub fn finding_ids(report: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(report).unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    let mut ids: Vec<String> = v["cases"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    finding_ids_of(v["cases"].as_array().map(Vec::as_slice).unwrap_or_default())
+}
+
+/// Check ids of every finding of these cases of a JSON report, sorted, each once.
+pub fn finding_ids_of(cases: &[serde_json::Value]) -> Vec<String> {
+    let mut ids: Vec<String> = cases
+        .iter()
         .flat_map(|c| c["findings"].as_array().cloned().unwrap_or_default())
         .filter_map(|f| f["check"].as_str().map(str::to_string))
         .collect();
     ids.sort();
     ids.dedup();
     ids
+}
+
+/// What a finished command printed: its stdout, then its stderr.
+pub fn output_text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Asserts a finished command exited with `code`; the message shows what it printed.
+pub fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(out.status.code(), Some(code), "{}", output_text(out));
+}
+
+/// A loopback port nothing listens on (bound to find a free one, then released).
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    listener.local_addr().expect("a local address").port()
 }

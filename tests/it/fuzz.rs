@@ -442,17 +442,17 @@ fn a_correct_service_has_no_finding_behind_a_stock_http_server_for_any_seed() {
     let server = Server::start(&[]);
     let nginx = Nginx::start(&binary, &server.base_url);
     let dir = tempfile::tempdir().unwrap();
-    for seed in 1..=8 {
+    // That no seed generates a body or header beyond the common limits (the cause of the
+    // false findings behind a stock server) is shown for 8 seeds at generation cost by the unit
+    // test `bodies_stay_within_common_limits_unless_oversize`. Here a few seeds go through
+    // nginx: each sends the whole edge sweep and random bodies of every mode, and a finding of
+    // the reference server would show behind nginx as well (`the_embedded_server_passes_300_cases`
+    // runs it directly).
+    for seed in 1..=3 {
         let seed = seed.to_string();
         let behind =
             run(fuzz_at_seeded(dir.path(), &nginx.base_url, &seed).args(["--cases", "1000"]));
         assert_clean(&behind, &format!("seed {seed} behind nginx"));
-        let direct =
-            run(fuzz_at_seeded(dir.path(), &server.base_url, &seed).args(["--cases", "300"]));
-        assert_clean(
-            &direct,
-            &format!("seed {seed} against the reference server"),
-        );
     }
     assert!(!dir.path().join("regs").exists(), "nothing to save");
 

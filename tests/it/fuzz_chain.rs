@@ -5,9 +5,8 @@
 //! and when the directory holds files of the earlier regression format.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
-use crate::common::{Server, bin, repo};
+use crate::common::{Server, assert_exit, bin, output_text, repo};
 use assert_cmd::Command;
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 use serde_json::Value;
@@ -51,18 +50,6 @@ fn fuzz(dir: &Path, base_url: &str, seed: &str, cases: &str) -> Command {
     cmd
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().unwrap_or(-1)
-}
-
 /// The files of the regressions directory, README aside.
 fn saved(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("cases/fuzz-regressions"))
@@ -91,11 +78,11 @@ fn a_fuzz_finding_is_a_case_that_run_list_fuzz_and_merge_read() {
         (a.join().unwrap(), b.join().unwrap())
     });
     for out in [&a, &b] {
-        assert_eq!(code(out), 1, "{}", text(out));
+        assert_exit(out, 1);
         assert!(
-            text(out).contains("saved: cases/fuzz-regressions/mall-list-no-server-error-"),
+            output_text(out).contains("saved: cases/fuzz-regressions/mall-list-no-server-error-"),
             "{}",
-            text(out)
+            output_text(out)
         );
     }
     let files = saved(d);
@@ -128,19 +115,19 @@ fn a_fuzz_finding_is_a_case_that_run_list_fuzz_and_merge_read() {
         .args(["--cases", "cases/fuzz-regressions"])
         .output()
         .unwrap();
-    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_exit(&out, 1);
     assert!(
-        text(&out).contains("FAIL  cases/fuzz-regressions/mall-list-no-server-error-")
-            && text(&out).contains("http.server-error"),
+        output_text(&out).contains("FAIL  cases/fuzz-regressions/mall-list-no-server-error-")
+            && output_text(&out).contains("http.server-error"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     let out = mallcheck(d, "run", &server.base_url).output().unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_exit(&out, 0);
     assert!(
-        text(&out).contains("PASS  cases/fuzz-regressions/mall-list-no-server-error-"),
+        output_text(&out).contains("PASS  cases/fuzz-regressions/mall-list-no-server-error-"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("reports/report.json")).unwrap())
@@ -149,36 +136,41 @@ fn a_fuzz_finding_is_a_case_that_run_list_fuzz_and_merge_read() {
 
     // `list` lists it with its tag, and `--filter check:` finds it by a fuzz property.
     let out = mallcheck(d, "list", &server.base_url).output().unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_exit(&out, 0);
     assert!(
-        text(&out).contains("fuzz.no-server-error on mall-list (")
-            && text(&out).contains("[fuzz-regression]")
-            && text(&out).contains(&format!("{shipped} cases")),
+        output_text(&out).contains("fuzz.no-server-error on mall-list (")
+            && output_text(&out).contains("[fuzz-regression]")
+            && output_text(&out).contains(&format!("{shipped} cases")),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     let out = mallcheck(d, "list", &server.base_url)
         .args(["--filter", "check:fuzz.timely"])
         .output()
         .unwrap();
-    assert!(text(&out).ends_with("1 case\n"), "{}", text(&out));
+    assert!(
+        output_text(&out).ends_with("1 case\n"),
+        "{}",
+        output_text(&out)
+    );
 
     // `fuzz` replays it first: it passes against a correct server (nothing new is saved) and
     // still fails against the fault.
     let out = fuzz(d, &server.base_url, "3", "120").output().unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_exit(&out, 0);
     assert!(
-        text(&out).contains("on mall-list: passes now") && text(&out).contains("1 replayed"),
+        output_text(&out).contains("on mall-list: passes now")
+            && output_text(&out).contains("1 replayed"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     assert_eq!(saved(d), files);
     let out = fuzz(d, &faulty, "3", "120").output().unwrap();
-    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_exit(&out, 1);
     assert!(
-        text(&out).contains("still fails fuzz.no-server-error"),
+        output_text(&out).contains("still fails fuzz.no-server-error"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
 
     // `merge` combines the reports of run and fuzz; the failing fuzz run fails the merge.
@@ -189,7 +181,7 @@ fn a_fuzz_finding_is_a_case_that_run_list_fuzz_and_merge_read() {
         .args(["reports/fuzz-junit.xml"])
         .output()
         .unwrap();
-    assert_eq!(code(&out), 1, "{}", text(&out));
+    assert_exit(&out, 1);
     let merged = std::fs::read_to_string(d.join("all.xml")).unwrap();
     assert!(
         merged.contains("fuzz.no-server-error on mall-list (") && merged.contains("fuzz.timely"),
@@ -201,7 +193,7 @@ fn a_fuzz_finding_is_a_case_that_run_list_fuzz_and_merge_read() {
         .args(["reports/junit.xml", "reports/report.json"])
         .output()
         .unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_exit(&out, 0);
 }
 
 #[test]
@@ -218,23 +210,23 @@ fn files_of_the_earlier_format_are_named_by_run_and_converted_by_fuzz() {
     )
     .unwrap();
     let out = mallcheck(d, "run", &server.base_url).output().unwrap();
-    assert_eq!(code(&out), 2, "{}", text(&out));
+    assert_exit(&out, 2);
     assert!(
-        text(&out).contains("fuzz regression in the format of earlier mallcheck versions")
-            && text(&out).contains("run `mallcheck fuzz` once"),
+        output_text(&out).contains("fuzz regression in the format of earlier mallcheck versions")
+            && output_text(&out).contains("run `mallcheck fuzz` once"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     let out = fuzz(d, &server.base_url, "1", "5").output().unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_exit(&out, 0);
     assert!(
-        text(&out).contains("(the earlier regression format) into the case file"),
+        output_text(&out).contains("(the earlier regression format) into the case file"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     assert!(!old.exists());
     let files = saved(d);
     assert_eq!(files.len(), 1, "{files:?}");
     let out = mallcheck(d, "run", &server.base_url).output().unwrap();
-    assert_eq!(code(&out), 0, "{}", text(&out));
+    assert_exit(&out, 0);
 }

@@ -6,7 +6,7 @@ use std::process::Command;
 use mallcheck::server::data::{Dataset, MAIN, Shape, mall_record};
 use serde_json::json;
 
-use crate::common::{Server, bin, finding_ids, run_against};
+use crate::common::{Server, assert_exit, bin, finding_ids, run_against};
 
 /// A mall-list response whose `field` is written as `literal`.
 fn body_with(field: &str, literal: &str) -> String {
@@ -80,10 +80,5 @@ fn run_catches_a_service_writing_one_below_the_long_range() {
     let out = run_against(&server.fault_url("long-min"), dir.path())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_exit(&out, 0);
 }

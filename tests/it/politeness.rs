@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, repo};
+use crate::common::{assert_exit, bin, finding_ids_of, output_text, repo};
 
 /// One request as a raw test server saw it.
 #[derive(Debug, Clone)]
@@ -217,12 +217,7 @@ fn three_shards_merged_equal_one_unsharded_run() {
             .args(["--json", json_name, "--junit", &format!("{json_name}.xml")])
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        assert_exit(&out, 0);
     };
     run(&[], "all.json");
     for k in 1..=3 {
@@ -303,25 +298,6 @@ fn cases_of(dir: &std::path::Path) -> Vec<serde_json::Value> {
         .unwrap_or_default()
 }
 
-fn finding_checks(cases: &[serde_json::Value]) -> Vec<String> {
-    let mut ids: Vec<String> = cases
-        .iter()
-        .flat_map(|c| c["findings"].as_array().cloned().unwrap_or_default())
-        .filter_map(|f| f["check"].as_str().map(str::to_string))
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids
-}
-
-fn text(out: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 #[test]
 fn a_redirect_to_another_origin_is_a_finding_and_is_never_followed() {
     // Another service on another port answers anything, signed or not.
@@ -337,18 +313,18 @@ fn a_redirect_to_another_origin_is_a_finding_and_is_never_followed() {
         .output()
         .unwrap();
     let cases = cases_of(dir.path());
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_exit(&out, 1);
     assert!(
-        finding_checks(&cases).contains(&"transport.redirect".to_string()),
+        finding_ids_of(&cases).contains(&"transport.redirect".to_string()),
         "{:?}",
-        finding_checks(&cases)
+        finding_ids_of(&cases)
     );
     assert!(
         cases
             .iter()
             .all(|c| c["outcome"] == "error" || c["outcome"] == "skip"),
         "{}",
-        text(&out)
+        output_text(&out)
     );
     assert_eq!(
         other_log.lock().unwrap().len(),
@@ -376,7 +352,7 @@ fn a_same_origin_redirect_is_followed_with_the_flag_and_keeps_authorization() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_exit(&out, 0);
     let log = log.lock().unwrap();
     let moved: Vec<&RawRequest> = log
         .iter()
@@ -406,9 +382,14 @@ fn rate_limiting_is_an_error_of_the_run_with_the_true_skip_reason() {
     let dir = tempfile::tempdir().unwrap();
     let out = run_raw(&url, dir.path()).output().unwrap();
     let cases = cases_of(dir.path());
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let checks = finding_checks(&cases);
-    assert_eq!(checks, vec!["transport.rate-limited"], "{}", text(&out));
+    assert_exit(&out, 1);
+    let checks = finding_ids_of(&cases);
+    assert_eq!(
+        checks,
+        vec!["transport.rate-limited"],
+        "{}",
+        output_text(&out)
+    );
     let skipped: Vec<&serde_json::Value> =
         cases.iter().filter(|c| c["outcome"] == "skip").collect();
     assert!(!skipped.is_empty(), "the products cases need discovery");
@@ -436,10 +417,10 @@ fn a_retry_after_past_the_ceiling_is_not_waited_for() {
         .args(["--filter", "first page is a success envelope"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_exit(&out, 1);
     let cases = cases_of(dir.path());
-    assert_eq!(finding_checks(&cases), vec!["transport.rate-limited"]);
-    assert!(text(&out).contains("rate limited (429, Retry-After 30 s)"));
+    assert_eq!(finding_ids_of(&cases), vec!["transport.rate-limited"]);
+    assert!(output_text(&out).contains("rate limited (429, Retry-After 30 s)"));
     // A wait longer than the ceiling is not waited for, so the request is not sent again.
     assert_eq!(log.lock().unwrap().len(), 1);
 }
@@ -459,7 +440,7 @@ fn retry_after_in_the_http_date_form_is_honoured() {
         .args(["--filter", "first page is a success envelope"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_exit(&out, 0);
     assert_eq!(log.lock().unwrap().len(), 2);
 
     // A date a day ahead is read as such, and is past the ceiling set in the environment.
@@ -470,8 +451,8 @@ fn retry_after_in_the_http_date_form_is_honoured() {
         .args(["--filter", "first page is a success envelope"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let all = text(&out);
+    assert_exit(&out, 1);
+    let all = output_text(&out);
     assert!(all.contains("rate limited (429, Retry-After 86"), "{all}");
     assert!(all.contains("within 3 s of waiting"), "{all}");
     assert_eq!(log.lock().unwrap().len(), 1);
@@ -485,7 +466,11 @@ fn a_bad_max_retry_wait_is_a_usage_error() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).contains("--max-retry-wait"), "{}", text(&out));
+    assert!(
+        output_text(&out).contains("--max-retry-wait"),
+        "{}",
+        output_text(&out)
+    );
 }
 
 /// Waits for a child at most `limit`; a child still running then is killed and `None` returned
@@ -573,23 +558,33 @@ fn written(dir: &std::path::Path) -> String {
         .join("\n")
 }
 
+/// A run of one case whose sign command hangs (its pids go to `pid_file`), with `--timeout`.
+fn hanging_run(
+    url: &str,
+    dir: &std::path::Path,
+    pid_file: &std::path::Path,
+    timeout: &str,
+) -> std::process::Child {
+    let command = hanging_sign_command(pid_file);
+    spawn_with_command(
+        url,
+        dir,
+        &command,
+        &[
+            "--timeout",
+            timeout,
+            "--filter",
+            "first page is a success envelope",
+        ],
+    )
+}
+
 #[test]
 fn a_hanging_sign_command_is_stopped_at_the_timeout_with_its_children() {
     let (url, log) = counting_server();
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pids");
-    let command = hanging_sign_command(&pid_file);
-    let mut child = spawn_with_command(
-        &url,
-        dir.path(),
-        &command,
-        &[
-            "--timeout",
-            "1",
-            "--filter",
-            "first page is a success envelope",
-        ],
-    );
+    let mut child = hanging_run(&url, dir.path(), &pid_file, "1");
     let status = wait_bounded(&mut child, Duration::from_secs(120));
     let left = survivors(&pids(&pid_file));
     let status = status.expect("the run hung on the sign command");
@@ -608,18 +603,7 @@ fn an_interrupted_run_kills_the_sign_command_and_its_children() {
     let (url, _) = counting_server();
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("pids");
-    let command = hanging_sign_command(&pid_file);
-    let mut child = spawn_with_command(
-        &url,
-        dir.path(),
-        &command,
-        &[
-            "--timeout",
-            "600",
-            "--filter",
-            "first page is a success envelope",
-        ],
-    );
+    let mut child = hanging_run(&url, dir.path(), &pid_file, "600");
     let start = Instant::now();
     while pids(&pid_file).is_empty() && start.elapsed() < Duration::from_secs(60) {
         assert!(

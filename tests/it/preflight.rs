@@ -5,7 +5,7 @@ use std::process::{Command, Output};
 
 use mallcheck::server::data::{DEMO_SIGN_KEY, MAIN};
 
-use crate::common::{Server, bin, repo, run_against};
+use crate::common::{Server, bin, closed_port, repo, run_against};
 
 fn text(out: &Output) -> (String, String) {
     (
@@ -97,10 +97,7 @@ fn a_wrong_appid_stops_the_run() {
 
 #[test]
 fn a_refused_port_stops_the_run_naming_host_port_scheme_and_proxy() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path())
         .output()

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::common::{Server, bin, finding_ids, repo, run_against};
+use crate::common::{Server, assert_exit, bin, finding_ids, repo, run_against};
 
 #[test]
 fn a_signature_cache_is_caught_by_the_replay_probes() {
@@ -43,12 +43,7 @@ fn a_signature_cache_is_caught_by_the_replay_probes() {
         .args(["--filter", "tag:replay"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_exit(&out, 0);
 }
 
 #[test]

@@ -160,6 +160,22 @@ fn dump_dom(chromium: &Path, page: &Path) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The DOM of `page` in headless Chromium; `None` (with a note) when there is no Chromium,
+/// which fails instead under `MALLCHECK_REQUIRE_TOOLS`.
+fn rendered_dom(page: &Path) -> Option<String> {
+    let Some(chromium) = find_chromium() else {
+        assert!(
+            !require_tools(),
+            "MALLCHECK_REQUIRE_TOOLS is set but no Chromium was found (run .ci/install-chromium.sh)"
+        );
+        eprintln!(
+            "note: no chromium on PATH; skipped rendering the HTML report (see .ci/install-chromium.sh)"
+        );
+        return None;
+    };
+    Some(dump_dom(&chromium, page))
+}
+
 #[test]
 fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
     let server = Server::start(&[]);
@@ -187,17 +203,9 @@ fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
     assert!(!html.contains("id=\"partial\""), "the run finished");
     assert!(!html.contains(DEMO_SIGN_KEY), "no secret in the report");
 
-    let Some(chromium) = find_chromium() else {
-        assert!(
-            !require_tools(),
-            "MALLCHECK_REQUIRE_TOOLS is set but no Chromium was found (run .ci/install-chromium.sh)"
-        );
-        eprintln!(
-            "note: no chromium on PATH; skipped rendering the HTML report (see .ci/install-chromium.sh)"
-        );
+    let Some(dom) = rendered_dom(&reports.html) else {
         return;
     };
-    let dom = dump_dom(&chromium, &reports.html);
     assert!(
         dom.contains("<section id=\"sec-3\">"),
         "a §3 section: {dom}"
@@ -223,6 +231,125 @@ fn fault_run_html_report_shows_the_failures_in_headless_chromium() {
         dom.contains("badge b-fail\">FAIL</span></h1>"),
         "the run verdict in the title: {dom}"
     );
+
+    // Identical findings of many cases: one group naming every case, one example exchange.
+    let doc: Value = serde_json::from_str(&read(&reports.json)).expect("JSON report");
+    let failing: Vec<_> = json_cases(&doc)
+        .into_iter()
+        .filter(|c| c.4.iter().any(|id| id == FAILING_CHECK))
+        .collect();
+    assert!(failing.len() > 1, "the fault fails several cases");
+    let section = &section[..section.find("</section>").expect("end of §3")];
+    let articles = section.matches("<article").count();
+    assert!(
+        articles < failing.len(),
+        "{} cases in {articles} articles: {dom}",
+        failing.len()
+    );
+    let largest = section
+        .match_indices("data-cases=\"")
+        .filter_map(|(i, m)| {
+            section[i + m.len()..]
+                .split('"')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .max()
+        .expect("a group of cases");
+    assert!(largest > 1, "{dom}");
+    assert_eq!(
+        section.matches("<pre class=\"request\">").count(),
+        articles,
+        "one example exchange an article: {dom}"
+    );
+    for (_, name, index, _, _) in &failing {
+        assert!(
+            section.contains(&format!("href=\"#case-{index}\">{name}</a>")),
+            "failing case {name} is named in §3: {dom}"
+        );
+    }
+    // JSON bodies re-indented, the actual value painted as the wrong one.
+    assert!(
+        section.contains("<pre class=\"response-body json\">{\n  \"success\": true,\n"),
+        "a pretty response body: {dom}"
+    );
+    assert!(
+        section.contains("<span class=\"act\">+ actual:   3</span>"),
+        "{dom}"
+    );
+}
+
+#[test]
+fn server_error_run_html_report_groups_the_cases_and_marks_checks_not_run() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reports = Reports::in_dir(dir.path(), "reports");
+    let out = run(
+        &format!("{}/fault/http-500-html", server.base_url),
+        dir.path(),
+        &reports,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "a fault run fails");
+    let doc: Value = serde_json::from_str(&read(&reports.json)).expect("JSON report");
+    let cases = json_cases(&doc);
+    let failing = cases
+        .iter()
+        .filter(|c| c.4.iter().any(|id| id == "http.server-error"))
+        .count();
+    let skipped: Vec<_> = cases.iter().filter(|c| c.3 == "skip").collect();
+    assert!(failing > 1 && !skipped.is_empty(), "{cases:?}");
+
+    let Some(dom) = rendered_dom(&reports.html) else {
+        return;
+    };
+    let section = &dom[dom.find("<section id=\"sec-7\">").expect("§7")..];
+    let section = &section[..section.find("</section>").expect("end of §7")];
+    assert_eq!(section.matches("<article").count(), 1, "one group: {dom}");
+    assert!(
+        section.contains(&format!("data-cases=\"{failing}\"")),
+        "{failing} cases in the group: {dom}"
+    );
+    assert!(
+        section.contains(&format!(
+            "HTTP 500, not JSON (expected value at line 1 column 1) in {failing} cases"
+        )),
+        "{dom}"
+    );
+    assert_eq!(
+        section.matches("<pre class=\"request\">").count(),
+        1,
+        "{dom}"
+    );
+    assert!(
+        section.contains("<pre class=\"request-body json\">{\n  \"appid\": "),
+        "the JSON request body re-indented: {dom}"
+    );
+    assert!(
+        section.contains("<pre class=\"response-body\">&lt;!DOCTYPE html&gt;"),
+        "the HTML body as sent: {dom}"
+    );
+
+    // The body checks never saw a JSON answer: "not run", not "no findings".
+    let row = &dom[dom.find("<tr><td>§3</td>").expect("§3 row")..];
+    let row = &row[..row.find("</tr>").expect("row end")];
+    assert!(row.contains(">not run</span>"), "{row}");
+    assert!(!row.contains("no findings"), "{row}");
+    // Skipped cases: "not run", with the reason in its own cell.
+    for (_, name, index, _, _) in &skipped {
+        let at = dom
+            .find(&format!("<tr id=\"case-{index}\">"))
+            .unwrap_or_else(|| panic!("row of {name}: {dom}"));
+        let row = &dom[at..at + dom[at..].find("</tr>").expect("row end")];
+        let cells: Vec<&str> = row.split("<td").skip(1).collect();
+        assert_eq!(cells.len(), 6, "{row}");
+        assert!(cells[3].contains(">not run</span>"), "{row}");
+        assert!(
+            cells[4].starts_with(" class=\"why skip-reason\">discovery failed"),
+            "{row}"
+        );
+    }
 }
 
 #[test]

@@ -2,15 +2,9 @@
 
 use std::process::Command;
 
-use crate::common::{Server, bin, finding_ids, repo, run_against};
-
-fn output_text(out: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
+use crate::common::{
+    Server, assert_exit, bin, closed_port, finding_ids, output_text, repo, run_against,
+};
 
 #[test]
 fn run_with_no_base_url_passes_against_the_embedded_server_and_writes_junit() {
@@ -78,10 +72,7 @@ fn bad_flags_exit_2_with_the_flag_named() {
 
 #[test]
 fn an_unreachable_service_exits_1_and_still_writes_the_report() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path())
         .output()
@@ -102,7 +93,7 @@ fn a_base_url_with_a_path_prefix_is_honoured() {
     let out = run_against(&server.fault_url("extra-fields"), dir.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert_exit(&out, 0);
     assert!(
         finding_ids(&dir.path().join("report.json")).contains(&"info.extra-fields".to_string())
     );

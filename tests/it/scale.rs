@@ -2,8 +2,6 @@
 //! request count stays bounded, says what each check covered, and still catches the paging
 //! faults that only show deep in the list.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::sync::Mutex;
 use std::thread;
 
@@ -11,18 +9,7 @@ use crate::common::{Server, run_against};
 
 /// Requests the reference server has answered, read from its counter.
 fn served(server: &Server) -> u64 {
-    let addr = server.base_url.trim_start_matches("http://");
-    let mut stream = TcpStream::connect(addr).unwrap();
-    write!(
-        stream,
-        "GET /_mallcheck/requests HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
-    let v: serde_json::Value = serde_json::from_str(body).unwrap();
-    v["requests"].as_u64().unwrap()
+    server.counters()["requests"].as_u64().unwrap()
 }
 
 #[test]

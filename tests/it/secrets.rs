@@ -13,7 +13,7 @@ use md5::{Digest, Md5};
 use percent_encoding::percent_decode_str;
 use regex::Regex;
 
-use crate::common::{bin, repo};
+use crate::common::{assert_exit, bin, output_text, repo};
 use mallcheck::server::data::{DEMO_APPID, MAIN};
 use mallcheck::server::faults::Fault;
 use mallcheck::server::{RunningServer, ServerOptions};
@@ -48,14 +48,6 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-fn text_of(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// The reference server in this process with a given signer (the binary's `serve` knows only
@@ -260,7 +252,7 @@ impl Secrets {
     fn assert_none_written(&self, dir: &Path, outputs: &[(&str, &Output)]) {
         let mut leaks = Vec::new();
         for (what, out) in outputs {
-            for s in self.found_in(&text_of(out)) {
+            for s in self.found_in(&output_text(out)) {
                 leaks.push(format!("output of {what}: {s}"));
             }
         }
@@ -337,7 +329,7 @@ fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
         .env("MALLCHECK_SIGN_KEY", MD5_KEY)
         .output()
         .unwrap();
-    assert_eq!(passing.status.code(), Some(0), "{}", text_of(&passing));
+    assert_exit(&passing, 0);
     let report = dir.path().join("reports/report.json");
     assert_echoed(&report);
     let mut secrets = Secrets::default();
@@ -353,7 +345,7 @@ fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
     ] {
         secrets.add(what, value);
     }
-    let verbose = text_of(&passing);
+    let verbose = output_text(&passing);
     for header in ["X-Api-Key", "X-Auth-Token", "X-Tenant"] {
         assert!(
             verbose.contains(&format!("-H '{header}: <redacted>'")),
@@ -370,11 +362,11 @@ fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
     .env("MALLCHECK_SIGN_KEY", MD5_KEY)
     .output()
     .unwrap();
-    assert_eq!(failing.status.code(), Some(1), "{}", text_of(&failing));
+    assert_exit(&failing, 1);
     assert!(
-        text_of(&failing).contains(&format!("<p>Authorization: {DEMO_APPID} <redacted></p>")),
+        output_text(&failing).contains(&format!("<p>Authorization: {DEMO_APPID} <redacted></p>")),
         "{}",
-        text_of(&failing)
+        output_text(&failing)
     );
     for (i, sig) in md5_signatures(&dir.path().join("reports/page.json"), MD5_KEY)
         .iter()
@@ -391,7 +383,7 @@ fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
         .args(["--junit", "reports/fuzz.xml"])
         .output()
         .unwrap();
-    assert_eq!(fuzz.status.code(), Some(1), "{}", text_of(&fuzz));
+    assert_exit(&fuzz, 1);
     assert!(
         !files_under(&dir.path().join("cases/fuzz-regressions")).is_empty(),
         "fuzz saved no regression"
@@ -412,35 +404,42 @@ fn md5_signer_echoing_service_error_page_snapshots_and_fuzz_leak_nothing() {
     );
 }
 
+/// A run against the echo fault of `server` with `echo_args` (it passes, and the request is
+/// echoed into the report), then one against its error page with `page_args` and the JSON report
+/// in `reports/page.json` (it fails); both with the signer's setting `env` in the environment.
+fn echo_then_error_page(
+    dir: &Path,
+    server: &InProcess,
+    env: (&str, &str),
+    echo_args: &[&str],
+    page_args: &[&str],
+) -> (Output, Output) {
+    let echo = run(dir, &server.fault_url(Fault::EchoRequest), echo_args)
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    assert_exit(&echo, 0);
+    assert_echoed(&dir.join("reports/report.json"));
+    let page = run(dir, &server.fault_url(Fault::EchoErrorPage), page_args)
+        .args(["--json", "reports/page.json"])
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    assert_exit(&page, 1);
+    (echo, page)
+}
+
 #[test]
 fn static_signer_key_is_never_written_in_any_encoding() {
     let dir = workspace();
     let server = InProcess::start(Signer::new(SignerKind::Static, STATIC_KEY.to_string()));
-    let echo = run(
+    let (echo, page) = echo_then_error_page(
         dir.path(),
-        &server.fault_url(Fault::EchoRequest),
+        &server,
+        ("MALLCHECK_SIGN_KEY", STATIC_KEY),
         &["--verbose", "--signer", "static", "--snapshots", "update"],
-    )
-    .env("MALLCHECK_SIGN_KEY", STATIC_KEY)
-    .output()
-    .unwrap();
-    assert_eq!(echo.status.code(), Some(0), "{}", text_of(&echo));
-    assert_echoed(&dir.path().join("reports/report.json"));
-    let page = run(
-        dir.path(),
-        &server.fault_url(Fault::EchoErrorPage),
-        &[
-            "--verbose",
-            "--signer",
-            "static",
-            "--json",
-            "reports/page.json",
-        ],
-    )
-    .env("MALLCHECK_SIGN_KEY", STATIC_KEY)
-    .output()
-    .unwrap();
-    assert_eq!(page.status.code(), Some(1), "{}", text_of(&page));
+        &["--verbose", "--signer", "static"],
+    );
     let mut secrets = Secrets::default();
     secrets.add("the static key", STATIC_KEY);
     secrets.assert_none_written(
@@ -459,25 +458,13 @@ fn command_signer_its_command_and_signatures_are_never_written() {
         log.display()
     );
     let server = InProcess::start(Signer::new(SignerKind::Command, command.clone()));
-    let echo = run(
+    let (echo, page) = echo_then_error_page(
         dir.path(),
-        &server.fault_url(Fault::EchoRequest),
+        &server,
+        ("MALLCHECK_SIGN_COMMAND", &command),
         &["--verbose", "--signer", "command"],
-    )
-    .env("MALLCHECK_SIGN_COMMAND", &command)
-    .output()
-    .unwrap();
-    assert_eq!(echo.status.code(), Some(0), "{}", text_of(&echo));
-    assert_echoed(&dir.path().join("reports/report.json"));
-    let page = run(
-        dir.path(),
-        &server.fault_url(Fault::EchoErrorPage),
-        &["--signer", "command", "--json", "reports/page.json"],
-    )
-    .env("MALLCHECK_SIGN_COMMAND", &command)
-    .output()
-    .unwrap();
-    assert_eq!(page.status.code(), Some(1), "{}", text_of(&page));
+        &["--signer", "command"],
+    );
     // A command that fails: the reports say a command signer failed, not which command.
     let broken = format!("cat >/dev/null; exit 3 # {COMMAND_KEY}-broken");
     let failed = mallcheck(dir.path())
@@ -492,7 +479,7 @@ fn command_signer_its_command_and_signatures_are_never_written() {
         .env("MALLCHECK_SIGN_COMMAND", &broken)
         .output()
         .unwrap();
-    assert_eq!(failed.status.code(), Some(1), "{}", text_of(&failed));
+    assert_exit(&failed, 1);
     let broken_report = std::fs::read_to_string(dir.path().join("reports/broken.json")).unwrap();
     assert!(
         broken_report.contains("sign command failed"),
@@ -555,15 +542,15 @@ fn url_userinfo_never_appears_in_errors() {
     ] {
         let mut cmd = cmd;
         let out = cmd.env("MALLCHECK_SIGN_KEY", MD5_KEY).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{what}: {}", text_of(&out));
-        let text = text_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {}", output_text(&out));
+        let text = output_text(&out);
         assert!(
             text.contains("<redacted>@"),
             "{what}: the URL should be shown masked:\n{text}"
         );
         outputs.push((what, out));
     }
-    assert!(text_of(&outputs[3].1).contains("base_url (profile `stage`)"));
+    assert!(output_text(&outputs[3].1).contains("base_url (profile `stage`)"));
     let mut secrets = Secrets::default();
     secrets.add("the URL password", URL_PASSWORD);
     secrets.add(
@@ -572,8 +559,8 @@ fn url_userinfo_never_appears_in_errors() {
     );
     let outputs: Vec<(&str, &Output)> = outputs.iter().map(|(w, o)| (*w, o)).collect();
     for (what, out) in &outputs {
-        let found = secrets.found_in(&text_of(out));
-        assert!(found.is_empty(), "{what}: {found:?}\n{}", text_of(out));
+        let found = secrets.found_in(&output_text(out));
+        assert!(found.is_empty(), "{what}: {found:?}\n{}", output_text(out));
     }
 }
 
@@ -591,8 +578,8 @@ fn a_misspelt_secret_header_is_a_load_error() {
         .arg(&case)
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text_of(&out));
-    let text = text_of(&out);
+    assert_exit(&out, 2);
+    let text = output_text(&out);
     assert!(
         text.contains("`X-Tenat` is not a header of this request"),
         "{text}"
@@ -610,7 +597,7 @@ fn a_key_too_short_to_scrub_is_warned_about() {
         .env("MALLCHECK_SIGN_KEY", "k3y")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    assert_exit(&out, 0);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("warning: the signing key is shorter than 8 characters"),

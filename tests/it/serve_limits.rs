@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use crate::common::{Server, bin};
@@ -135,50 +135,19 @@ fn bad_connection_limits_exit_2_naming_the_flag() {
 
 /// `mallcheck serve` with a soft limit of `files` open file descriptors, killed on drop.
 #[cfg(unix)]
-struct LimitedServer {
-    child: Child,
-    base_url: String,
-}
-
-#[cfg(unix)]
-impl LimitedServer {
-    fn start(files: u32, extra: &[&str]) -> LimitedServer {
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
-            .arg(bin())
-            .args(["serve", "--port", "0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn sh");
-        let mut reader = BufReader::new(child.stdout.take().expect("piped stdout"));
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("the listening line");
-        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-        let base_url = line
-            .trim()
-            .rsplit(' ')
-            .next()
-            .filter(|u| u.starts_with("http://"))
-            .unwrap_or_else(|| panic!("unexpected first line from serve: {line:?}"))
-            .to_string();
-        LimitedServer { child, base_url }
-    }
-}
-
-#[cfg(unix)]
-impl Drop for LimitedServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn limited_server(files: u32, extra: &[&str]) -> Server {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!("ulimit -n {files} && exec \"$0\" \"$@\""))
+        .arg(bin())
+        .args(["serve", "--port", "0"])
+        .args(extra);
+    Server::spawn(cmd)
 }
 
 #[cfg(unix)]
 #[test]
 fn past_the_descriptor_limit_the_server_recovers_and_answers() {
-    let server = LimitedServer::start(48, &["--header-timeout", "1"]);
+    let server = limited_server(48, &["--header-timeout", "1"]);
     hold_and_check(&server.base_url, 80, 20);
 }

@@ -89,13 +89,12 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnost
     let mut found = Vec::new();
     let mut pending = vec![path.to_path_buf()];
     while let Some(dir) = pending.pop() {
+        let unreadable =
+            |e: std::io::Error| Diagnostic::for_path(&dir, format!("cannot read directory: {e}"));
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) => {
-                diags.push(Diagnostic::for_path(
-                    &dir,
-                    format!("cannot read directory: {e}"),
-                ));
+                diags.push(unreadable(e));
                 continue;
             }
         };
@@ -103,10 +102,7 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnost
             let entry = match entry {
                 Ok(e) => e,
                 Err(e) => {
-                    diags.push(Diagnostic::for_path(
-                        &dir,
-                        format!("cannot read directory: {e}"),
-                    ));
+                    diags.push(unreadable(e));
                     continue;
                 }
             };

@@ -20,8 +20,9 @@ use crate::verdict::findings::Findings;
 struct Shape {
     /// Some applicable schema node lists `properties` (so an unlisted field is extra).
     declares: bool,
-    /// Listed fields and their shapes.
-    properties: HashMap<String, usize>,
+    /// Listed fields and their shapes, sorted by name (a binary search is cheaper than
+    /// hashing each key of every record).
+    properties: Vec<(String, usize)>,
     /// Shape of array items, when a node has `items`.
     items: Option<usize>,
 }
@@ -42,8 +43,9 @@ impl SchemaSet {
     pub fn extra_fields(&self, name: &str, instance: &Value) -> Vec<Finding> {
         let mut out = Findings::new(MAX_FINDINGS);
         self.extra_fields_root(name, instance, &mut out);
+        let layouts = &mut Layouts::default();
         for intro in introductions(name, instance) {
-            self.extra_intro_findings(&Introduction::parse(intro), &mut out);
+            self.extra_intro_findings(&Introduction::parse(intro), layouts, &mut out);
         }
         out.into_vec()
     }
@@ -54,21 +56,23 @@ impl SchemaSet {
         let Some(&root) = shapes.roots.get(name) else {
             return;
         };
-        let mut pointer = String::new();
-        shapes.walk(root, instance, &mut pointer, &mut |pointer, key| {
-            out.push_with(&EXTRA_FIELDS, || {
-                Finding::new(
-                    &EXTRA_FIELDS,
-                    format!("{pointer}/{}", escape_pointer(key)),
-                    "only fields the spec lists",
-                    format!("extra field `{key}`"),
-                )
-            });
-        });
+        shapes.extra_in(
+            root,
+            instance,
+            &mut Vec::new(),
+            &mut Layouts::default(),
+            out,
+        );
     }
 
     /// Extra fields inside the JSON held by a `productIntroduction` text.
-    pub(super) fn extra_intro_findings(&self, intro: &Introduction<'_>, out: &mut Findings) {
+    /// `layouts` may be shared by the introductions of one response.
+    pub(super) fn extra_intro_findings(
+        &self,
+        intro: &Introduction<'_>,
+        layouts: &mut Layouts,
+        out: &mut Findings,
+    ) {
         let shapes = self.shapes.get_or_init(|| self.build_shapes());
         let Some(&root) = shapes.roots.get(INTRODUCTION_SCHEMA) else {
             return;
@@ -77,7 +81,7 @@ impl SchemaSet {
             return;
         };
         let at = intro.pointer.as_str();
-        shapes.walk(root, inner, &mut String::new(), &mut |pointer, key| {
+        shapes.walk(root, inner, &mut Vec::new(), layouts, &mut |path, key| {
             out.push_with(&EXTRA_FIELDS, || {
                 Finding::new(
                     &EXTRA_FIELDS,
@@ -86,7 +90,8 @@ impl SchemaSet {
                     format!("extra field `{key}`"),
                 )
                 .with_detail(format!(
-                    "inner JSON pointer {pointer}/{} inside the productIntroduction text",
+                    "inner JSON pointer {}/{} inside the productIntroduction text",
+                    pointer_of(path),
                     escape_pointer(key)
                 ))
             });
@@ -95,7 +100,7 @@ impl SchemaSet {
 
     /// Reduces every schema to its field shapes (memoised by the set of schema nodes, so
     /// shared definitions and reference cycles are built once).
-    fn build_shapes(&self) -> Shapes {
+    pub(super) fn build_shapes(&self) -> Shapes {
         let mut shapes = Shapes::default();
         let mut memo: HashMap<Vec<usize>, usize> = HashMap::new();
         for (name, schema) in &self.schemas {
@@ -143,6 +148,7 @@ impl SchemaSet {
             .iter()
             .filter_map(|(u, f)| f.get("items").map(|c| (u.clone(), c)))
             .collect();
+        // BTreeMap order: sorted by name, as `Shape::field` searches.
         let properties = children
             .into_iter()
             .map(|(k, nodes)| (k.to_string(), self.shape_of(nodes, shapes, memo)))
@@ -157,43 +163,153 @@ impl SchemaSet {
     }
 }
 
+/// One step of the path to a value: a field or an array index.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Step<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The JSON Pointer of a path (built only for a finding).
+pub(super) fn pointer_of(path: &[Step<'_>]) -> String {
+    let mut pointer = String::new();
+    for step in path {
+        match step {
+            Step::Key(k) => {
+                pointer.push('/');
+                pointer.push_str(&escape_pointer(k));
+            }
+            Step::Index(i) => {
+                let _ = write!(pointer, "/{i}");
+            }
+        }
+    }
+    pointer
+}
+
+impl Shape {
+    fn field(&self, key: &str) -> Option<usize> {
+        self.properties
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.properties[i].1)
+    }
+}
+
 impl Shapes {
-    /// Calls `extra(pointer, key)` for every field of `instance` that its shape does not
-    /// list. `pointer` is a reused buffer: a pointer string is only built for a finding.
-    fn walk(
+    /// The shape of one record of the root array of schema `name`.
+    pub(super) fn root_items(&self, name: &str) -> Option<usize> {
+        let &root = self.roots.get(name)?;
+        self.shapes.get(root).and_then(|s| s.items)
+    }
+
+    /// Extra fields of `instance` (of shape `id`, at `path`) into `out`.
+    pub(super) fn extra_in<'v>(
         &self,
         id: usize,
-        instance: &Value,
-        pointer: &mut String,
-        extra: &mut dyn FnMut(&str, &str),
+        instance: &'v Value,
+        path: &mut Vec<Step<'v>>,
+        layouts: &mut Layouts,
+        out: &mut Findings,
+    ) {
+        self.walk(id, instance, path, layouts, &mut |path, key| {
+            out.push_with(&EXTRA_FIELDS, || {
+                Finding::new(
+                    &EXTRA_FIELDS,
+                    format!("{}/{}", pointer_of(path), escape_pointer(key)),
+                    "only fields the spec lists",
+                    format!("extra field `{key}`"),
+                )
+            });
+        });
+    }
+
+    /// Calls `extra(path, key)` for every field of `instance` that its shape does not list.
+    /// `path` is a reused stack of steps: a pointer string is only built for a finding.
+    fn walk<'v>(
+        &self,
+        id: usize,
+        instance: &'v Value,
+        path: &mut Vec<Step<'v>>,
+        layouts: &mut Layouts,
+        extra: &mut dyn FnMut(&[Step<'v>], &str),
     ) {
         let shape = &self.shapes[id];
-        let len = pointer.len();
         match instance {
             Value::Object(map) => {
-                for (key, value) in map {
-                    match shape.properties.get(key) {
-                        Some(&child) => {
-                            pointer.push('/');
-                            pointer.push_str(&escape_pointer(key));
-                            self.walk(child, value, pointer, extra);
-                            pointer.truncate(len);
+                // Records of one array mostly repeat one key order: once an object of this
+                // shape had only listed fields, an object with the same keys in the same order
+                // is known clean field by field (one comparison a key, no search).
+                if let Some(layout) = layouts.take(id) {
+                    let same = layout.len() == map.len()
+                        && map.keys().zip(&layout).all(|(k, (l, _))| k == l);
+                    if same {
+                        for ((key, value), (_, child)) in map.iter().zip(&layout) {
+                            if value.is_object() || value.is_array() {
+                                path.push(Step::Key(key));
+                                self.walk(*child, value, path, layouts, extra);
+                                path.pop();
+                            }
                         }
-                        None if shape.declares => extra(pointer, key),
-                        None => {}
+                        layouts.put(id, layout);
+                        return;
                     }
+                }
+                let mut layout = Vec::with_capacity(map.len());
+                let mut clean = true;
+                for (key, value) in map {
+                    match shape.field(key) {
+                        Some(child) => {
+                            layout.push((key.clone(), child));
+                            // Scalars of a listed field have nothing to walk.
+                            if value.is_object() || value.is_array() {
+                                path.push(Step::Key(key));
+                                self.walk(child, value, path, layouts, extra);
+                                path.pop();
+                            }
+                        }
+                        None => {
+                            clean = false;
+                            if shape.declares {
+                                extra(path, key);
+                            }
+                        }
+                    }
+                }
+                if clean {
+                    layouts.put(id, layout);
                 }
             }
             Value::Array(items) => {
                 if let Some(child) = shape.items {
                     for (i, item) in items.iter().enumerate() {
-                        let _ = write!(pointer, "/{i}");
-                        self.walk(child, item, pointer, extra);
-                        pointer.truncate(len);
+                        if item.is_object() || item.is_array() {
+                            path.push(Step::Index(i));
+                            self.walk(child, item, path, layouts, extra);
+                            path.pop();
+                        }
                     }
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// The last all-listed key order seen per shape, with the shape of each field (see
+/// [`Shapes::walk`]); kept for one walk, or across the records of one streamed body.
+#[derive(Debug, Default)]
+pub(super) struct Layouts(Vec<Option<Vec<(String, usize)>>>);
+
+impl Layouts {
+    fn take(&mut self, id: usize) -> Option<Vec<(String, usize)>> {
+        self.0.get_mut(id).and_then(Option::take)
+    }
+
+    fn put(&mut self, id: usize, layout: Vec<(String, usize)>) {
+        if self.0.len() <= id {
+            self.0.resize_with(id + 1, || None);
+        }
+        self.0[id] = Some(layout);
     }
 }

@@ -2,6 +2,7 @@
 //! every violation turned into a finding with an expected and an actual phrase, findings
 //! capped per check and repeated ones counted.
 
+use std::borrow::Borrow;
 use std::fmt::Write as _;
 use std::hash::Hasher as _;
 
@@ -10,7 +11,8 @@ use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
 use super::attribute::{Attributions, Start};
-use super::{INTRODUCTION_SCHEMA, Items, MAX_FINDINGS, Schema, SchemaSet, check_of};
+use super::extra::Layouts;
+use super::{INTRODUCTION_SCHEMA, Items, MAX_FINDINGS, RecordArray, Schema, SchemaSet, check_of};
 use crate::json::escape_pointer;
 use crate::spec::catalog::{EXTRA_FIELDS, PRODUCT_INTRODUCTION};
 use crate::verdict::check::Check;
@@ -74,10 +76,11 @@ impl SchemaSet {
         self.validate_root(name, instance, &mut attributions, out);
         self.extra_fields_root(name, instance, out);
         // One introduction at a time: each parsed tree is dropped before the next is built.
+        let layouts = &mut Layouts::default();
         for (pointer, text) in introductions(name, instance) {
             let intro = Introduction::parse((pointer, text));
             self.introduction_findings(&intro, &mut attributions, out);
-            self.extra_intro_findings(&intro, out);
+            self.extra_intro_findings(&intro, layouts, out);
         }
     }
 
@@ -113,38 +116,78 @@ impl SchemaSet {
                 pointer.push_str(&escape_pointer(key));
             }
             let base = pointer.len();
-            let array_check = array.array_check.unwrap_or(start.check);
-            let items_check = array.items_check.unwrap_or(array_check);
             let mut repeats = Repeats::default();
             for (i, record) in records.iter().enumerate() {
-                let fingerprint = fingerprint(record);
-                if repeats.replay(fingerprint, record, cx) {
-                    continue;
-                }
-                let before = cx.counts.clone();
                 pointer.truncate(base);
-                let _ = write!(pointer, "/{i}");
-                match &array.items {
-                    Items::Document(name) => {
-                        if let Some(target) = self.schemas.get(name)
-                            && !target.validator.is_valid(record)
-                        {
-                            self.violations(target, items_check, record, pointer, cx);
-                        }
-                    }
-                    Items::Inline { validator, wrapper } => {
-                        let start = Start {
-                            uri: &schema.uri,
-                            node: wrapper,
-                            check: array_check,
-                        };
-                        self.errors(validator, start, record, pointer, cx);
-                    }
-                }
-                repeats.remember(fingerprint, record, &before, &cx.counts);
+                self.record_violations(
+                    schema,
+                    array,
+                    start,
+                    (i, record),
+                    pointer,
+                    &mut repeats,
+                    cx,
+                );
             }
             pointer.truncate(len);
         }
+    }
+
+    /// Whether one record of a record array of `schema` breaks no rule (the check a tree
+    /// makes once for the whole body before looking at any record).
+    pub(super) fn record_is_valid(&self, array: &RecordArray, record: &Value) -> bool {
+        match &array.items {
+            Items::Document(name) => self
+                .schemas
+                .get(name)
+                .is_none_or(|target| target.validator.is_valid(record)),
+            Items::Inline { validator, .. } => validator.is_valid(record),
+        }
+    }
+
+    /// The violations of record `i` of a record array of `schema` (entered at `start`), the
+    /// record located by `pointer` up to the array; `repeats` remembers records already
+    /// validated (by reference when the whole body is a tree, owned when it is streamed).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_violations<R: Borrow<Value>>(
+        &self,
+        schema: &Schema,
+        array: &RecordArray,
+        start: Start<'_>,
+        (i, record): (usize, R),
+        pointer: &mut String,
+        repeats: &mut Repeats<R>,
+        cx: &mut Violations<'_>,
+    ) {
+        let array_check = array.array_check.unwrap_or(start.check);
+        let items_check = array.items_check.unwrap_or(array_check);
+        let value = record.borrow();
+        let fingerprint = fingerprint(value);
+        if repeats.replay(fingerprint, value, cx) {
+            return;
+        }
+        let before = cx.counts.clone();
+        let base = pointer.len();
+        let _ = write!(pointer, "/{i}");
+        match &array.items {
+            Items::Document(name) => {
+                if let Some(target) = self.schemas.get(name)
+                    && !target.validator.is_valid(value)
+                {
+                    self.violations(target, items_check, value, pointer, cx);
+                }
+            }
+            Items::Inline { validator, wrapper } => {
+                let start = Start {
+                    uri: &schema.uri,
+                    node: wrapper,
+                    check: array_check,
+                };
+                self.errors(validator, start, value, pointer, cx);
+            }
+        }
+        pointer.truncate(base);
+        repeats.remember(fingerprint, record, &before, &cx.counts);
     }
 
     /// The errors of one validator on one value, each attributed to its check and handed to
@@ -177,7 +220,7 @@ impl SchemaSet {
 
     /// Findings of the JSON held by one `productIntroduction` text: not JSON, or not valid
     /// against `product-introduction`.
-    fn introduction_findings(
+    pub(super) fn introduction_findings(
         &self,
         intro: &Introduction<'_>,
         attributions: &mut Attributions,
@@ -214,14 +257,22 @@ impl SchemaSet {
 /// to one of them breaks the same rules, so once those checks keep no more findings it is only
 /// counted (a broken record repeated a million times is validated once). The last
 /// [`Repeats::MAX`] distinct records validated are remembered.
-#[derive(Default)]
-struct Repeats<'v> {
-    seen: Vec<(u64, &'v Value, CheckCounts)>,
+pub(super) struct Repeats<R> {
+    seen: Vec<(u64, R, CheckCounts)>,
     /// The entry replaced next once `seen` is full.
     next: usize,
 }
 
-impl<'v> Repeats<'v> {
+impl<R> Default for Repeats<R> {
+    fn default() -> Self {
+        Repeats {
+            seen: Vec::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<R: Borrow<Value>> Repeats<R> {
     const MAX: usize = 8;
 
     /// Counts the violations of `record` without validating it, when it repeats a remembered
@@ -230,7 +281,7 @@ impl<'v> Repeats<'v> {
         let Some((_, _, counts)) = self
             .seen
             .iter()
-            .find(|(f, seen, _)| *f == fingerprint && *seen == record)
+            .find(|(f, seen, _)| *f == fingerprint && seen.borrow() == record)
         else {
             return false;
         };
@@ -247,14 +298,14 @@ impl<'v> Repeats<'v> {
     fn remember(
         &mut self,
         fingerprint: u64,
-        record: &'v Value,
+        record: R,
         before: &[(&'static Check, usize)],
         after: &[(&'static Check, usize)],
     ) {
         if self
             .seen
             .iter()
-            .any(|(f, seen, _)| *f == fingerprint && *seen == record)
+            .any(|(f, seen, _)| *f == fingerprint && seen.borrow() == record.borrow())
         {
             return;
         }
@@ -320,7 +371,7 @@ fn fingerprint(value: &Value) -> u64 {
 /// Where the validated value sits: the response itself, or the JSON inside the
 /// `productIntroduction` text at this pointer of the response.
 #[derive(Clone, Copy)]
-enum Place<'p> {
+pub(super) enum Place<'p> {
     Response,
     Introduction(&'p str),
 }
@@ -329,16 +380,20 @@ enum Place<'p> {
 type CheckCounts = Vec<(&'static Check, usize)>;
 
 /// Where violations go while one value is validated.
-struct Violations<'a> {
+pub(super) struct Violations<'a> {
     attributions: &'a mut Attributions,
     out: &'a mut Findings,
     place: Place<'a>,
     /// Violations so far per check (kept or not), to learn what one record produced.
-    counts: CheckCounts,
+    pub(super) counts: CheckCounts,
 }
 
 impl<'a> Violations<'a> {
-    fn new(attributions: &'a mut Attributions, out: &'a mut Findings, place: Place<'a>) -> Self {
+    pub(super) fn new(
+        attributions: &'a mut Attributions,
+        out: &'a mut Findings,
+        place: Place<'a>,
+    ) -> Self {
         Violations {
             attributions,
             out,

@@ -1,0 +1,216 @@
+//! Whole bodies that are not the expected object: other JSON, raw text, broken or spliced
+//! JSON, deep nesting, renamed keys.
+
+use proptest::sample::select;
+use proptest::strategy::{BoxedStrategy, Just, Strategy};
+use serde_json::{Value, json};
+
+use super::shapes::Shape;
+use super::values::{Magnitude, json_any, weighted};
+use crate::fuzz::body::{FuzzBody, Limits, splice};
+
+/// Raw texts that are not JSON objects.
+pub(super) const RAW_TEXTS: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "not json",
+    "   ",
+    "{}}",
+    "{,}",
+    "\"",
+    "{\"appid\":}",
+    "{'appid':'x'}",
+    "<xml/>",
+    "appid=x&count=10",
+    "null\u{0}",
+];
+
+/// Raw tokens spliced where a value belongs: JSON that many parsers reject or misread.
+pub(super) const RAW_TOKENS: &[&str] = &[
+    "1e999",
+    "-1e999",
+    "1E2",
+    "01",
+    "-0",
+    "1.0e1",
+    "100000000000000000000000000000",
+    "NaN",
+    "Infinity",
+    "0x10",
+    "\"\\ud800\"",
+    "\"\\udfff\"",
+    "\"\\u0000\"",
+    "\"a\\u0000b\"",
+    "undefined",
+    "'x'",
+    "\"\u{ff}\"",
+];
+
+pub(super) fn raw(label: &str, bytes: Vec<u8>) -> FuzzBody {
+    FuzzBody::Raw {
+        label: label.to_string(),
+        bytes,
+    }
+}
+
+/// Bodies that are not the expected object at all.
+pub(super) fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> BoxedStrategy<FuzzBody> {
+    let base = shape.baseline.clone();
+    let text = serde_json::to_string(&base).expect("a serde_json::Value always serializes");
+    let bytes = text.clone().into_bytes();
+    let leaves: Vec<&'static str> = shape.fields.iter().map(|f| f.pointer).collect();
+    let scalars = vec![
+        json!(null),
+        json!(true),
+        json!(0),
+        json!(""),
+        json!([]),
+        json!({}),
+    ];
+    let upper_keys = rename_keys(&base);
+    let (b1, b2, b3, b4) = (base.clone(), base.clone(), base.clone(), base.clone());
+    let len = bytes.len();
+    let duplicate = format!("{{\"appid\":\"x\",{}", text.get(1..).unwrap_or_default());
+    let trailing_comma = format!(
+        "{},}}",
+        text.get(..text.len().saturating_sub(1)).unwrap_or_default()
+    );
+    weighted(vec![
+        (2, select(scalars).prop_map(FuzzBody::Json).boxed()),
+        (1, Just(FuzzBody::Json(json!([base]))).boxed()),
+        (1, Just(FuzzBody::Json(other)).boxed()),
+        (1, Just(FuzzBody::Json(upper_keys)).boxed()),
+        (2, json_any().prop_map(FuzzBody::Json).boxed()),
+        (1, Just(raw("empty body", Vec::new())).boxed()),
+        (
+            2,
+            select(RAW_TEXTS)
+                .prop_map(|t| raw("not JSON", t.as_bytes().to_vec()))
+                .boxed(),
+        ),
+        (
+            2,
+            (0..len.max(1))
+                .prop_map(move |n| raw("truncated JSON", bytes[..n].to_vec()))
+                .boxed(),
+        ),
+        (
+            1,
+            Just(raw(
+                "byte order mark",
+                format!("\u{feff}{text}").into_bytes(),
+            ))
+            .boxed(),
+        ),
+        (
+            1,
+            select(&[" x", "}", "{}", "\u{0}", "\n\n", ",", "]"][..])
+                .prop_map(move |t| raw("trailing bytes", format!("{text}{t}").into_bytes()))
+                .boxed(),
+        ),
+        (
+            1,
+            Just(raw("duplicate key", duplicate.into_bytes())).boxed(),
+        ),
+        (
+            1,
+            Just(raw("trailing comma", trailing_comma.into_bytes())).boxed(),
+        ),
+        (
+            2,
+            Magnitude {
+                lo: 1,
+                common: 200,
+                hi: limits.max_nesting,
+            }
+            .prop_map(|n| raw("deeply nested arrays", nested(n)))
+            .boxed(),
+        ),
+        (
+            2,
+            (select(leaves.clone()), select(RAW_TOKENS))
+                .prop_map(move |(p, token)| {
+                    let bytes = splice(&b1, p, token).unwrap_or_default();
+                    raw(&format!("non-standard JSON at {p}"), bytes)
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            (
+                select(leaves.clone()),
+                Magnitude {
+                    lo: 1,
+                    common: 200,
+                    hi: limits.max_nesting,
+                },
+            )
+                .prop_map(move |(p, n)| {
+                    let token = String::from_utf8(nested(n)).unwrap_or_default();
+                    raw(
+                        &format!("deeply nested value at {p}"),
+                        splice(&b2, p, &token).unwrap_or_default(),
+                    )
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            select(leaves)
+                .prop_map(move |p| {
+                    let marked = splice(&b3, p, "\"\u{1}\"").unwrap_or_default();
+                    let bytes = replace_bytes(&marked, &[1], &[0xff, 0xfe]);
+                    raw(&format!("invalid UTF-8 at {p}"), bytes)
+                })
+                .boxed(),
+        ),
+        (
+            1,
+            Just(FuzzBody::Json(Value::Object(
+                b4.as_object()
+                    .map(|m| {
+                        m.iter()
+                            .rev()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            )))
+            .boxed(),
+        ),
+    ])
+}
+
+pub(super) fn nested(depth: u64) -> Vec<u8> {
+    let n = usize::try_from(depth).unwrap_or(100_000);
+    let mut out = vec![b'['; n];
+    out.extend(std::iter::repeat_n(b']', n));
+    out
+}
+
+pub(super) fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    match haystack.windows(needle.len()).position(|w| w == needle) {
+        Some(i) => [&haystack[..i], with, &haystack[i + needle.len()..]].concat(),
+        None => haystack.to_vec(),
+    }
+}
+
+/// The body with every key's first letter upper-cased (`Appid`, `Filter`, ...).
+pub(super) fn rename_keys(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| {
+                    let mut cs = k.chars();
+                    let renamed = cs
+                        .next()
+                        .map(|c| c.to_uppercase().chain(cs).collect())
+                        .unwrap_or_default();
+                    (renamed, rename_keys(v))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
