@@ -299,7 +299,9 @@ pub(crate) async fn send_recorded(
     Ok(body.len())
 }
 
-/// Sends each case's requests in order, `jobs` cases at once, as the runner schedules them.
+/// Sends every recorded request with `jobs` in flight across the whole suite: the runner also
+/// bounds the whole run's requests in flight by `--jobs` and overlaps a case's walks, so the
+/// bare side keeps the wire as busy as it can (a lower bound, not a sequential replay per case).
 async fn replay(
     env: &SuiteEnv,
     base_url: &str,
@@ -309,14 +311,16 @@ async fn replay(
     let http = bare_client(env)?;
     let permits = Arc::new(Semaphore::new(env.jobs.max(1)));
     let mut tasks = JoinSet::new();
-    for index in 0..cases.len() {
+    for (case, index) in cases
+        .iter()
+        .enumerate()
+        .flat_map(|(c, requests)| (0..requests.len()).map(move |i| (c, i)))
+    {
         let (http, cases, permits) = (http.clone(), Arc::clone(cases), Arc::clone(&permits));
         let base_url = base_url.to_string();
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await.map_err(|e| e.to_string())?;
-            for r in &cases[index] {
-                send_recorded(&http, &base_url, r).await?;
-            }
+            send_recorded(&http, &base_url, &cases[case][index]).await?;
             Ok::<(), String>(())
         });
     }
