@@ -7,9 +7,8 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::bin;
+use crate::common::run_as_main;
 use mallcheck::bench::canned::serve_in_background;
-use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 
 /// Malls in the generated page.
 const RECORDS: usize = 1_000_000;
@@ -69,14 +68,7 @@ const CASES: &str = r#"cases:
 fn run(base_url: &str, dir: &Path) -> Output {
     let cases = dir.join("broken.yaml");
     std::fs::write(&cases, CASES).expect("write the case file");
-    std::process::Command::new(bin())
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
-        .args(["run", "--base-url", base_url, "--appid", DEMO_APPID])
-        .args(["--merchant-id", MAIN.merchant_id])
-        .args(["--merchant-user-id", MAIN.merchant_user_id])
+    run_as_main(base_url, dir)
         .args(["--snapshots", "off", "--color", "never"])
         .arg("--cases")
         .arg(&cases)

@@ -95,9 +95,9 @@ impl Drop for Server {
     }
 }
 
-/// A `mallcheck run` command against `base_url` as the embedded server's main merchant, with
-/// reports in `dir`.
-pub fn run_against(base_url: &str, dir: &Path) -> Command {
+/// `mallcheck run` against `base_url` as the embedded server's main merchant, in `dir`, with a
+/// clean environment (the demo key only): callers add the cases and reports.
+pub fn run_as_main(base_url: &str, dir: &Path) -> Command {
     let mut cmd = Command::new(bin());
     cmd.current_dir(dir)
         .env_clear()
@@ -105,17 +105,22 @@ pub fn run_against(base_url: &str, dir: &Path) -> Command {
         .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
         .args(["run", "--base-url", base_url])
         .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
-        .args(["--merchant-user-id", MAIN.merchant_user_id])
-        .arg("--cases")
-        .arg(repo().join("cases"))
-        .args([
-            "--junit",
-            "junit.xml",
-            "--json",
-            "report.json",
-            "--color",
-            "never",
-        ]);
+        .args(["--merchant-user-id", MAIN.merchant_user_id]);
+    cmd
+}
+
+/// A `mallcheck run` command against `base_url` as the embedded server's main merchant, with
+/// reports in `dir`.
+pub fn run_against(base_url: &str, dir: &Path) -> Command {
+    let mut cmd = run_as_main(base_url, dir);
+    cmd.arg("--cases").arg(repo().join("cases")).args([
+        "--junit",
+        "junit.xml",
+        "--json",
+        "report.json",
+        "--color",
+        "never",
+    ]);
     cmd
 }
 

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::Server;
-use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+use crate::common::{Server, run_as_main};
+use mallcheck::server::data::DEMO_SIGN_KEY;
 use serde_json::Value;
 
 const FAULT: &str = "mall-state-out-of-range";
@@ -47,15 +47,8 @@ impl Reports {
 
 /// `mallcheck run` as the server's main merchant, in `dir`, with a clean environment.
 fn run(base_url: &str, dir: &Path, reports: &Reports, filters: &[&str]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
-        .args(["run", "--base-url", base_url, "--appid", DEMO_APPID])
-        .args(["--merchant-id", MAIN.merchant_id])
-        .args(["--merchant-user-id", MAIN.merchant_user_id])
-        .args(["--snapshots", "off", "--color", "never"])
+    let mut cmd = run_as_main(base_url, dir);
+    cmd.args(["--snapshots", "off", "--color", "never"])
         .arg("--cases")
         .arg(repo().join("cases"))
         .arg("--junit")
