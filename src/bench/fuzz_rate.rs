@@ -118,6 +118,49 @@ async fn fuzz_once(
     })
 }
 
+/// How fast one core parses the recorded answers into `serde_json::Value` trees, the least a
+/// client must do to check an answer.
+#[derive(Debug, Clone, Copy)]
+struct ParseCeiling {
+    parsed: u64,
+    took: Duration,
+    mean_bytes: u64,
+}
+
+impl ParseCeiling {
+    fn rate(&self) -> f64 {
+        let secs = self.took.as_secs_f64();
+        if secs > 0.0 {
+            self.parsed as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Parses `bodies` in turn on this thread for about `time` (at least one pass).
+fn parse_ceiling(bodies: &[bytes::Bytes], time: Duration) -> ParseCeiling {
+    let total: u64 = bodies.iter().map(|b| b.len() as u64).sum();
+    let mean_bytes = total / (bodies.len().max(1) as u64);
+    let started = std::time::Instant::now();
+    let mut parsed = 0u64;
+    'outer: loop {
+        for body in bodies {
+            let tree = serde_json::from_slice::<serde_json::Value>(body);
+            std::hint::black_box(&tree);
+            parsed += 1;
+        }
+        if bodies.is_empty() || started.elapsed() >= time {
+            break 'outer;
+        }
+    }
+    ParseCeiling {
+        parsed,
+        took: started.elapsed(),
+        mean_bytes,
+    }
+}
+
 fn failed(s: &FuzzSummary) -> String {
     s.failed.map_or_else(
         || "? properties failed".to_string(),
@@ -141,6 +184,11 @@ pub(crate) async fn fuzz_rate(
     let log = proxy.take();
     proxy.stop();
     let table = log.table();
+    let bodies: Vec<bytes::Bytes> = log.answers.iter().map(|(_, a)| a.body.clone()).collect();
+    let time = options.load_time;
+    let ceiling = tokio::task::spawn_blocking(move || parse_ceiling(&bodies, time))
+        .await
+        .map_err(|e| e.to_string())?;
     let distinct = table.len();
     let requests = Arc::new(log.requests);
     // The field's limit: the load generator against the precomputed-bytes server.
@@ -176,6 +224,18 @@ pub(crate) async fn fuzz_rate(
             "server: answers from precomputed bytes recorded from the same run against the \
              embedded server ({distinct} distinct requests); fuzz: {served} requests, {missed} \
              not recorded"
+        ),
+        format!(
+            "reading the answers alone: one core parses {:.0} of them per second into a JSON \
+             tree (mean {} bytes), {:.2} of the limit: a fuzzer that checks every answer stays \
+             below that on each core it has",
+            ceiling.rate(),
+            ceiling.mean_bytes,
+            if limit.rate() > 0.0 {
+                ceiling.rate() / limit.rate()
+            } else {
+                0.0
+            },
         ),
         format!(
             "verdicts: {} against the embedded server, {} against the precomputed bytes",
@@ -221,6 +281,17 @@ pub(crate) async fn fuzz_rate(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_parse_ceiling_reads_every_answer_at_least_once() {
+        let bodies = vec![
+            bytes::Bytes::from_static(b"{\"data\": [1, 2, 3]}"),
+            bytes::Bytes::from_static(b"[]"),
+        ];
+        let c = parse_ceiling(&bodies, Duration::ZERO);
+        assert_eq!((c.parsed, c.mean_bytes), (2, 10));
+        assert_eq!(parse_ceiling(&[], Duration::ZERO).parsed, 0);
+    }
 
     #[test]
     fn fuzz_summary_gives_requests_rate_and_failed_properties() {

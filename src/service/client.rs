@@ -11,7 +11,7 @@ use reqwest::redirect;
 use serde_json::Value;
 
 use crate::redact::{self, Secret};
-use crate::service::lazy_json::{self, LazyJson};
+use crate::service::lazy_json::LazyJson;
 use crate::service::politeness::{
     self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, InFlight, MAX_THROTTLED_RETRIES, RateLimiter,
     Throttle,
@@ -615,11 +615,11 @@ fn decode(
             format!("HTTP {} to {location}", raw.status),
         )));
     }
-    match lazy_json::well_formed(&raw.body) {
-        Ok(()) => Ok(Response {
+    match LazyJson::parse(raw.body.clone()) {
+        Ok(json) => Ok(Response {
             status: raw.status,
             headers: raw.headers,
-            json: LazyJson::from_checked_bytes(raw.body.clone()),
+            json,
             body: raw.body,
         }),
         Err(e) => {

@@ -16,6 +16,12 @@ pub fn well_formed(bytes: &[u8]) -> Result<(), serde_json::Error> {
     serde_json::from_slice::<Discard>(bytes).map(|_| ())
 }
 
+/// Bodies up to this size get their tree at once, in the one pass that checks them: almost
+/// every such body is read as a tree anyway (a mall-list page, an error envelope, a fuzz
+/// answer), and one parse costs less than a well-formedness pass followed by a tree parse.
+/// Larger bodies (a products response can be any size) keep only their bytes.
+pub const EAGER_TREE_BYTES: usize = 64 * 1024;
+
 /// A JSON body: its bytes, and its tree once something needed it. Dereferences to the tree.
 #[derive(Clone, Default)]
 pub struct LazyJson {
@@ -30,6 +36,25 @@ impl LazyJson {
             bytes,
             tree: OnceLock::new(),
         }
+    }
+
+    /// The body `bytes` if they are one JSON value (the error is a `Value` parse's): a body of
+    /// at most [`EAGER_TREE_BYTES`] is parsed to its tree at once, a larger one only checked.
+    pub fn parse(bytes: Bytes) -> Result<Self, serde_json::Error> {
+        if bytes.len() <= EAGER_TREE_BYTES {
+            let tree: Value = serde_json::from_slice(&bytes)?;
+            return Ok(LazyJson {
+                bytes,
+                tree: OnceLock::from(tree),
+            });
+        }
+        well_formed(&bytes)?;
+        Ok(LazyJson::from_checked_bytes(bytes))
+    }
+
+    /// The tree, if it has been built.
+    pub fn tree(&self) -> Option<&Value> {
+        self.tree.get()
     }
 
     /// The tree (built now if it was not yet).
@@ -197,5 +222,22 @@ mod tests {
         assert_eq!(json.to_string(), "[{\"spuId\":\"1\"}]");
         let value = serde_json::json!({"a": 1});
         assert_eq!(LazyJson::from(value.clone()).into_value(), value);
+    }
+
+    #[test]
+    fn parse_builds_the_tree_of_a_small_body_only_and_fails_as_a_value_parse() {
+        let small = LazyJson::parse(Bytes::from_static(b"{\"a\": [1, 2]}")).unwrap();
+        assert_eq!(small.tree(), Some(&serde_json::json!({"a": [1, 2]})));
+        let big = format!("[{}1]", "1, ".repeat(EAGER_TREE_BYTES / 3));
+        let big = LazyJson::parse(Bytes::from(big)).unwrap();
+        assert!(!big.is_built() && big.is_array());
+        let broken = format!("[{}", "1, ".repeat(EAGER_TREE_BYTES / 3));
+        for body in [b"{\"a\":1,}".to_vec(), broken.into_bytes()] {
+            let want = serde_json::from_slice::<Value>(&body)
+                .unwrap_err()
+                .to_string();
+            let got = LazyJson::parse(Bytes::from(body)).unwrap_err().to_string();
+            assert_eq!(got, want);
+        }
     }
 }
