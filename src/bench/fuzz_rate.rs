@@ -121,14 +121,14 @@ async fn fuzz_once(
 /// How fast one core parses the recorded answers into `serde_json::Value` trees, the least a
 /// client must do to check an answer.
 #[derive(Debug, Clone, Copy)]
-struct ParseCeiling {
+pub(crate) struct ParseCeiling {
     parsed: u64,
     took: Duration,
-    mean_bytes: u64,
+    pub(crate) mean_bytes: u64,
 }
 
 impl ParseCeiling {
-    fn rate(&self) -> f64 {
+    pub(crate) fn rate(&self) -> f64 {
         let secs = self.took.as_secs_f64();
         if secs > 0.0 {
             self.parsed as f64 / secs
@@ -139,7 +139,7 @@ impl ParseCeiling {
 }
 
 /// Parses `bodies` in turn on this thread for about `time` (at least one pass).
-fn parse_ceiling(bodies: &[bytes::Bytes], time: Duration) -> ParseCeiling {
+pub(crate) fn parse_ceiling(bodies: &[bytes::Bytes], time: Duration) -> ParseCeiling {
     let total: u64 = bodies.iter().map(|b| b.len() as u64).sum();
     let mean_bytes = total / (bodies.len().max(1) as u64);
     let started = std::time::Instant::now();

@@ -259,16 +259,22 @@ async fn suite_once(
 }
 
 /// Runs every case alone through the recording proxy and returns each case's requests.
-async fn record_cases(env: &SuiteEnv, base_url: &str) -> Result<Vec<Vec<Recorded>>, String> {
+/// Also gives the bodies of the answers.
+async fn record_cases(
+    env: &SuiteEnv,
+    base_url: &str,
+) -> Result<(Vec<Vec<Recorded>>, Vec<bytes::Bytes>), String> {
     let proxy = Proxy::start(base_url).await?;
     let runner = runner(env, &proxy.base_url)?;
-    let mut per_case = Vec::new();
+    let (mut per_case, mut bodies) = (Vec::new(), Vec::new());
     for case in planned_cases(env)? {
         Arc::clone(&runner).run(vec![case], &mut |_| {}).await;
-        per_case.push(proxy.take().requests);
+        let log = proxy.take();
+        bodies.extend(log.answers.into_iter().map(|(_, a)| a.body));
+        per_case.push(log.requests);
     }
     proxy.stop();
-    Ok(per_case)
+    Ok((per_case, bodies))
 }
 
 /// A bare client configured as the suite's (pool, timeouts, no redirects), without checks.
@@ -335,7 +341,14 @@ async fn suite_overhead(
     base_url: &str,
     rounds: usize,
 ) -> Result<Measurement, String> {
-    let recorded = Arc::new(record_cases(env, base_url).await?);
+    let (recorded, bodies) = record_cases(env, base_url).await?;
+    let recorded = Arc::new(recorded);
+    let answers = bodies.len();
+    let ceiling = tokio::task::spawn_blocking(move || {
+        crate::bench::fuzz_rate::parse_ceiling(&bodies, Duration::from_millis(300))
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     let requests: usize = recorded.iter().map(Vec::len).sum();
     suite_once(env, base_url).await?;
     replay(env, base_url, &recorded).await?;
@@ -372,6 +385,15 @@ async fn suite_overhead(
         ms(bc),
         ratio(sc, bc).map_or_else(|| "-".to_string(), |r| format!("{r:.2}")),
         ms(median(&loading)),
+    ));
+    let parse_all = Duration::from_secs_f64(answers as f64 / ceiling.rate().max(1e-9));
+    details.push(format!(
+        "reading the answers alone: parsing the {answers} answers (mean {} bytes) into JSON \
+         trees takes {} on one core, {:.2} of the bare replay's wall time (the suite also \
+         checks each one)",
+        ceiling.mean_bytes,
+        ms(parse_all),
+        parse_all.as_secs_f64() / b.as_secs_f64().max(1e-9),
     ));
     details.push(format!(
         "per request: suite {:.0} us, bare {:.0} us",
