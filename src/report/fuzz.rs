@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 use std::io;
 
+use crate::diag::{escape_controls, escape_controls_by_line};
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Origin};
 use crate::fuzz::properties::PROPERTIES;
@@ -167,14 +168,21 @@ pub fn failure(f: &FuzzFailure, seed: u64, signer: &Signer, style: Style) -> Str
         f.property.summary
     );
     for finding in f.findings.iter().take(5) {
-        let _ = writeln!(out, "  broke: {}", finding.headline());
+        let _ = writeln!(out, "  broke: {}", escape_controls(&finding.headline()));
     }
     if f.findings.len() > 5 {
         let _ = writeln!(out, "  broke: … and {} more", f.findings.len() - 5);
     }
     let _ = writeln!(out, "  minimal body ({}):", origin(f));
-    let _ = writeln!(out, "{}", indent(&f.body.display(), "    "));
-    let _ = writeln!(out, "  response: {}", response_seen(&f.exchange));
+    // What the service sent (and a generated body) may hold terminal control characters: they
+    // are printed escaped, never raw.
+    let body = escape_controls_by_line(&f.body.display());
+    let _ = writeln!(out, "{}", indent(&body, "    "));
+    let _ = writeln!(
+        out,
+        "  response: {}",
+        escape_controls(&response_seen(&f.exchange))
+    );
     let _ = writeln!(out, "  reproduce:\n    {}", curl(&f.exchange, &f.body));
     let _ = writeln!(out, "    # {}", resign_hint(signer));
     match &f.saved {
@@ -466,6 +474,42 @@ mod tests {
         );
         assert!(raw.starts_with("printf '%b' '{\\0377\\\\' | curl"), "{raw}");
         assert!(raw.ends_with("--data-binary @-"));
+    }
+
+    #[test]
+    fn control_characters_of_the_service_are_printed_escaped() {
+        let mut exchange = exchange();
+        if let Some(r) = exchange.response.as_mut() {
+            r.body_excerpt = "{\"msg\":\"\u{1b}[2J\u{7}boom\r\"}".to_string();
+        }
+        let f = FuzzFailure {
+            endpoint: Endpoint::MallList,
+            property: &catalog::FUZZ_NO_SERVER_ERROR,
+            body: FuzzBody::Raw {
+                label: "x".into(),
+                bytes: b"\x1b]0;title\x07".to_vec(),
+            },
+            findings: vec![],
+            exchange,
+            origin: Origin::Generated {
+                case: 1,
+                steps: 0,
+                tries: 0,
+                end: ShrinkEnd::Minimal,
+            },
+            saved: None,
+        };
+        let signer = Signer::new(SignerKind::Md5, "k".into());
+        let text = failure(&f, 1, &signer, Style { color: false });
+        let shown: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("printf") && !l.contains("curl"))
+            .collect();
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\t'),
+            "{shown:?}"
+        );
+        assert!(text.contains("\\u{1b}[2J"), "{text}");
     }
 
     #[test]
