@@ -415,6 +415,10 @@ pub struct ServeArgs {
     /// Milliseconds added before every answer, like the latency of a remote service.
     #[arg(long, value_name = "MS", default_value_t = 0)]
     pub latency_ms: u64,
+    /// Largest cursor.count served (1 to 1,000); a larger one gets the error answer of an
+    /// invalid request, like a service whose page limit is smaller than the cases' sizes.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_page_size: Option<u64>,
     /// Seconds a client has to send a request head, counted from connecting (first request)
     /// or from the head's first byte; slower connections are closed.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

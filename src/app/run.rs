@@ -295,6 +295,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                     options,
                     discovery: Discovery::new(target.first_page_body(10)),
                     snapshots: snapshots.clone(),
+                    page_limit: Default::default(),
                 });
                 // A failed discovery of the target mall ends the run as an error (see
                 // `preflight::discovery_stop`): one more case, before the run's end.

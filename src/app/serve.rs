@@ -68,6 +68,7 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
         limits: limits(&args)?,
         malls: args.malls,
         latency: Duration::from_millis(args.latency_ms),
+        max_page_size: args.max_page_size,
         ..ServerOptions::default()
     };
     let rt = super::runtime()?;

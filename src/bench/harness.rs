@@ -231,6 +231,7 @@ pub(crate) fn runner_with(
         },
         discovery: Discovery::new(env.target.first_page_body(10)),
         snapshots: None,
+        page_limit: Default::default(),
     }))
 }
 

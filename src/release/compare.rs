@@ -196,7 +196,7 @@ pub async fn compare_all(
 
 /// Sends the case's request to the candidate; Ok is the JSON body.
 async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Result<Value, String> {
-    let sent = request::send(client, discovery, x).await?;
+    let sent = request::send(client, discovery, x, None).await?;
     sent.result
         .map(|r| r.json.into_value())
         .map_err(|f| f.headline())

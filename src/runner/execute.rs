@@ -12,7 +12,7 @@ use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::checks::{assert, http, ownership, payload, products};
 use crate::fuzz::regressions;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
-use crate::runner::{PlannedCase, Runner};
+use crate::runner::{PlannedCase, Runner, page_limit};
 use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
 use crate::spec::catalog;
@@ -254,8 +254,9 @@ async fn exchange_case(
     // A saved fuzz regression is sent as the fuzzer sent it and judged by the fuzz properties.
     let properties = regressions::properties_of(x);
     let (sent, fuzz_body) = if properties.is_empty() {
+        let page_size = exchange_page_size(runner, x, c).await;
         (
-            request::send(&runner.client, &runner.discovery, x).await?,
+            request::send(&runner.client, &runner.discovery, x, page_size).await?,
             None,
         )
     } else {
@@ -444,7 +445,8 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     });
     let max_pages = w.max_pages.unwrap_or(runner.options.max_pages);
     let exhaustive = runner.options.exhaustive;
-    let largest = w.sizes.iter().copied().max().unwrap_or(0);
+    let sizes = served_sizes(runner, &body, &w.sizes, c).await;
+    let largest = sizes.iter().copied().max().unwrap_or(0);
     let prefix = runner.options.walk_prefix.max(
         usize::try_from(largest)
             .unwrap_or(usize::MAX)
@@ -456,7 +458,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     // order, so the case reads the same whatever order the walks finished in.
     let rounds = if w.repeat { 2 } else { 1 };
     let mut planned: Vec<(u64, u32, bool, WalkOptions)> = Vec::new();
-    for &size in &w.sizes {
+    for &size in &sizes {
         let bounded = !exhaustive && size != largest;
         let options = WalkOptions {
             count: size,
@@ -521,7 +523,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     let reference = if exhaustive {
         0
     } else {
-        w.sizes.iter().position(|&s| s == largest).unwrap_or(0)
+        sizes.iter().position(|&s| s == largest).unwrap_or(0)
     };
     if let Some((label_a, a)) = walks.get(reference) {
         for (i, (label_b, b)) in walks.iter().enumerate() {
@@ -538,14 +540,117 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             );
         }
     }
-    walk_coverage(c, w, &walks, reference, prefix, pages, exhaustive);
+    walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
 }
 
+/// The sizes to walk at: each size the case asks for, or the largest size the service
+/// serves when it turns a larger one away (§8 states no maximum); said in the coverage.
+async fn served_sizes(
+    runner: &Runner,
+    body: &Value,
+    asked: &[u64],
+    c: &mut Collector<'_>,
+) -> Vec<u64> {
+    let mut sizes: Vec<u64> = Vec::with_capacity(asked.len());
+    let mut capped: Vec<u64> = Vec::new();
+    for &size in asked {
+        let served = served_size(runner, body, size).await;
+        if served != size {
+            capped.push(size);
+        }
+        if !sizes.contains(&served) {
+            sizes.push(served);
+        }
+    }
+    if !capped.is_empty()
+        && let Some(limit) = runner.page_limit.limit().await
+    {
+        let list: Vec<String> = capped.iter().map(u64::to_string).collect();
+        c.covered(
+            catalog::PAGING_PAGE_SIZE.id,
+            format!(
+                "the service turns away pages of more than {limit} records (§8 states no \
+                 maximum page size): size {} walked at {limit}",
+                list.join(", ")
+            ),
+        );
+    }
+    sizes
+}
+
+/// The size to fetch pages at when `asked` is wanted (see [`page_limit`]). The first pages
+/// asked for are the configured merchant's (else `body`'s), signed as the run signs.
+async fn served_size(runner: &Runner, body: &Value, asked: u64) -> u64 {
+    let body = runner.discovery.list_body().unwrap_or(body);
+    runner
+        .page_limit
+        .size_for(asked, |count| first_page(runner, body, count))
+        .await
+}
+
+/// The page size a signed mall-list exchange case is sent at when the service turns its
+/// `cursor.count` away (said in the coverage); `None` to send the case as written.
+async fn exchange_page_size(
+    runner: &Runner,
+    x: &ExchangeCase,
+    c: &mut Collector<'_>,
+) -> Option<u64> {
+    let request = &x.request;
+    if x.endpoint != Endpoint::MallList
+        || request.auth != AuthMode::Signed
+        || request.raw.is_some()
+        || request.raw_hex.is_some()
+    {
+        return None;
+    }
+    let body = request.body.as_ref()?;
+    let asked = body
+        .value
+        .pointer("/cursor/count")
+        .and_then(Value::as_u64)?;
+    let served = served_size(runner, &body.value, asked).await;
+    if served == asked {
+        return None;
+    }
+    c.covered(
+        catalog::PAGING_PAGE_SIZE.id,
+        format!(
+            "the service turns away pages of more than {served} records (§8 states no maximum \
+             page size): size {asked} asked at {served}"
+        ),
+    );
+    Some(served)
+}
+
+/// How the service answers the first page at `count` (an exchange outside the case's own).
+async fn first_page(runner: &Runner, body: &Value, count: u64) -> page_limit::Probe {
+    let mut source = ClientPages {
+        runner,
+        body: body.clone(),
+        part: Part::new(1),
+        merchant: None,
+        listed: None,
+    };
+    match source.fetch(None, count).await {
+        Page::Body(_) => page_limit::Probe::Served,
+        Page::Stop(findings) => {
+            let is = |id: &str| findings.iter().any(|f| f.check.id == id);
+            if is(catalog::PAGING_PAGE_FAILED.id) && !is(catalog::HTTP_SERVER_ERROR.id) {
+                page_limit::Probe::TurnedAway
+            } else {
+                page_limit::Probe::Failed
+            }
+        }
+    }
+}
+
 /// States what the walks of a case covered.
+#[allow(clippy::too_many_arguments)]
 fn walk_coverage(
     c: &mut Collector<'_>,
     w: &WalkCase,
+    walked: &[u64],
     walks: &[(String, paging::Walk)],
     reference: usize,
     prefix: usize,
@@ -555,7 +660,7 @@ fn walk_coverage(
     let Some((_, full)) = walks.get(reference) else {
         return;
     };
-    let largest = w.sizes.get(reference).copied().unwrap_or(0);
+    let largest = walked.get(reference).copied().unwrap_or(0);
     let list = if full.complete {
         format!("{} malls", thousands(full.keys.len()))
     } else {
@@ -565,8 +670,7 @@ fn walk_coverage(
         )
     };
     let sizes = |pick: &dyn Fn(u64) -> bool| {
-        let picked: Vec<String> = w
-            .sizes
+        let picked: Vec<String> = walked
             .iter()
             .filter(|&&s| pick(s))
             .map(u64::to_string)
@@ -592,7 +696,7 @@ fn walk_coverage(
             format!("first {} of {list} at {small}", thousands(prefix))
         }
     };
-    if w.sizes.len() > 1 {
+    if walked.len() > 1 {
         let scope = if exhaustive {
             format!("the whole list ({list}) at {}", sizes(&|_| true))
         } else {
@@ -692,8 +796,9 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .pointer("/cursor/count")
         .and_then(Value::as_u64)
         .unwrap_or(0);
+    let count = served_size(runner, &list_body, body_count.max(SWEEP_LIST_SIZE)).await;
     let options = WalkOptions {
-        count: body_count.max(SWEEP_LIST_SIZE),
+        count,
         max_pages: runner.options.max_pages,
         cursor: runner.options.cursor.clone().unwrap_or_default(),
         max_findings_per_check: runner.options.max_findings_per_check,

@@ -4,6 +4,7 @@
 //! connection pool, and hands every [`Event`] to the caller's callback in arrival order.
 
 mod execute;
+pub mod page_limit;
 pub mod paging;
 pub mod preflight;
 
@@ -107,6 +108,9 @@ pub struct Runner {
     pub discovery: Discovery,
     /// Snapshot comparison; `None` when snapshots are off.
     pub snapshots: Option<crate::snapshot::Snapshotter>,
+    /// The largest page the service serves, found when a walk first asks for more than the
+    /// spec's example size.
+    pub page_limit: page_limit::PageLimit,
 }
 
 impl Runner {

@@ -70,6 +70,8 @@ pub(crate) struct AppState {
     pub(crate) max_in_flight: Arc<AtomicU64>,
     /// Added before every answer (`serve --latency-ms`), like a remote service's.
     pub(crate) latency: Duration,
+    /// Largest `cursor.count` served (`serve --max-page-size`).
+    pub(crate) max_page_size: u64,
     /// Signatures of authenticated requests, for the signature-cache faults.
     seen: std::sync::Mutex<HashSet<(Option<Operation>, String)>>,
 }
@@ -99,6 +101,7 @@ impl AppState {
             in_flight: AtomicU64::new(0),
             max_in_flight: Arc::new(AtomicU64::new(0)),
             latency: Duration::ZERO,
+            max_page_size: request::MAX_COUNT,
             seen: std::sync::Mutex::new(HashSet::new()),
         }
     }
@@ -116,6 +119,15 @@ impl AppState {
     pub(crate) fn with_main_malls(mut self, malls: Option<usize>) -> AppState {
         if let Some(n) = malls {
             self.standard = Dataset::with_main_malls(Shape::Standard, n);
+        }
+        self
+    }
+
+    /// Turns away a `cursor.count` above `max` (a service with a smaller page limit than ours;
+    /// §8 states none).
+    pub(crate) fn with_max_page_size(mut self, max: Option<u64>) -> AppState {
+        if let Some(max) = max {
+            self.max_page_size = max.clamp(1, request::MAX_COUNT);
         }
         self
     }
@@ -421,6 +433,12 @@ async fn answer(
     match op {
         Operation::MallList => {
             let req = request::parse_list(&body).map_err(Failure::bad_request)?;
+            if req.count as u64 > state.max_page_size {
+                let max = state.max_page_size;
+                return Err(Failure::bad_request(format!(
+                    "cursor.count must be an integer from 1 to {max}"
+                )));
+            }
             mall_list(state, call.fault, &req)
         }
         Operation::MallProducts => {

@@ -36,6 +36,9 @@ pub struct ServerOptions {
     pub malls: Option<usize>,
     /// Fixed latency added before every answer.
     pub latency: Duration,
+    /// Largest `cursor.count` served; a larger one is turned away like any invalid request
+    /// (None: up to the server's own maximum, 1,000).
+    pub max_page_size: Option<u64>,
     /// Timeouts and the connection limit.
     pub limits: ConnectionLimits,
 }
@@ -52,6 +55,7 @@ impl Default for ServerOptions {
             scale: 1,
             malls: None,
             latency: Duration::ZERO,
+            max_page_size: None,
             limits: ConnectionLimits::default(),
         }
     }
@@ -111,7 +115,8 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
         AppState::new(opts.fault, opts.signer, opts.appid, shutdown.clone())
             .with_scale(opts.scale)
             .with_main_malls(opts.malls)
-            .with_latency(opts.latency),
+            .with_latency(opts.latency)
+            .with_max_page_size(opts.max_page_size),
     );
     let requests = Arc::clone(&state.requests);
     let max_in_flight = Arc::clone(&state.max_in_flight);

@@ -35,6 +35,11 @@ impl Discovery {
         }
     }
 
+    /// The signed first-page mall-list request of the configured merchant, when there is one.
+    pub fn list_body(&self) -> Option<&Value> {
+        self.list_body.as_ref()
+    }
+
     /// The configured appid (of the first-page request), empty when there is none.
     pub fn appid(&self) -> &str {
         self.list_body

@@ -10,10 +10,13 @@ use crate::service::discover::Discovery;
 
 /// Sends the case's request; Err is the reason the case cannot run (a value that could not be
 /// discovered).
+/// `page_size`, when given, replaces the `cursor.count` of a JSON body (a mall-list page the
+/// service would turn away at the case's size, see `runner::page_limit`).
 pub async fn send(
     client: &Client,
     discovery: &Discovery,
     x: &ExchangeCase,
+    page_size: Option<u64>,
 ) -> Result<Sent, String> {
     let request = &x.request;
     if request.auth.is_replay() && !client.signer().depends_on_body() {
@@ -53,6 +56,9 @@ pub async fn send(
     }
     let mut body = request.body.as_ref().map_or(json!({}), |b| b.value.clone());
     discovery.resolve(client, &mut body).await?;
+    if let (Some(n), Some(count)) = (page_size, body.pointer_mut("/cursor/count")) {
+        *count = json!(n);
+    }
     Ok(client
         .send_json(x.endpoint, &body, &request.auth, &request.headers)
         .await)

@@ -121,3 +121,39 @@ fn paging_faults_deep_in_a_long_list_are_still_caught() {
     let wrong = wrong.into_inner().unwrap();
     assert!(wrong.is_empty(), "{wrong:#?}");
 }
+
+/// §8 states no maximum page size: a service that turns away the cases' size 100 but serves
+/// the spec's size 10 passes, its walks run at the largest size it serves (found once per
+/// run) and the coverage says so; the paging checks keep their power at that size; a service
+/// that turns away the spec's own size 10 still fails.
+#[test]
+fn a_service_with_a_smaller_page_limit_passes_at_its_limit_and_faults_still_show() {
+    let server = Server::start(&["--max-page-size", "40"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.base_url, dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains(
+            "covered: paging.page-size: the service turns away pages of more than 40 records \
+             (§8 states no maximum page size): size 100 walked at 40"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("at sizes 1, 3, 10 against the whole list at size 40"),
+        "{stdout}"
+    );
+
+    let faulty = Server::start(&["--max-page-size", "40", "--fault", "paging-skip-record"]);
+    let out = run_against(&faulty.base_url, dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("paging.size-consistency"), "{stdout}");
+
+    let tiny = Server::start(&["--max-page-size", "5"]);
+    let out = run_against(&tiny.base_url, dir.path()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("paging.page-failed"), "{stdout}");
+}
