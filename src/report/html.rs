@@ -5,7 +5,7 @@
 //! CI artifact, and every piece of text is HTML-escaped, so a hostile server's body cannot
 //! inject markup. It is rewritten atomically after every case.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::report::file::Run;
@@ -337,50 +337,6 @@ fn section_quiet_verdict(run: &Run<'_>, checks: &[&Check]) -> String {
     not_run_badge(&why.into_iter().collect::<Vec<_>>().join("; "))
 }
 
-/// What makes two cases' findings in a section "identical" so the report shows them once:
-/// the same checks failing at the same places (array indices in pointers ignored: page 2's
-/// `/data/3` is page 1's `/data/0`) with the same expected and actual text, and the same
-/// answer status (or transport error) on the exchange shown. Details, case names and request
-/// bodies are case-specific and left out.
-type GroupKey = (BTreeSet<(&'static str, String, String, String)>, String);
-
-fn group_key(r: &CaseResult, findings: &[&Finding]) -> GroupKey {
-    let found = findings
-        .iter()
-        .map(|f| {
-            let pointer: Vec<&str> = f
-                .pointer
-                .split('/')
-                .map(|seg| {
-                    if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
-                        "*"
-                    } else {
-                        seg
-                    }
-                })
-                .collect();
-            (
-                f.check.id,
-                pointer.join("/"),
-                f.expected.clone(),
-                f.actual.clone(),
-            )
-        })
-        .collect();
-    let answer = match text::primary_exchange(r) {
-        Some(Exchange {
-            response: Some(resp),
-            ..
-        }) => format!("HTTP {}", resp.status),
-        Some(Exchange {
-            transport_error: Some(e),
-            ..
-        }) => e.clone(),
-        _ => String::new(),
-    };
-    (found, answer)
-}
-
 fn section_details(run: &Run<'_>) -> String {
     let sections = sections_with_findings(run);
     let mut out = String::new();
@@ -399,26 +355,14 @@ fn section_details(run: &Run<'_>) -> String {
             escape(section),
             badge(worst)
         );
-        let mut groups: Vec<Vec<(&CaseResult, Vec<&Finding>)>> = Vec::new();
-        let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
-        for r in run.results {
+        let groups = text::identical_groups(run.results.iter().filter_map(|r| {
             let findings: Vec<&Finding> = r
                 .findings
                 .iter()
                 .filter(|f| f.check.section == section && reported(f, run.strict))
                 .collect();
-            if findings.is_empty() {
-                continue;
-            }
-            let key = group_key(r, &findings);
-            match index.get(&key) {
-                Some(&i) => groups[i].push((r, findings)),
-                None => {
-                    index.insert(key, groups.len());
-                    groups.push(vec![(r, findings)]);
-                }
-            }
-        }
+            (!findings.is_empty()).then_some((r, findings))
+        }));
         for g in &groups {
             match g.as_slice() {
                 [(r, findings)] => out.push_str(&case_article(r, findings, run.strict)),
@@ -453,7 +397,7 @@ fn case_article(r: &CaseResult, findings: &[&Finding], strict: bool) -> String {
     out
 }
 
-/// Cases whose findings in a section are identical ([`GroupKey`]): one heading naming the
+/// Cases whose findings in a section are identical ([`text::GroupKey`]): one heading naming the
 /// finding and every case, then the first case's findings and exchange as the example.
 fn group_article(members: &[(&CaseResult, Vec<&Finding>)], strict: bool) -> String {
     let (first, findings) = &members[0];

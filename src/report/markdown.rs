@@ -70,17 +70,13 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
     );
     let mut rows = 0;
     let mut hidden = 0;
-    for r in failing {
-        let blocking = text::blocking(r, strict);
-        let groups = text::by_check(&blocking);
+    for members in identical(failing, strict) {
+        let (r, blocking) = &members[0];
+        let label = group_label(&members);
+        let groups = text::by_check(blocking);
         if groups.is_empty() {
             if rows < MAX_TABLE_ROWS {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | | | | | |",
-                    code(&text::case_label(r)),
-                    r.outcome.label()
-                );
+                let _ = writeln!(out, "| {label} | {} | | | | | |", r.outcome.label());
                 rows += 1;
             } else {
                 hidden += 1;
@@ -105,8 +101,7 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {}{more} | {} | {} |",
-                code(&text::case_label(r)),
+                "| {label} | {} | {} | {} | {}{more} | {} | {} |",
                 f.outcome(strict).label(),
                 code(f.check.id),
                 cell_text(f.check.section),
@@ -127,10 +122,32 @@ fn failure_table(failing: &[&CaseResult], strict: bool) -> String {
     out
 }
 
+/// Failing cases with their blocking findings, identical ones together
+/// ([`text::identical_groups`]): a failure shared by 20 cases is one row and one detail.
+fn identical<'a>(
+    failing: &[&'a CaseResult],
+    strict: bool,
+) -> Vec<Vec<(&'a CaseResult, Vec<&'a Finding>)>> {
+    text::identical_groups(failing.iter().map(|r| (*r, text::blocking(r, strict))))
+}
+
+/// The first case of a group, and how many more share its findings.
+fn group_label(members: &[(&CaseResult, Vec<&Finding>)]) -> String {
+    let first = code(&text::case_label(members[0].0));
+    match members.len() {
+        1 => first,
+        n => format!(
+            "{first} and {} with the same findings",
+            text::plural(n - 1, "more case")
+        ),
+    }
+}
+
 fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
     let mut out = String::from("\n");
-    for r in failing.iter().take(MAX_DETAILS) {
-        let blocking = text::blocking(r, strict);
+    let groups = identical(failing, strict);
+    for members in groups.iter().take(MAX_DETAILS) {
+        let (r, blocking) = &members[0];
         let mut lines: Vec<String> = blocking
             .iter()
             .take(MAX_FINDINGS_PER_CASE)
@@ -142,20 +159,34 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
                 text::plural(blocking.len() - MAX_FINDINGS_PER_CASE, "more finding")
             ));
         }
-        let body = text::case_detail_with(r, &blocking, lines);
+        let body = text::case_detail_with(r, blocking, lines);
+        let also = if members.len() > 1 {
+            let names: Vec<String> = members[1..]
+                .iter()
+                .map(|(m, _)| html_escape(&text::case_label(m)))
+                .collect();
+            format!(
+                " (the same findings in {}: {})",
+                text::plural(names.len(), "more case"),
+                names.join("; ")
+            )
+        } else {
+            String::new()
+        };
         let _ = write!(
             out,
-            "<details><summary>{} {}</summary>\n\n{}\n</details>\n\n",
+            "<details><summary>{} {}{also}</summary>\n\n{}\n</details>\n\n",
             r.outcome.label(),
             html_escape(&text::case_label(r)),
             fenced(&body)
         );
     }
-    if failing.len() > MAX_DETAILS {
+    if groups.len() > MAX_DETAILS {
+        let hidden: usize = groups[MAX_DETAILS..].iter().map(Vec::len).sum();
         let _ = writeln!(
             out,
             "Details of {} not shown; see the HTML report.\n",
-            text::plural(failing.len() - MAX_DETAILS, "more failing case")
+            text::plural(hidden, "more failing case")
         );
     }
     out
@@ -288,6 +319,49 @@ mod tests {
             summary: &summary,
             results,
         })
+    }
+
+    #[test]
+    fn identical_failures_are_one_row_and_one_detail_naming_every_case() {
+        let broken = || {
+            vec![Finding::new(
+                &MALL_STATE,
+                "/data/0/state",
+                "one of [0, 1, 2]",
+                "3",
+            )]
+        };
+        let other = vec![Finding::new(
+            &MALL_STATE,
+            "/data/0/state",
+            "one of [0, 1, 2]",
+            "7",
+        )];
+        let md = rendered(
+            &[
+                case(0, "first page", broken(), "{\"state\":3}"),
+                case(1, "second page", broken(), "{\"state\":3}"),
+                case(2, "third page", broken(), "{\"state\":3}"),
+                case(3, "other value", other, "{\"state\":7}"),
+            ],
+            true,
+        );
+        assert!(
+            md.contains(
+                "| `cases/mall-list.yaml › first page` and 2 more cases with the same findings | FAIL |"
+            ),
+            "{md}"
+        );
+        assert_eq!(md.matches("| FAIL | `mall.state`").count(), 2, "{md}");
+        assert!(
+            md.contains(
+                "<details><summary>FAIL cases/mall-list.yaml › first page (the same findings in \
+                 2 more cases: cases/mall-list.yaml › second page; cases/mall-list.yaml › third \
+                 page)</summary>"
+            ),
+            "{md}"
+        );
+        assert_eq!(md.matches("<details>").count(), 2, "{md}");
     }
 
     #[test]

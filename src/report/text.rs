@@ -1,6 +1,7 @@
 //! Plain-text rendering of findings and exchanges, shared by the console, JUnit and Markdown
 //! so every report tells the same story.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::verdict::check::Check;
@@ -168,6 +169,74 @@ pub fn case_detail_with(
 }
 
 /// Report inputs shared by the report modules' unit tests.
+/// What makes two cases' findings (in a report section, or all of a case's) "identical" so the report shows them once:
+/// the same checks failing at the same places (array indices in pointers ignored: page 2's
+/// `/data/3` is page 1's `/data/0`) with the same expected and actual text, and the same
+/// answer status (or transport error) on the exchange shown. Details, case names and request
+/// bodies are case-specific and left out.
+pub type GroupKey = (BTreeSet<(&'static str, String, String, String)>, String);
+
+pub fn group_key(r: &CaseResult, findings: &[&Finding]) -> GroupKey {
+    let found = findings
+        .iter()
+        .map(|f| {
+            let pointer: Vec<&str> = f
+                .pointer
+                .split('/')
+                .map(|seg| {
+                    if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+                        "*"
+                    } else {
+                        seg
+                    }
+                })
+                .collect();
+            (
+                f.check.id,
+                pointer.join("/"),
+                f.expected.clone(),
+                f.actual.clone(),
+            )
+        })
+        .collect();
+    let answer = match primary_exchange(r) {
+        Some(Exchange {
+            response: Some(resp),
+            ..
+        }) => format!("HTTP {}", resp.status),
+        Some(Exchange {
+            transport_error: Some(e),
+            ..
+        }) => e.clone(),
+        _ => String::new(),
+    };
+    (found, answer)
+}
+
+/// Cases with identical findings ([`GroupKey`]) together, groups in the order of their first
+/// case; a case without findings stays alone.
+pub fn identical_groups<'a>(
+    cases: impl IntoIterator<Item = (&'a CaseResult, Vec<&'a Finding>)>,
+) -> Vec<Vec<(&'a CaseResult, Vec<&'a Finding>)>> {
+    let mut groups: Vec<Vec<(&CaseResult, Vec<&Finding>)>> = Vec::new();
+    let mut index: BTreeMap<GroupKey, usize> = BTreeMap::new();
+    for (r, findings) in cases {
+        if findings.is_empty() {
+            groups.push(vec![(r, findings)]);
+            continue;
+        }
+        let key = group_key(r, &findings);
+        match index.get(&key) {
+            Some(&i) => groups[i].push((r, findings)),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(vec![(r, findings)]);
+            }
+        }
+    }
+    groups
+}
+
 #[cfg(test)]
 pub(crate) mod fixtures {
     use std::path::Path;
