@@ -186,6 +186,14 @@ fn sections_with_findings(run: &Run<'_>) -> Vec<(&'static str, Outcome)> {
 /// (its endpoint, `mallcheck fuzz` only) and the answers (none, or none that is JSON).
 /// `None` means the check ran there (or may have).
 fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
+    if check.id == crate::spec::catalog::SNAPSHOT_MATCH.id {
+        // The runner says in the coverage whether a snapshot was compared.
+        return match r.coverage.iter().find(|c| c.check == check.id) {
+            Some(c) if c.scope == crate::verdict::event::SNAPSHOT_COMPARED => None,
+            Some(_) => Some("snapshots off (--snapshots off)"),
+            None => Some("no case takes a snapshot"),
+        };
+    }
     if check.id.starts_with("fuzz.") {
         return Some("runs in mallcheck fuzz only");
     }
@@ -238,8 +246,9 @@ fn is_json(text: &str) -> bool {
 }
 
 /// Reasons of [`not_run_why`] that come from the check's scope rather than from the case.
-const SCOPE_REASONS: [&str; 3] = [
+const SCOPE_REASONS: [&str; 4] = [
     "runs in mallcheck fuzz only",
+    "no case takes a snapshot",
     "no mall-list case ran",
     "no mall-products case ran",
 ];

@@ -17,7 +17,9 @@ use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
 use crate::spec::catalog;
 use crate::verdict::check::Check;
-use crate::verdict::event::{CaseId, CaseResult, Coverage, Finding, Outcome, SourceLocation};
+use crate::verdict::event::{
+    CaseId, CaseResult, Coverage, Finding, Outcome, SNAPSHOT_COMPARED, SNAPSHOT_OFF, SourceLocation,
+};
 use crate::verdict::exchange::Exchange;
 use crate::verdict::findings::Findings;
 use crate::verdict::source::Span;
@@ -328,8 +330,15 @@ async fn exchange_case(
     for a in &expect.asserts {
         c.add(assert::evaluate(a, &response.json), &a.span);
     }
-    if let (Some(spec), Some(snapshots)) = (&x.snapshot, &runner.snapshots) {
-        c.add(snapshots.check(&c.id, spec, &response.json), &case_span);
+    // Said in the coverage either way, so that a report never calls an uncompared snapshot
+    // a pass.
+    match (&x.snapshot, &runner.snapshots) {
+        (Some(spec), Some(snapshots)) => {
+            c.add(snapshots.check(&c.id, spec, &response.json), &case_span);
+            c.covered(catalog::SNAPSHOT_MATCH.id, SNAPSHOT_COMPARED);
+        }
+        (Some(_), None) => c.covered(catalog::SNAPSHOT_MATCH.id, SNAPSHOT_OFF),
+        (None, _) => {}
     }
     Ok(())
 }

@@ -193,6 +193,11 @@ pub struct CaseResult {
     pub coverage: Vec<Coverage>,
 }
 
+/// Coverage scope of `snapshot.match` in a case whose snapshot was compared.
+pub const SNAPSHOT_COMPARED: &str = "the response against its snapshot";
+/// Coverage scope of `snapshot.match` in a case that takes a snapshot, under `--snapshots off`.
+pub const SNAPSHOT_OFF: &str = "not compared: snapshots are off (--snapshots off)";
+
 /// What a check covered in one case, e.g. `paging.size-consistency`: "first 200 of 10,000
 /// malls at sizes 1, 3, 10 against the whole list at size 100".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

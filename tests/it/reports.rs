@@ -548,3 +548,25 @@ fn merge_of_passing_reports_exits_zero_and_unreadable_input_exits_two() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("notes.txt"));
 }
+
+/// Under `--snapshots off` the snapshot cases compare nothing: the coverage says so and the
+/// HTML report marks `snapshot.match` "not run" (it said "no findings", read as a pass).
+#[test]
+fn snapshots_off_marks_snapshot_match_not_run_in_the_html_report() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reports = Reports::in_dir(dir.path(), "reports");
+    let out = run(&server.base_url, dir.path(), &reports, &["snapshot"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("covered: snapshot.match: not compared: snapshots are off"),
+        "{stdout}"
+    );
+    let html = read(&reports.html);
+    let row = &html[html.find("<tr><td>snapshot</td>").expect("snapshot row")..];
+    let row = &row[..row.find("</tr>").expect("row end")];
+    assert!(row.contains(">not run</span>"), "{row}");
+    assert!(row.contains("snapshots off (--snapshots off)"), "{row}");
+    assert!(!row.contains("no findings"), "{row}");
+}
