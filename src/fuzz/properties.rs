@@ -38,11 +38,10 @@ pub fn http_layer_rejection(sent: &Sent, beyond_common: bool) -> Option<u16> {
         return None;
     }
     let status = sent.exchange.response.as_ref()?.status;
-    let not_json = sent
-        .result
-        .as_ref()
-        .err()
-        .is_some_and(|f| f.check.id == catalog::RESPONSE_JSON.id);
+    let not_json = match &sent.result {
+        Ok(response) => !response.body_is_json,
+        Err(f) => f.check.id == catalog::RESPONSE_JSON.id,
+    };
     (SIZE_REJECTIONS.contains(&status) || (status == 400 && not_json)).then_some(status)
 }
 
@@ -141,10 +140,13 @@ fn contract(
         .filter(|f| matches!(f.outcome(false), Outcome::Fail | Outcome::Error))
         .collect();
     if endpoint == Endpoint::MallList {
+        // A count below 1 asks for no page at all: a service may refuse it or serve its
+        // default size (§4.1 gives no rule for it), so only a positive count bounds the page.
         let count = body
             .json()
             .and_then(|b| b.pointer("/cursor/count"))
-            .and_then(Value::as_u64);
+            .and_then(Value::as_u64)
+            .filter(|&c| c >= 1);
         let len = response
             .json
             .get("data")
@@ -278,6 +280,7 @@ mod tests {
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
                 json: json.into(),
+                body_is_json: true,
             }),
         }
     }
@@ -391,10 +394,32 @@ mod tests {
     }
 
     #[test]
+    fn only_a_positive_count_bounds_the_page() {
+        let schemas = SchemaSet::embedded().unwrap();
+        let page = ok(
+            200,
+            json!({"success": true, "code": "0000", "msg": "ok", "data": [{"mallSn": "1"}, {"mallSn": "2"}]}),
+        );
+        let Ok(response) = &page.result else {
+            unreachable!()
+        };
+        let page_size = |count: Value| {
+            let body = FuzzBody::Json(json!({"cursor": {"count": count}}));
+            contract(Endpoint::MallList, &body, response, &schemas)
+                .iter()
+                .filter(|f| f.check.id == catalog::PAGING_PAGE_SIZE.id)
+                .count()
+        };
+        assert_eq!(page_size(json!(1)), 1, "two malls for count 1");
+        assert_eq!(page_size(json!(2)), 0);
+        assert_eq!(page_size(json!(0)), 0, "count 0 may be served the default size");
+    }
+
+    #[test]
     fn malls_of_another_merchant_break_ownership() {
         let sent = ok(
             400,
-            json!({"success": false, "data": [{"seller": {"merchantId": "m2"}}]}),
+            json!({"success": false, "data": [{"mallSn": "9", "seller": {"merchantId": "m2"}}]}),
         );
         let body = json!({"filter": {"seller": {"merchantId": "m1"}}});
         assert_eq!(
@@ -427,6 +452,7 @@ mod tests {
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
                 json: json!([1]).into(),
+                body_is_json: true,
             }),
             exchange: exchange(Some(200)),
         };

@@ -290,7 +290,9 @@ async fn exchange_case(
             &status.span,
         );
     }
-    c.add(http::content_type(&response.headers), &case_span);
+    if response.body_is_json {
+        c.add(http::content_type(&response.headers), &case_span);
+    }
     if let Some(no_data) = &expect.no_data {
         c.add(
             payload::no_data(no_data.check, &response.json),

@@ -68,8 +68,12 @@ pub struct Response {
     /// Raw body bytes (decompressed).
     pub body: Bytes,
     /// The body as JSON: well-formed, its tree built only when a check reads it (a streamed
-    /// check of the bytes never does).
+    /// check of the bytes never does). `null` for a refusal whose body is not JSON.
     pub json: LazyJson,
+    /// Whether the body was JSON. Only a 4xx refusal may have another body: the spec shows
+    /// neither the error shape nor the statuses (§7.2-§7.4), so such a body is a refusal
+    /// without merchant data, not a broken answer.
+    pub body_is_json: bool,
 }
 
 /// What one send produced: always a record, and a decoded body or the finding that explains
@@ -621,6 +625,16 @@ fn decode(
             headers: raw.headers,
             json,
             body: raw.body,
+            body_is_json: true,
+        }),
+        // A refusal in plain text, HTML or with no body at all (a framework's 400 for a body
+        // that is not JSON, a gateway's 401): its shape is not shown, and it carries no data.
+        Err(_) if (400..500).contains(&raw.status) => Ok(Response {
+            status: raw.status,
+            headers: raw.headers,
+            json: LazyJson::from(Value::Null),
+            body: raw.body,
+            body_is_json: false,
         }),
         Err(e) => {
             let what = if e.to_string().contains("recursion limit") {
