@@ -419,6 +419,11 @@ pub struct ServeArgs {
     /// invalid request, like a service whose page limit is smaller than the cases' sizes.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_page_size: Option<u64>,
+    /// Answer every refusal (400, 401, 404, 405) in plain text instead of the JSON envelope,
+    /// as many web frameworks and gateways do: still a correct service (the spec shows no
+    /// error shape).
+    #[arg(long)]
+    pub plain_errors: bool,
     /// Seconds a client has to send a request head, counted from connecting (first request)
     /// or from the head's first byte; slower connections are closed.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]

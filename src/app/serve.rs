@@ -69,6 +69,7 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
         malls: args.malls,
         latency: Duration::from_millis(args.latency_ms),
         max_page_size: args.max_page_size,
+        plain_errors: args.plain_errors,
         ..ServerOptions::default()
     };
     let rt = super::runtime()?;

@@ -22,7 +22,10 @@ pub fn merchant_into(body: &Value, merchant_id: &str, out: &mut Findings) {
     };
     for (i, mall) in malls.iter().enumerate() {
         let actual = mall.pointer("/seller/merchantId");
-        if actual.and_then(Value::as_str) == Some(merchant_id) {
+        if actual
+            .and_then(Value::as_str)
+            .is_some_and(|a| same_id(a, merchant_id))
+        {
             continue;
         }
         out.push_with(&catalog::OWNERSHIP_MERCHANT, || {
@@ -47,6 +50,13 @@ pub fn unknown_merchant(body: &Value) -> Vec<Finding> {
         )],
         _ => vec![],
     }
+}
+
+/// Whether two ids name the same merchant or mall. Ids are UUID-like text (§2.1) and the spec
+/// gives no comparison rule, so a service may read them as UUIDs are read (letter case
+/// ignored) and without surrounding blanks: such a reading is no other merchant.
+pub fn same_id(a: &str, b: &str) -> bool {
+    a.trim().eq_ignore_ascii_case(b.trim())
 }
 
 /// The merchant id of a mall list request body (`filter.seller.merchantId`, §4.1).
@@ -81,6 +91,18 @@ mod tests {
         assert_eq!(found.kept().len(), 3);
         assert_eq!(found.kept()[2].pointer, "/data/2/seller/merchantId");
         assert_eq!(found.omitted()[0].count, 997);
+    }
+
+    #[test]
+    fn ids_differing_in_letter_case_or_blanks_are_the_same_merchant() {
+        let body = json!({"data": [
+            {"seller": {"merchantId": "5F3C9A1E-7B42"}},
+            {"seller": {"merchantId": " 5f3c9a1e-7b42 "}},
+            {"seller": {"merchantId": "5f3c9a1e-7b43"}},
+        ]});
+        let f = merchant(&body, "5f3c9a1e-7b42");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/data/2/seller/merchantId");
     }
 
     #[test]

@@ -51,7 +51,11 @@ fn is_record(item: &Value) -> bool {
     if map.contains_key("mallSn") || map.contains_key("spuId") {
         return true;
     }
-    RECORD_FIELDS.iter().filter(|k| map.contains_key(**k)).count() >= 2
+    RECORD_FIELDS
+        .iter()
+        .filter(|k| map.contains_key(**k))
+        .count()
+        >= 2
 }
 
 /// The response must carry no merchant data; a finding under `check` otherwise.

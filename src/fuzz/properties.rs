@@ -172,7 +172,10 @@ fn foreign_malls(body: &FuzzBody, json: &Value, known: &Known) -> Vec<Finding> {
     let Some(merchant) = body.json().and_then(ownership::requested_merchant) else {
         return Vec::new();
     };
-    let unknown = known.unknown_merchant_ids.iter().any(|u| u == merchant);
+    let unknown = known
+        .unknown_merchant_ids
+        .iter()
+        .any(|u| ownership::same_id(u, merchant));
     let findings = if unknown {
         ownership::unknown_merchant(json)
     } else {
@@ -209,7 +212,7 @@ fn foreign_products(body: &FuzzBody, response: &Response, known: &Known) -> Vec<
     let signature = json.pointer("/mallID/signature").and_then(Value::as_str);
     let n = response.json.as_array().map_or(0, Vec::len);
     let mut out = Vec::new();
-    if seller != Some(mall.owner.as_str()) {
+    if !seller.is_some_and(|s| ownership::same_id(s, &mall.owner)) {
         out.push(Finding::new(
             &catalog::FUZZ_OWNERSHIP,
             "",
@@ -221,7 +224,7 @@ fn foreign_products(body: &FuzzBody, response: &Response, known: &Known) -> Vec<
             ),
             format!("{n} product(s)"),
         ));
-    } else if signature != Some(mall.signature.as_str()) {
+    } else if !signature.is_some_and(|s| ownership::same_id(s, &mall.signature)) {
         out.push(Finding::new(
             &catalog::FUZZ_OWNERSHIP,
             "",
@@ -412,7 +415,11 @@ mod tests {
         };
         assert_eq!(page_size(json!(1)), 1, "two malls for count 1");
         assert_eq!(page_size(json!(2)), 0);
-        assert_eq!(page_size(json!(0)), 0, "count 0 may be served the default size");
+        assert_eq!(
+            page_size(json!(0)),
+            0,
+            "count 0 may be served the default size"
+        );
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub enum Stop {
     Refused,
     /// An answer that is not the interface (404/405, a redirect, an HTML page).
     WrongPath,
+    /// The configured signer gave no signature (the sign command failed), so nothing was sent.
+    Signer,
 }
 
 /// A preflight that stopped the run: the one message and the case result for the reports.
@@ -173,6 +175,7 @@ fn headline(stop: Stop, url: &str, f: &Finding) -> String {
             f.actual
         ),
         Stop::WrongPath => format!("{url} does not answer as the interface: {}", f.actual),
+        Stop::Signer => format!("the signer gave no signature: {}", f.actual),
     }
 }
 
@@ -194,6 +197,10 @@ fn causes(stop: Stop, base_url: &str, signer: &str, appid: &str) -> Vec<String> 
             format!("the base URL {base_url} is wrong, or misses (or repeats) a path prefix: mallcheck appends {}", Endpoint::MallList.path()),
             "a gateway or web server answers in place of the service at that path".to_string(),
         ],
+        Stop::Signer => vec![
+            format!("the sign command (MALLCHECK_SIGN_COMMAND, signer `{signer}`) exits non-zero, prints no signature or runs past --timeout: run it by hand with a request body on its stdin"),
+            "a program or file the command needs is missing on this machine (PATH, working directory)".to_string(),
+        ],
     }
 }
 
@@ -208,7 +215,9 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
             let wrong_path = id == catalog::TRANSPORT_REDIRECT.id
                 || (id == catalog::RESPONSE_JSON.id && is_html(sent))
                 || matches!(status, Some(404 | 405));
-            return if id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_TIMEOUT.id {
+            return if id == catalog::HARNESS_SIGNER.id {
+                Some((Stop::Signer, f))
+            } else if id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_TIMEOUT.id {
                 // A body that stalls after the status line was an answer all the same.
                 status.is_none().then_some((Stop::Unreachable, f))
             } else if wrong_path {

@@ -72,6 +72,8 @@ pub(crate) struct AppState {
     pub(crate) latency: Duration,
     /// Largest `cursor.count` served (`serve --max-page-size`).
     pub(crate) max_page_size: u64,
+    /// Refusals answered in plain text instead of the JSON envelope (`serve --plain-errors`).
+    pub(crate) plain_errors: bool,
     /// Signatures of authenticated requests, for the signature-cache faults.
     seen: std::sync::Mutex<HashSet<(Option<Operation>, String)>>,
 }
@@ -102,6 +104,7 @@ impl AppState {
             max_in_flight: Arc::new(AtomicU64::new(0)),
             latency: Duration::ZERO,
             max_page_size: request::MAX_COUNT,
+            plain_errors: false,
             seen: std::sync::Mutex::new(HashSet::new()),
         }
     }
@@ -129,6 +132,13 @@ impl AppState {
         if let Some(max) = max {
             self.max_page_size = max.clamp(1, request::MAX_COUNT);
         }
+        self
+    }
+
+    /// Answers every refusal (400, 401, 404, 405) as plain text, the way many web frameworks
+    /// and gateways do; the spec shows no error shape (§7.2-§7.4), so it is still correct.
+    pub(crate) fn with_plain_errors(mut self, plain: bool) -> AppState {
+        self.plain_errors = plain;
         self
     }
 
@@ -364,6 +374,13 @@ fn other_port(headers: &HeaderMap) -> String {
 }
 
 fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
+    if state.plain_errors && call.echo.is_none() {
+        let mut response = Response::new(Body::from(format!("{}\n", failure.msg)));
+        *response.status_mut() = failure.status;
+        let text = HeaderValue::from_static("text/plain; charset=utf-8");
+        response.headers_mut().insert(header::CONTENT_TYPE, text);
+        return response;
+    }
     let body = wire::error_envelope(failure.code, &failure.msg);
     respond(state, call, failure.status, body)
 }

@@ -39,6 +39,8 @@ pub struct ServerOptions {
     /// Largest `cursor.count` served; a larger one is turned away like any invalid request
     /// (None: up to the server's own maximum, 1,000).
     pub max_page_size: Option<u64>,
+    /// Refusals in plain text instead of the JSON envelope (a correct service too).
+    pub plain_errors: bool,
     /// Timeouts and the connection limit.
     pub limits: ConnectionLimits,
 }
@@ -56,6 +58,7 @@ impl Default for ServerOptions {
             malls: None,
             latency: Duration::ZERO,
             max_page_size: None,
+            plain_errors: false,
             limits: ConnectionLimits::default(),
         }
     }
@@ -116,7 +119,8 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
             .with_scale(opts.scale)
             .with_main_malls(opts.malls)
             .with_latency(opts.latency)
-            .with_max_page_size(opts.max_page_size),
+            .with_max_page_size(opts.max_page_size)
+            .with_plain_errors(opts.plain_errors),
     );
     let requests = Arc::clone(&state.requests);
     let max_in_flight = Arc::clone(&state.max_in_flight);

@@ -111,19 +111,21 @@ fn target_mall(status: u16, json: &Value) -> Result<(String, String), String> {
             field("code")
         ));
     }
-    let first = json.pointer("/data/0");
-    let field = |name: &str| {
-        first
-            .and_then(|m| m.get(name))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+    // A mall that is not deleted when the page has one: the spec does not say a deleted mall
+    // still answers its products (§4.2), so the products cases target a live one.
+    let malls = json.get("data").and_then(Value::as_array);
+    let ids = |m: &Value| {
+        let field = |name: &str| m.get(name).and_then(Value::as_str).map(str::to_string);
+        field("mallSn").zip(field("signature"))
     };
-    match (field("mallSn"), field("signature")) {
-        (Some(sn), Some(sig)) => Ok((sn, sig)),
-        _ => Err(format!(
-            "the configured merchant lists no mall to target; {hint}"
-        )),
-    }
+    let live = |m: &&Value| m.get("isDelete").and_then(Value::as_i64) == Some(0);
+    let pick = malls.and_then(|all| {
+        all.iter()
+            .filter(live)
+            .find_map(ids)
+            .or_else(|| all.iter().find_map(ids))
+    });
+    pick.ok_or_else(|| format!("the configured merchant lists no mall to target; {hint}"))
 }
 
 /// Replaces the sentinels in `value` with a mall's number and signature.
@@ -150,6 +152,18 @@ mod tests {
         let ok =
             json!({"success": true, "code": "0000", "data": [{"mallSn": "1", "signature": "s"}]});
         assert_eq!(target_mall(200, &ok), Ok(("1".into(), "s".into())));
+        let deleted_first = json!({"success": true, "code": "0000", "data": [
+            {"mallSn": "1", "signature": "s", "isDelete": 1},
+            {"mallSn": "2", "signature": "t", "isDelete": 0},
+        ]});
+        assert_eq!(
+            target_mall(200, &deleted_first),
+            Ok(("2".into(), "t".into())),
+            "a live mall is targeted before a deleted one"
+        );
+        let all_deleted = json!({"success": true, "code": "0000",
+            "data": [{"mallSn": "1", "signature": "s", "isDelete": 1}]});
+        assert_eq!(target_mall(200, &all_deleted), Ok(("1".into(), "s".into())));
         let empty = json!({"success": true, "code": "0000", "data": []});
         assert!(
             target_mall(200, &empty)

@@ -31,3 +31,4 @@ mod serve_guide;
 mod serve_limits;
 mod snapshots;
 mod streamed;
+mod tolerance;
