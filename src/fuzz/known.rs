@@ -42,6 +42,8 @@ pub struct KnownMall {
     pub signature: String,
     /// `seller.merchantId` of the mall.
     pub owner: String,
+    /// Not deleted (`isDelete` 0): the spec does not say a deleted mall answers its products.
+    pub live: bool,
 }
 
 /// Identities and malls known before fuzzing.
@@ -85,8 +87,9 @@ impl Known {
     }
 }
 
-/// Page size of the discovery requests.
-const DISCOVERY_COUNT: u64 = 50;
+/// Page sizes of the discovery requests: 50 first, then the spec's example size (§4.1, §8 state
+/// no maximum, so a service may turn 50 away).
+const DISCOVERY_COUNTS: [u64; 2] = [50, crate::runner::page_limit::SPEC_PAGE_SIZE];
 
 /// Reads the first mall-list page of every identity, at most one request per `pause`. Err only
 /// when the service cannot be reached at all (the configured identity's request gets no HTTP
@@ -111,45 +114,61 @@ pub async fn discover(
         if i > 0 && !pause.is_zero() {
             tokio::time::sleep(pause).await;
         }
-        let body = known.list_body(identity, DISCOVERY_COUNT);
-        let sent = client
-            .send_json(Endpoint::MallList, &body, &AuthMode::Signed, &[])
-            .await;
-        let response = match sent.result {
-            Ok(r) => r,
-            Err(f) if i == 0 && f.check.id == catalog::TRANSPORT_CONNECT.id => {
-                return Err(format!("cannot reach {}: {}", client.base_url(), f.actual));
+        let mut page = None;
+        for count in DISCOVERY_COUNTS {
+            let body = known.list_body(identity, count);
+            let sent = client
+                .send_json(Endpoint::MallList, &body, &AuthMode::Signed, &[])
+                .await;
+            let response = match sent.result {
+                Ok(r) => r,
+                Err(f) if i == 0 && f.check.id == catalog::TRANSPORT_CONNECT.id => {
+                    return Err(format!("cannot reach {}: {}", client.base_url(), f.actual));
+                }
+                // No generated request could fare better: stop instead of failing every one.
+                Err(f)
+                    if i == 0
+                        && (f.check.id == catalog::HARNESS_SIGNER.id
+                            || f.check.id == catalog::TRANSPORT_RATE_LIMITED.id) =>
+                {
+                    return Err(format!(
+                        "cannot fuzz {}: {} ({})",
+                        client.base_url(),
+                        f.actual,
+                        f.check.id
+                    ));
+                }
+                Err(f) => {
+                    page = Some(Err(format!(
+                        "the first mall-list page of merchant {} failed: {}",
+                        identity.merchant_id,
+                        f.headline()
+                    )));
+                    continue;
+                }
+            };
+            match response.json.get("data").and_then(Value::as_array) {
+                Some(malls) => {
+                    page = Some(Ok(malls.clone()));
+                    break;
+                }
+                None => {
+                    page = Some(Err(format!(
+                        "the first mall-list page of merchant {} has no data array (HTTP {})",
+                        identity.merchant_id, response.status
+                    )));
+                }
             }
-            // No generated request could fare better: stop instead of failing every one.
-            Err(f)
-                if i == 0
-                    && (f.check.id == catalog::HARNESS_SIGNER.id
-                        || f.check.id == catalog::TRANSPORT_RATE_LIMITED.id) =>
-            {
-                return Err(format!(
-                    "cannot fuzz {}: {} ({})",
-                    client.base_url(),
-                    f.actual,
-                    f.check.id
-                ));
-            }
-            Err(f) => {
-                known.notes.push(format!(
-                    "the first mall-list page of merchant {} failed: {}",
-                    identity.merchant_id,
-                    f.headline()
-                ));
+        }
+        let malls = match page {
+            Some(Ok(malls)) => malls,
+            Some(Err(note)) => {
+                known.notes.push(note);
                 continue;
             }
+            None => continue,
         };
-        let Some(malls) = response.json.get("data").and_then(Value::as_array) else {
-            known.notes.push(format!(
-                "the first mall-list page of merchant {} has no data array (HTTP {})",
-                identity.merchant_id, response.status
-            ));
-            continue;
-        };
-        for mall in malls {
+        for mall in &malls {
             let text = |p: &str| mall.pointer(p).and_then(Value::as_str).map(str::to_string);
             let (Some(mall_sn), Some(signature)) = (text("/mallSn"), text("/signature")) else {
                 continue;
@@ -160,16 +179,17 @@ pub async fn discover(
                     mall_sn,
                     signature,
                     owner,
+                    live: mall.get("isDelete").and_then(Value::as_i64) == Some(0),
                 });
             }
         }
     }
     if known.target_mall.is_none() {
         let me = known.me().merchant_id.clone();
-        known.target_mall = known
-            .malls
-            .iter()
-            .find(|m| m.owner == me)
+        let mine = || known.malls.iter().filter(|m| m.owner == me);
+        known.target_mall = mine()
+            .find(|m| m.live)
+            .or_else(|| mine().next())
             .map(|m| (m.mall_sn.clone(), m.signature.clone()));
     }
     if known.target_mall.is_none() {
@@ -197,6 +217,7 @@ pub(crate) fn example() -> Known {
             mall_sn: "7".into(),
             signature: "s7".into(),
             owner: "m2".into(),
+            live: true,
         }],
         target_mall: None,
         notes: vec![],

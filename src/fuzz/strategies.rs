@@ -187,11 +187,13 @@ mod tests {
                     mall_sn: "1000007919".into(),
                     signature: "sig-a".into(),
                     owner: "m-main".into(),
+                    live: true,
                 },
                 KnownMall {
                     mall_sn: "1000007918".into(),
                     signature: "sig-b".into(),
                     owner: "m-other".into(),
+                    live: true,
                 },
             ],
             target_mall: Some(("1000007919".into(), "sig-a".into())),

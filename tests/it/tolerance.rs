@@ -137,3 +137,14 @@ fn a_failing_sign_command_stops_the_run_at_the_preflight() {
     assert_eq!(cases.len(), 1, "only the preflight case: {cases:?}");
     assert_eq!(cases[0]["findings"][0]["check"], "harness.signer");
 }
+
+#[test]
+fn fuzz_discovers_its_malls_when_the_service_turns_page_size_50_away() {
+    let server = Server::start(&["--plain-errors", "--max-page-size", "40"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz_at(dir.path(), &server.base_url, "1");
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(!text.contains("has no data array"), "{text}");
+    assert!(!text.contains("failed:"), "{text}");
+}
