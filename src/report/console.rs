@@ -1,6 +1,8 @@
 //! Console sink: one status line per case, details under failures, a summary with counts.
 
+use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -11,7 +13,13 @@ use crate::redact::{self, ScrubWriter};
 use crate::report::Sink;
 use crate::report::style::{self, Palette};
 use crate::report::text;
-use crate::verdict::event::{Event, Outcome};
+use crate::verdict::event::{CaseId, Event, Outcome};
+
+/// Silence after which a console without a progress bar (a CI log) says the run is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(30);
+
+/// Running cases named in a heartbeat line, longest-running first.
+const HEARTBEAT_CASES: usize = 3;
 
 /// How much the console prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +52,17 @@ pub struct Console<W: Write> {
     verbosity: Verbosity,
     strict: bool,
     progress: Option<ProgressBar>,
+    pulse: Pulse,
+}
+
+/// What a heartbeat line says: cases running and finished, and when the console last wrote.
+struct Pulse {
+    every: Duration,
+    started: Instant,
+    last_line: Instant,
+    total: usize,
+    finished: usize,
+    running: BTreeMap<usize, (CaseId, Instant)>,
 }
 
 impl<W: Write> Console<W> {
@@ -55,7 +74,21 @@ impl<W: Write> Console<W> {
             verbosity,
             strict,
             progress: None,
+            pulse: Pulse {
+                every: HEARTBEAT,
+                started: Instant::now(),
+                last_line: Instant::now(),
+                total: 0,
+                finished: 0,
+                running: BTreeMap::new(),
+            },
         }
+    }
+
+    /// Sets the silence after which a heartbeat line is printed (without a progress bar).
+    pub fn with_heartbeat(mut self, every: Duration) -> Self {
+        self.pulse.every = every;
+        self
     }
 
     /// Adds a progress bar on stderr (for a terminal); lines print above it.
@@ -83,7 +116,76 @@ impl<W: Write> Console<W> {
 
     /// Renders one event and writes it out as one scrubbed message.
     fn write_event(&mut self, event: &Event) -> io::Result<()> {
+        self.follow(event);
+        if let Event::Tick = event {
+            return self.heartbeat();
+        }
         self.render_event(event)?;
+        self.pulse.last_line = Instant::now();
+        self.out.flush()
+    }
+
+    /// Keeps count of the cases running and finished.
+    fn follow(&mut self, event: &Event) {
+        let pulse = &mut self.pulse;
+        match event {
+            Event::RunStarted { cases, .. } => {
+                pulse.total = *cases;
+                pulse.started = Instant::now();
+            }
+            Event::CaseStarted(id) => {
+                pulse.running.insert(id.index, (id.clone(), Instant::now()));
+            }
+            Event::CaseFinished(result) => {
+                pulse.running.remove(&result.id.index);
+                pulse.finished += 1;
+            }
+            Event::Tick | Event::RunFinished(_) => {}
+        }
+    }
+
+    /// After a silence of the heartbeat's length, one line saying the run is alive and which
+    /// cases take long: a CI log shows no progress bar, and a paced run against a large
+    /// merchant can spend minutes in one case.
+    fn heartbeat(&mut self) -> io::Result<()> {
+        let now = Instant::now();
+        let pulse = &self.pulse;
+        if self.verbosity == Verbosity::Quiet
+            || pulse.total == 0
+            || now.duration_since(pulse.last_line) < pulse.every
+        {
+            return Ok(());
+        }
+        let mut running: Vec<_> = pulse.running.values().collect();
+        running.sort_by_key(|(_, since)| *since);
+        let names: Vec<String> = running
+            .iter()
+            .take(HEARTBEAT_CASES)
+            .map(|(id, since)| {
+                format!(
+                    "{} › {} ({})",
+                    escape_controls(&id.file.display().to_string()),
+                    escape_controls(&id.name),
+                    text::seconds(now.duration_since(*since))
+                )
+            })
+            .collect();
+        let more = running.len().saturating_sub(HEARTBEAT_CASES);
+        let mut line = format!(
+            "… {} in: {} of {} finished",
+            text::seconds(now.duration_since(pulse.started)),
+            pulse.finished,
+            text::plural(pulse.total, "case")
+        );
+        if !names.is_empty() {
+            line.push_str(&format!("; running {}", names.join(", ")));
+        }
+        if more > 0 {
+            line.push_str(&format!(" and {more} more"));
+        }
+        let dim = self.palette.paint(style::DIM, &line);
+        writeln!(self.out, "{dim}")?;
+        self.pulse.last_line = now;
         self.out.flush()
     }
 }
@@ -335,6 +437,52 @@ mod tests {
     #[test]
     fn verbose_console_adds_every_exchange() {
         insta::assert_snapshot!(render(false, Verbosity::Verbose));
+    }
+
+    /// A run of three cases where two are still running when ticks arrive.
+    fn ticking(heartbeat: Duration, verbosity: Verbosity) -> String {
+        let mut console =
+            Console::new(Vec::new(), false, verbosity, false).with_heartbeat(heartbeat);
+        let cases: Vec<_> = (0..3)
+            .map(|i| result(i, &format!("case {i}"), Outcome::Pass))
+            .collect();
+        let mut events = vec![Event::RunStarted {
+            base_url: "http://127.0.0.1:8080".to_string(),
+            cases: 3,
+        }];
+        events.extend(cases.iter().map(|c| Event::CaseStarted(c.id.clone())));
+        events.push(Event::CaseFinished(Box::new(cases[0].clone())));
+        events.extend([Event::Tick, Event::Tick]);
+        for event in events {
+            console.on_event(&event).expect("writing to a buffer");
+        }
+        String::from_utf8(console.into_inner()).expect("UTF-8 output")
+    }
+
+    #[test]
+    fn a_silent_console_says_the_run_is_alive_and_what_runs() {
+        let out = ticking(Duration::ZERO, Verbosity::Normal);
+        let beats: Vec<_> = out.lines().filter(|l| l.starts_with('…')).collect();
+        assert_eq!(beats.len(), 2, "one line per tick past the silence: {out}");
+        assert!(beats[0].contains("1 of 3 cases finished"), "{out}");
+        assert!(
+            beats[0].contains(
+                "running cases/mall-list.yaml › case 1 (0s), cases/mall-list.yaml › case 2 (0s)"
+            ),
+            "{out}"
+        );
+        assert!(
+            !beats[0].contains("case 0"),
+            "a finished case is not running: {out}"
+        );
+    }
+
+    #[test]
+    fn no_heartbeat_before_the_silence_or_when_quiet() {
+        let out = ticking(Duration::from_secs(3600), Verbosity::Normal);
+        assert!(!out.contains('…'), "{out}");
+        let out = ticking(Duration::ZERO, Verbosity::Quiet);
+        assert!(!out.contains('…'), "{out}");
     }
 
     fn render_one(case: CaseResult, verbosity: Verbosity) -> String {

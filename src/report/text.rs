@@ -20,6 +20,16 @@ pub fn plural(n: usize, word: &str) -> String {
     }
 }
 
+/// A duration in whole seconds, as a log line reads it: `45s`, `2m 05s`.
+pub fn seconds(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m {:02}s", s / 60, s % 60)
+    }
+}
+
 /// `2999950` as `2,999,950`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
