@@ -368,7 +368,26 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         ),
         None => None,
     };
-    let key = key_from_file.or_else(|| env.get(SIGN_KEY_VAR));
+    // A line break at the end is the end of a file or of `echo`, never part of a key: it is
+    // dropped from the variable as from the file, so the two sources agree.
+    let key_source = if key_from_file.is_some() {
+        "--sign-key-file (or sign_key_file)"
+    } else {
+        SIGN_KEY_VAR
+    };
+    let key = key_from_file.or_else(|| {
+        env.get(SIGN_KEY_VAR)
+            .map(|k| k.trim_end_matches(['\n', '\r']).to_string())
+    });
+    if key.as_deref() == Some("") {
+        return Err(UsageError::setting(
+            key_source,
+            "holds an empty signing key",
+            Some(
+                "put the service's signing key there (a CI secret that was not passed on is often empty)",
+            ),
+        ));
+    }
     // Even unused by the signer (a sign command may read it from the environment).
     if let Some(key) = &key {
         redact::global().add_secret(key);
@@ -772,6 +791,34 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains(SIGN_KEY_VAR), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_key_ends_at_its_line_break_from_the_variable_as_from_the_file() {
+        let flags = remote(Flags {
+            appid: Some("a".into()),
+            merchant_id: Some("m".into()),
+            merchant_user_id: Some("u".into()),
+            signer: Some(SignerKind::Static),
+            ..Flags::default()
+        });
+        let with_newline = env(&[("MALLCHECK_SIGN_KEY", "k3y-from-env\r\n")]);
+        let t = resolve(&flags, &with_newline, Profile::default()).unwrap();
+        assert_eq!(t.signer.sign(b"{}").await.unwrap(), "k3y-from-env");
+        let only_newline = env(&[("MALLCHECK_SIGN_KEY", "\n")]);
+        let err = resolve(&flags, &only_newline, Profile::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("empty signing key"), "{err}");
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let from_empty_file = Flags {
+            sign_key_file: Some(file.path().to_path_buf()),
+            ..flags
+        };
+        let err = resolve(&from_empty_file, &Env::default(), Profile::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("empty signing key"), "{err}");
     }
 
     #[test]
