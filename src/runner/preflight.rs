@@ -76,7 +76,10 @@ pub async fn check(
     let Some((stop, finding)) = judge(&sent, &url) else {
         return Ok(());
     };
-    let causes = causes(stop, client.base_url(), signer, appid);
+    let mut causes = causes(stop, client.base_url(), signer, appid);
+    if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
+        causes.insert(0, "the service's TLS certificate is not trusted on this machine (self-signed, or issued by a private CA): add that CA to the system trust store, or point SSL_CERT_FILE at a PEM bundle holding it".to_string());
+    }
     let finding = finding.with_detail(format!("likely causes: {}", causes.join("; ")));
     let mut message = format!(
         "preflight failed: {}\nthe suite did not run. Likely causes:\n",
@@ -165,6 +168,20 @@ fn result_named(
         flaky: false,
         duration: started.elapsed(),
     }
+}
+
+/// Whether a transport error says the TLS handshake rejected the service's certificate.
+fn is_certificate_problem(error: &str) -> bool {
+    let e = error.to_ascii_lowercase();
+    [
+        "certificate",
+        "unknownissuer",
+        "unknown issuer",
+        "badsignature",
+        "notvalidforname",
+    ]
+    .iter()
+    .any(|w| e.contains(w))
 }
 
 fn headline(stop: Stop, url: &str, f: &Finding) -> String {
@@ -307,6 +324,23 @@ fn is_html(sent: &Sent) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn certificate_errors_are_told_apart_from_other_connect_errors() {
+        for e in [
+            "client error (Connect): invalid peer certificate: UnknownIssuer",
+            "invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+            "invalid peer certificate: NotValidForName",
+        ] {
+            assert!(is_certificate_problem(e), "{e}");
+        }
+        for e in [
+            "Connection refused (os error 111)",
+            "dns error: failed to lookup",
+        ] {
+            assert!(!is_certificate_problem(e), "{e}");
+        }
+    }
     use serde_json::json;
 
     #[test]
