@@ -280,7 +280,8 @@ async fn record_cases(
 
 /// A bare client configured as the suite's (pool, timeouts, no redirects), without checks.
 pub(crate) fn bare_client(env: &SuiteEnv) -> Result<reqwest::Client, String> {
-    crate::tls::client_builder()
+    // The bench's servers are plain HTTP on loopback, as the suite's client knows too.
+    crate::tls::client_builder_for("http://127.0.0.1")
         .redirect(reqwest::redirect::Policy::none())
         .timeout(env.target.client.timeout)
         .connect_timeout(env.target.client.timeout)

@@ -121,7 +121,7 @@ impl Client {
         } else {
             redirect::Policy::none()
         };
-        let http = crate::tls::client_builder()
+        let http = crate::tls::client_builder_for(base_url)
             .redirect(policy)
             .timeout(options.timeout)
             .connect_timeout(options.timeout)
