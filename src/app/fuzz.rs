@@ -1,6 +1,6 @@
 //! `mallcheck fuzz`: validate the flags, start the embedded server when no base URL is given,
-//! learn real malls, run the fuzzer on a blocking thread (a signal stops it), print its
-//! reproducers and summary, write the JUnit report and pick the exit code.
+//! send `run`'s preflight, learn real malls, run the fuzzer on a blocking thread (a signal stops
+//! it), print its reproducers and summary, write the JUnit report and pick the exit code.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -19,6 +19,7 @@ use crate::fuzz::regressions::Saver;
 use crate::fuzz::{FuzzOptions, FuzzReport, Fuzzer, Identity, Known, discover, regressions};
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
+use crate::runner::preflight;
 use crate::server::data;
 use crate::service::client::Client;
 use crate::service::discover::{self, Discovery};
@@ -275,7 +276,7 @@ async fn fuzz_target(
     ));
     let signer = target.signer.clone();
     let prepared = tokio::select! {
-        prepared = prepare(target, &client, &options) => prepared,
+        prepared = prepare(target, &client, &options, args) => prepared,
         cause = stop.wait() => {
             let report = FuzzReport {
                 seed: options.seed,
@@ -344,9 +345,28 @@ async fn fuzz_target(
     finish(&report, args, &signer, style)
 }
 
-/// Before anything is generated: what the fuzzer learns about the service. Err is the exit
-/// code.
-async fn prepare(target: &Target, client: &Client, options: &FuzzOptions) -> Result<Known, i32> {
+/// Before anything is generated: `run`'s preflight (one signed first mall-list page; a refused
+/// or unanswered one stops here with its message, exit 1 and a JUnit report holding the
+/// `preflight` error), then what the fuzzer learns about the service. Err is the exit code.
+async fn prepare(
+    target: &Target,
+    client: &Client,
+    options: &FuzzOptions,
+    args: &FuzzArgs,
+) -> Result<Known, i32> {
+    if !args.no_preflight
+        && let Err(stopped) = preflight::check(
+            client,
+            &target.first_page_body(10),
+            target.signer.kind_name(),
+            &target.identity.appid,
+        )
+        .await
+    {
+        write_junit(&args.junit, render::preflight_junit(&stopped.result));
+        print_error(&format!("error: {}", stopped.message));
+        return Err(exit::FAILURE);
+    }
     let unknown = vec![target.identity.unknown_merchant_id.clone()];
     let pause = if options.rate > 0.0 {
         Duration::from_secs_f64(1.0 / options.rate)

@@ -17,7 +17,7 @@ use crate::report::style::{self, Palette};
 use crate::report::text::plural;
 use crate::sign::Signer;
 use crate::verdict::check::Family;
-use crate::verdict::event::truncate;
+use crate::verdict::event::{CaseResult, truncate};
 use crate::verdict::exchange::Exchange;
 
 /// Console styling (plain unless colour was asked for).
@@ -420,6 +420,12 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
         );
     }
     out
+}
+
+/// JUnit XML of a fuzz run stopped by its preflight: the `preflight` case exactly as `run`
+/// reports it.
+pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
+    crate::report::junit::render_named("mallcheck fuzz", std::slice::from_ref(preflight), false)
 }
 
 /// The `<error>` test case of a halted run.

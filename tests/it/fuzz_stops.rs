@@ -1,4 +1,5 @@
-//! What ends `mallcheck fuzz` before its budget, end to end: a service that starts turning
+//! What ends `mallcheck fuzz` before its budget, end to end: `run`'s preflight (a wrong key or
+//! a wrong path prefix stops it before anything is generated), a service that starts turning
 //! requests away (an error of the run, never a property failure: nothing shrunk or saved, and
 //! only what went out is counted) and a signal (the findings so far are reported).
 
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
 
-use crate::common::{Server, assert_exit, bin};
+use crate::common::{Server, assert_exit, bin, output_text};
 use crate::politeness::{RawRequest, raw_server, response};
 
 /// `mallcheck fuzz` in `dir` against `base_url` as the reference server's main merchant, with
@@ -73,6 +74,71 @@ fn junit_errors(xml: &str) -> Vec<String> {
     }
 }
 
+/// Asserts the fuzz run stopped at the preflight: exit 1, `run`'s one message naming these
+/// words, nothing generated or saved, and a JUnit report holding the `preflight` error.
+fn assert_stopped_by_preflight(out: &Output, dir: &Path, words: &[&str]) {
+    assert_exit(out, 1);
+    let (stdout, stderr) = (stdout(out), stderr(out));
+    assert_eq!(
+        stderr.matches("preflight failed").count(),
+        1,
+        "one message: {stderr}"
+    );
+    for w in words.iter().chain(&["--no-preflight"]) {
+        assert!(stderr.contains(w), "`{w}` missing: {stderr}");
+    }
+    assert!(!stdout.contains("fuzzing"), "nothing generated: {stdout}");
+    assert!(!stdout.contains("properties failed"), "{stdout}");
+    assert!(!dir.join("regs").exists(), "nothing saved");
+    assert_eq!(
+        junit_errors(&junit(dir)),
+        ["preflight.signed-request"],
+        "{}",
+        junit(dir)
+    );
+}
+
+#[test]
+fn a_wrong_key_stops_fuzz_at_the_preflight() {
+    let server = Server::start(&["--fault", "fuzz-count-over-80"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &server.base_url)
+        .env("MALLCHECK_SIGN_KEY", "not-the-key")
+        .args(["--cases", "300"])
+        .output()
+        .unwrap();
+    assert_stopped_by_preflight(
+        &out,
+        dir.path(),
+        &["refused", "HTTP 401", "signing key", "signer", "appid"],
+    );
+    assert!(!output_text(&out).contains("not-the-key"), "the key leaked");
+    assert!(!junit(dir.path()).contains("not-the-key"), "the key leaked");
+
+    // `--no-preflight` skips it, as for `run`: the fuzzing starts.
+    let skipped = fuzz(dir.path(), &server.base_url)
+        .env("MALLCHECK_SIGN_KEY", "not-the-key")
+        .args(["--cases", "5", "--no-preflight"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&skipped).contains("mall-list: fuzzing 5 cases"),
+        "{}",
+        output_text(&skipped)
+    );
+}
+
+#[test]
+fn a_wrong_path_prefix_stops_fuzz_at_the_preflight() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &format!("{}/api/v1", server.base_url))
+        .args(["--cases", "100"])
+        .output()
+        .unwrap();
+    assert_stopped_by_preflight(&out, dir.path(), &["HTTP 404", "path prefix"]);
+}
+
 /// Sends `request` to `base_url` (which may carry a path prefix) and returns the answer as a
 /// complete response for [`raw_server`].
 fn forward(base_url: &str, request: &RawRequest) -> String {
@@ -124,10 +190,10 @@ fn reported_requests(stdout: &str) -> usize {
 
 #[test]
 fn a_service_that_starts_rate_limiting_ends_fuzz_as_an_error_not_a_failure() {
-    // The discovery of both merchants reaches the correct server, then five generated cases;
-    // every later request reaches the `rate-limited` fault (429, Retry-After 30 s, longer than
-    // the default --max-retry-wait).
-    const BEFORE_FUZZING: usize = 2;
+    // The preflight and the discovery of both merchants reach the correct server, then five
+    // generated cases; every later request reaches the `rate-limited` fault (429, Retry-After
+    // 30 s, longer than the default --max-retry-wait).
+    const BEFORE_FUZZING: usize = 3;
     let server = Server::start(&[]);
     let good = server.base_url.clone();
     let limited = server.fault_url("rate-limited");
