@@ -497,6 +497,10 @@ pub struct FuzzArgs {
     /// Colour.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
+    /// Skip the preflight: the one signed first mall-list page sent before fuzzing, which
+    /// stops the run (exit 1) when the service refuses it or cannot be reached.
+    #[arg(long)]
+    pub no_preflight: bool,
 }
 
 /// What to do with pending snapshots.

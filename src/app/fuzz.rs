@@ -1,8 +1,9 @@
 //! `mallcheck fuzz`: validate the flags, start the embedded server when no base URL is given,
-//! learn real malls, run the fuzzer on a blocking thread, print its reproducers and summary,
-//! write the JUnit report and pick the exit code.
+//! send `run`'s preflight, learn real malls, run the fuzzer on a blocking thread (a signal stops
+//! it), print its reproducers and summary, write the JUnit report and pick the exit code.
 
-use std::io::Write;
+use std::io::{self, Write};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -12,11 +13,13 @@ use crate::cli::{FuzzArgs, FuzzEndpoint};
 use crate::error::UsageError;
 use crate::exit;
 use crate::fuzz::body::{FuzzBody, Limits};
+use crate::fuzz::engine::{Halt, Interrupt};
 use crate::fuzz::properties::PROPERTIES;
 use crate::fuzz::regressions::Saver;
-use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
+use crate::fuzz::{FuzzOptions, FuzzReport, Fuzzer, Identity, Known, discover, regressions};
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
+use crate::runner::preflight;
 use crate::server::data;
 use crate::service::client::Client;
 use crate::service::discover::{self, Discovery};
@@ -24,8 +27,11 @@ use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
 use crate::settings::{self, Target};
+use crate::sign::Signer;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::Endpoint;
+
+use super::signals::Stop;
 
 /// Candidates tried while shrinking one failure.
 const MAX_SHRINK_TRIES: u32 = 1000;
@@ -132,6 +138,20 @@ fn print(text: &str) {
     let _ = out.flush();
 }
 
+/// Prints an error on standard error (scrubbed: it may quote the service).
+fn print_error(text: &str) {
+    let text = crate::redact::global().scrub(text);
+    eprintln!("{}", crate::diag::escape_controls_by_line(&text));
+}
+
+/// Writes the JUnit report and says where.
+fn write_junit(path: &Path, xml: io::Result<String>) {
+    match xml.and_then(|xml| atomic::write(path, xml.as_bytes())) {
+        Ok(()) => print(&format!("JUnit report: {}\n", path.display())),
+        Err(e) => eprintln!("error: cannot write {}: {e}", path.display()),
+    }
+}
+
 /// The regressions to replay: the saved cases (a discovered mall filled in where a case asks
 /// for one) and the files of the earlier format, converted into case files on the way.
 fn replays(
@@ -196,14 +216,13 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
         vars: target.vars.clone(),
         schema_names: names.iter().map(|n| n.to_string()).collect(),
     });
-    let style = Style {
-        color: style::use_color(args.color.into()),
-    };
     let rt = super::runtime()?;
     let code = rt.block_on(async {
+        // Before anything starts: a signal from here on stops the run and finishes the report.
+        let mut stop = Stop::listen();
         target
             .with_service(async |base_url| {
-                fuzz_target(&target, base_url, options, schemas, saved, &args, style).await
+                fuzz_target(&target, base_url, options, schemas, saved, &args, &mut stop).await
             })
             .await
             .unwrap_or_else(|e| {
@@ -221,8 +240,11 @@ async fn fuzz_target(
     schemas: Arc<SchemaSet>,
     stored: regressions::Stored,
     args: &FuzzArgs,
-    style: Style,
+    stop: &mut Stop,
 ) -> i32 {
+    let style = Style {
+        color: style::use_color(args.color.into()),
+    };
     let client = match Client::new(base_url, target.signer.clone(), target.client.clone()) {
         Ok(c) => c,
         Err(e) => {
@@ -252,31 +274,26 @@ async fn fuzz_target(
         options.jobs,
         seed = options.seed,
     ));
-    let unknown = vec![target.identity.unknown_merchant_id.clone()];
-    let pause = if options.rate > 0.0 {
-        Duration::from_secs_f64(1.0 / options.rate)
-    } else {
-        Duration::ZERO
-    };
-    let known: Known = match discover(
-        &client,
-        &target.identity.appid,
-        identities(target),
-        unknown,
-        given_mall(target),
-        pause,
-    )
-    .await
-    {
-        Ok(k) => k,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::FAILURE;
+    let signer = target.signer.clone();
+    let prepared = tokio::select! {
+        prepared = prepare(target, &client, &options, args) => prepared,
+        cause = stop.wait() => {
+            let report = FuzzReport {
+                seed: options.seed,
+                endpoints: Vec::new(),
+                failures: Vec::new(),
+                replayed: 0,
+                requests: 0,
+                duration: Duration::ZERO,
+                halt: Some(Halt::Interrupted { cause }),
+            };
+            return finish(&report, args, &signer, style);
         }
     };
-    for note in &known.notes {
-        print(&format!("note: {note}\n"));
-    }
+    let known = match prepared {
+        Ok(known) => known,
+        Err(code) => return code,
+    };
     let saved = replays(stored, &options, &known);
     let replays = saved
         .iter()
@@ -293,23 +310,31 @@ async fn fuzz_target(
             args.regressions.display()
         ));
     }
-    let signer = target.signer.clone();
+    let interrupt = Interrupt::default();
     let fuzzer = Fuzzer {
         client,
         schemas,
         known,
         options,
         regressions: saved,
+        interrupt: interrupt.clone(),
     };
     let handle = tokio::runtime::Handle::current();
     let seed = fuzzer.options.seed;
     let event_signer = signer.clone();
-    let joined = tokio::task::spawn_blocking(move || {
+    let mut fuzzing = tokio::task::spawn_blocking(move || {
         fuzzer.run(handle, &mut |event| {
             print(&render::event(event, seed, &event_signer, style))
         })
-    })
-    .await;
+    });
+    // A signal makes the fuzzer stop and report what it found so far.
+    let joined = tokio::select! {
+        joined = &mut fuzzing => joined,
+        cause = stop.wait() => {
+            interrupt.raise(cause);
+            fuzzing.await
+        }
+    };
     let report = match joined {
         Ok(report) => report,
         Err(e) => {
@@ -317,15 +342,71 @@ async fn fuzz_target(
             return exit::FAILURE;
         }
     };
-    print(&render::summary(&report, style));
-    match render::junit(&report, &signer).and_then(|xml| atomic::write(&args.junit, xml.as_bytes()))
+    finish(&report, args, &signer, style)
+}
+
+/// Before anything is generated: `run`'s preflight (one signed first mall-list page; a refused
+/// or unanswered one stops here with its message, exit 1 and a JUnit report holding the
+/// `preflight` error), then what the fuzzer learns about the service. Err is the exit code.
+async fn prepare(
+    target: &Target,
+    client: &Client,
+    options: &FuzzOptions,
+    args: &FuzzArgs,
+) -> Result<Known, i32> {
+    if !args.no_preflight
+        && let Err(stopped) = preflight::check(
+            client,
+            &target.first_page_body(10),
+            target.signer.kind_name(),
+            &target.identity.appid,
+        )
+        .await
     {
-        Ok(()) => print(&format!("JUnit report: {}\n", args.junit.display())),
-        Err(e) => eprintln!("error: cannot write {}: {e}", args.junit.display()),
+        write_junit(&args.junit, render::preflight_junit(&stopped.result));
+        print_error(&format!("error: {}", stopped.message));
+        return Err(exit::FAILURE);
     }
-    if report.failed() {
-        exit::FAILURE
+    let unknown = vec![target.identity.unknown_merchant_id.clone()];
+    let pause = if options.rate > 0.0 {
+        Duration::from_secs_f64(1.0 / options.rate)
     } else {
+        Duration::ZERO
+    };
+    let known = discover(
+        client,
+        &target.identity.appid,
+        identities(target),
+        unknown,
+        given_mall(target),
+        pause,
+    )
+    .await
+    .map_err(|e| {
+        eprintln!("error: {e}");
+        exit::FAILURE
+    })?;
+    for note in &known.notes {
+        print(&format!("note: {note}\n"));
+    }
+    Ok(known)
+}
+
+/// Prints the summary (and why the run halted, if it did), writes the JUnit report and picks
+/// the exit code: 1 when a property failed or the run halted (a rate limit, a signal).
+fn finish(report: &FuzzReport, args: &FuzzArgs, signer: &Signer, style: Style) -> i32 {
+    print(&render::summary(report, style));
+    write_junit(&args.junit, render::junit(report, signer));
+    match &report.halt {
+        Some(halt @ Halt::RateLimited { .. }) => {
+            print_error(&format!("error: {}", render::halt_message(halt)));
+        }
+        Some(halt @ Halt::Interrupted { .. }) => print_error(&render::halt_message(halt)),
+        None => {}
+    }
+    if report.passed() {
         exit::PASS
+    } else {
+        exit::FAILURE
     }
 }

@@ -8,6 +8,7 @@ pub mod merge;
 pub mod openapi;
 pub mod run;
 pub mod serve;
+mod signals;
 pub mod snapshots;
 pub mod validate;
 

@@ -24,6 +24,8 @@ use crate::settings::{self, Target};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::Event;
 
+use super::signals::Stop;
+
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
 pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
 
@@ -363,57 +365,6 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         eprintln!("{note}");
     }
     Ok(code)
-}
-
-/// The signals that stop a run the way Ctrl-C does: SIGINT, SIGTERM (a CI job cancelled or
-/// timed out) and SIGHUP (the terminal closed). Listening starts when this is built, so a signal
-/// that arrives before [`Stop::wait`] is polled still counts.
-struct Stop {
-    #[cfg(unix)]
-    signals: Vec<(tokio::signal::unix::Signal, &'static str)>,
-}
-
-impl Stop {
-    /// Starts listening (inside the runtime).
-    fn listen() -> Stop {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{SignalKind, signal};
-            let signals = [
-                (SignalKind::interrupt(), "SIGINT"),
-                (SignalKind::terminate(), "SIGTERM"),
-                (SignalKind::hangup(), "SIGHUP"),
-            ]
-            .into_iter()
-            .filter_map(|(kind, name)| signal(kind).ok().map(|s| (s, name)))
-            .collect();
-            Stop { signals }
-        }
-        #[cfg(not(unix))]
-        Stop {}
-    }
-
-    /// Resolves with the name of the first signal received.
-    async fn wait(&mut self) -> &'static str {
-        #[cfg(unix)]
-        {
-            if self.signals.is_empty() {
-                return std::future::pending().await;
-            }
-            let received = self.signals.iter_mut().map(|(signal, name)| {
-                Box::pin(async move {
-                    signal.recv().await;
-                    *name
-                })
-            });
-            futures_util::future::select_all(received).await.0
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            "Ctrl-C"
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,14 @@
 //! the runtime, and their outcomes taken back in generation order. Shrinking runs one request
 //! at a time, at the point of the first failure, so a seed finds and reports the same failures
 //! whatever `jobs` is.
+//!
+//! Two things end a run early, and both are errors of the run, never property failures: a
+//! request the service turns away for longer than `--max-retry-wait` (`transport.rate-limited`:
+//! nothing later could be judged), and an [`Interrupt`] raised from outside (a signal). The run
+//! then stops generating and shrinking, and reports what it found so far with the [`Halt`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +23,7 @@ use std::time::{Duration, Instant};
 use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
 use tokio::runtime::Handle;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::fuzz::body::{FuzzBody, Limits};
@@ -26,6 +33,7 @@ use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
 use crate::fuzz::strategies;
 use crate::service::client::Client;
+use crate::spec::catalog;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::check::Check;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -102,7 +110,7 @@ pub struct EndpointStats {
     pub endpoint: Endpoint,
     /// Generated cases asked for.
     pub planned: u32,
-    /// Generated cases sent.
+    /// Generated cases sent and judged (not those a halt left unjudged).
     pub run: u32,
     /// Generated bodies not sent because the same bytes were already sent.
     pub duplicates: u32,
@@ -113,6 +121,65 @@ pub struct EndpointStats {
     /// Requests beyond the common size limits that the HTTP layer refused, by status (not
     /// contract findings), shrinking excluded.
     pub rejected: BTreeMap<u16, u32>,
+    /// Why generation on this endpoint ended early, if the run halted here.
+    pub halted: Option<Halt>,
+}
+
+/// Why a fuzz run ended before its budget: an error of the run, never a property failure.
+#[derive(Debug, Clone)]
+pub enum Halt {
+    /// The service turned a request away for longer than `--max-retry-wait` (429, or 503 with
+    /// `Retry-After`): every later request would be turned away too, or not sent at all.
+    RateLimited {
+        /// The operation of the request turned away.
+        endpoint: Endpoint,
+        /// The `transport.rate-limited` finding.
+        finding: Box<Finding>,
+        /// What was sent and received (redacted).
+        exchange: Box<Exchange>,
+    },
+    /// The run was interrupted from outside.
+    Interrupted {
+        /// What interrupted it (`SIGTERM`, ...).
+        cause: &'static str,
+    },
+}
+
+/// A request to stop a fuzz run early, raised from outside while it runs (by a signal): the run
+/// stops generating and shrinking, drops the requests in flight and reports what it found.
+#[derive(Debug, Clone)]
+pub struct Interrupt(Arc<watch::Sender<Option<&'static str>>>);
+
+impl Default for Interrupt {
+    fn default() -> Self {
+        Interrupt(Arc::new(watch::Sender::new(None)))
+    }
+}
+
+impl Interrupt {
+    /// Asks the run to stop; `cause` names why (`SIGTERM`). The first cause is kept.
+    pub fn raise(&self, cause: &'static str) {
+        self.0.send_if_modified(|current| {
+            let first = current.is_none();
+            if first {
+                *current = Some(cause);
+            }
+            first
+        });
+    }
+
+    /// The cause, once raised.
+    pub fn raised(&self) -> Option<&'static str> {
+        *self.0.borrow()
+    }
+
+    /// Resolves once raised.
+    async fn wait(&self) {
+        let mut raised = self.0.subscribe();
+        if raised.wait_for(Option::is_some).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// What the fuzzer reports as it goes.
@@ -151,16 +218,24 @@ pub struct FuzzReport {
     pub failures: Vec<FuzzFailure>,
     /// Saved bodies replayed.
     pub replayed: usize,
-    /// Requests sent, replay and shrinking included.
+    /// Requests that went out, replay and shrinking included (not those a rate limit kept
+    /// back, nor those dropped in flight by an interrupt).
     pub requests: u64,
     /// Wall time.
     pub duration: Duration,
+    /// Why the run ended early, if it did.
+    pub halt: Option<Halt>,
 }
 
 impl FuzzReport {
     /// Whether any property failed.
     pub fn failed(&self) -> bool {
         !self.failures.is_empty()
+    }
+
+    /// Whether the run passes: no property failed and it was not halted (exit 0).
+    pub fn passed(&self) -> bool {
+        !self.failed() && self.halt.is_none()
     }
 
     /// The failure of one property on one endpoint.
@@ -184,6 +259,8 @@ pub struct Fuzzer {
     pub options: FuzzOptions,
     /// Saved failures, replayed first.
     pub regressions: Vec<Regression>,
+    /// Raised from outside to stop the run early.
+    pub interrupt: Interrupt,
 }
 
 /// What one body got.
@@ -193,6 +270,11 @@ struct Probe {
     violations: Vec<Violation>,
     /// The status with which the HTTP layer refused a request beyond the common limits.
     rejected: Option<u16>,
+    /// The `transport.rate-limited` finding of a request the service turned away: it is
+    /// checked against no property and halts the run.
+    limited: Option<Box<Finding>>,
+    /// Whether the request went out (a rate limit in force keeps it back).
+    sent: bool,
 }
 
 impl Probe {
@@ -250,6 +332,19 @@ impl Prober {
             .client
             .send_raw(endpoint, body.to_bytes(), &appid, &AuthMode::Signed, &[])
             .await;
+        if let Err(finding) = &sent.result
+            && finding.check.id == catalog::TRANSPORT_RATE_LIMITED.id
+        {
+            // With no answer recorded, the client gave up before sending: a pause asked for
+            // by an earlier answer was still in force.
+            return Probe {
+                sent: sent.exchange.response.is_some(),
+                limited: Some(finding.clone()),
+                exchange: sent.exchange,
+                violations: Vec::new(),
+                rejected: None,
+            };
+        }
         let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
         let violations = if rejected.is_some() {
             Vec::new()
@@ -260,6 +355,8 @@ impl Prober {
             exchange: sent.exchange,
             violations,
             rejected,
+            limited: None,
+            sent: true,
         }
     }
 }
@@ -272,6 +369,8 @@ struct Session<'a> {
     requests: u64,
     next_slot: Instant,
     deadline: Instant,
+    /// Why the run is ending early, once it is.
+    halt: Option<Halt>,
 }
 
 impl Session<'_> {
@@ -286,30 +385,99 @@ impl Session<'_> {
         }
     }
 
-    /// Sends one body and waits for its outcome.
-    fn probe(&mut self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
+    /// Whether the run is ending early: a rate limit was met or the run was interrupted.
+    fn halted(&mut self) -> bool {
+        if self.halt.is_none()
+            && let Some(cause) = self.fuzzer.interrupt.raised()
+        {
+            self.halt = Some(Halt::Interrupted { cause });
+        }
+        self.halt.is_some()
+    }
+
+    /// Waits for `work` on the runtime, or for an interrupt (then `None`, and the run halts).
+    fn wait<T>(&mut self, work: impl Future<Output = T>) -> Option<T> {
+        let interrupt = self.fuzzer.interrupt.clone();
+        let done = self.handle.block_on(async {
+            tokio::select! {
+                done = work => Some(done),
+                () = interrupt.wait() => None,
+            }
+        });
+        if done.is_none() {
+            self.halted();
+        }
+        done
+    }
+
+    /// Counts a request that went out, and halts the run on a rate-limited one (then `None`).
+    fn take(&mut self, endpoint: Endpoint, mut probe: Probe) -> Option<Probe> {
+        if probe.sent {
+            self.requests += 1;
+        }
+        let Some(finding) = probe.limited.take() else {
+            return Some(probe);
+        };
+        if self.halt.is_none() {
+            self.halt = Some(Halt::RateLimited {
+                endpoint,
+                finding,
+                exchange: Box::new(probe.exchange),
+            });
+        }
+        None
+    }
+
+    /// Sends one body and waits for its outcome; `None` once the run halts.
+    fn probe(&mut self, endpoint: Endpoint, body: &FuzzBody) -> Option<Probe> {
+        if self.halted() {
+            return None;
+        }
         self.pace();
-        self.requests += 1;
         let prober = Arc::clone(&self.prober);
-        self.handle.block_on(prober.probe(endpoint, body))
+        let probe = self.wait(prober.probe(endpoint, body))?;
+        self.take(endpoint, probe)
     }
 
     /// Sends one body on the runtime without waiting (paced like [`Session::probe`]).
     fn start(&mut self, endpoint: Endpoint, body: FuzzBody) -> JoinHandle<Probe> {
         self.pace();
-        self.requests += 1;
         let prober = Arc::clone(&self.prober);
         self.handle
             .spawn(async move { prober.probe(endpoint, &body).await })
     }
 
     /// The outcome of a body sent with [`Session::start`]; should its task have died, the body
-    /// is sent again and waited for.
-    fn finish(&mut self, endpoint: Endpoint, body: &FuzzBody, task: JoinHandle<Probe>) -> Probe {
-        match self.handle.block_on(task) {
-            Ok(probe) => probe,
+    /// is sent again and waited for. `None` once the run halts.
+    fn finish(
+        &mut self,
+        endpoint: Endpoint,
+        body: &FuzzBody,
+        mut task: JoinHandle<Probe>,
+    ) -> Option<Probe> {
+        let Some(joined) = self.wait(&mut task) else {
+            task.abort();
+            return None;
+        };
+        match joined {
+            Ok(probe) => self.take(endpoint, probe),
             Err(_) => self.probe(endpoint, body),
         }
+    }
+
+    /// Ends the cases still in flight when the run halts, unjudged: after a rate limit each is
+    /// waited for and counted if it went out; after an interrupt they are dropped. Returns how
+    /// many there were.
+    fn drain(&mut self, in_flight: VecDeque<InFlight<'_>>) -> u32 {
+        let unjudged = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
+        for mut sent in in_flight {
+            match self.wait(&mut sent.task) {
+                Some(Ok(probe)) => self.requests += u64::from(probe.sent),
+                Some(Err(_)) => {}
+                None => sent.task.abort(),
+            }
+        }
+        unjudged
     }
 
     /// Shrinks a failing tree while `property` keeps failing.
@@ -335,7 +503,9 @@ impl Session<'_> {
                 let probe = match tried.get(&key) {
                     Some(known) => known.clone(),
                     None => {
-                        let probe = self.probe(endpoint, candidate);
+                        let Some(probe) = self.probe(endpoint, candidate) else {
+                            return Verdict::Halt;
+                        };
                         let kept = probe.breaks(property).is_some().then_some(probe);
                         tried.insert(key, kept.clone());
                         kept
@@ -406,6 +576,7 @@ impl Fuzzer {
             requests: 0,
             next_slot: started,
             deadline: started + self.options.max_time,
+            halt: None,
         };
         let mut out = Out {
             on_event,
@@ -416,6 +587,7 @@ impl Fuzzer {
                 replayed: 0,
                 requests: 0,
                 duration: Duration::ZERO,
+                halt: None,
             },
         };
         let mut found: BTreeMap<&'static str, BTreeSet<&'static str>> = BTreeMap::new();
@@ -425,7 +597,9 @@ impl Fuzzer {
             .iter()
             .filter(|r| self.options.endpoints.contains(&r.endpoint))
         {
-            let probe = session.probe(regression.endpoint, &regression.body);
+            let Some(probe) = session.probe(regression.endpoint, &regression.body) else {
+                break;
+            };
             out.report.replayed += 1;
             sent.entry(regression.endpoint.name())
                 .or_default()
@@ -459,6 +633,9 @@ impl Fuzzer {
         }
         let endpoints = &self.options.endpoints;
         for (i, &endpoint) in endpoints.iter().enumerate() {
+            if session.halted() {
+                break;
+            }
             let now = Instant::now();
             let remaining = u32::try_from(endpoints.len() - i).unwrap_or(1);
             let slice_end = now + session.deadline.saturating_duration_since(now) / remaining;
@@ -473,6 +650,7 @@ impl Fuzzer {
             out.report.endpoints.push(stats);
         }
         out.report.requests = session.requests;
+        out.report.halt = session.halt.take();
         out.report.duration = started.elapsed();
         out.report
     }
@@ -521,6 +699,7 @@ impl EndpointRun {
             stopped_by_time: false,
             violations: BTreeMap::new(),
             rejected: BTreeMap::new(),
+            halted: None,
         };
         out.event(FuzzEvent::EndpointStarted {
             endpoint: self.endpoint,
@@ -533,6 +712,10 @@ impl EndpointRun {
         loop {
             // Draw and send until `jobs` cases are in flight or generation ends.
             while generating && in_flight.len() < jobs {
+                if session.halted() {
+                    generating = false;
+                    break;
+                }
                 if stats.run >= config.cases || draws >= config.max_global_rejects.max(config.cases)
                 {
                     generating = false;
@@ -572,11 +755,19 @@ impl EndpointRun {
                     task,
                 });
             }
+            // Cases left unjudged when the run halts are not counted as run.
+            if session.halted() {
+                stats.run -= session.drain(std::mem::take(&mut in_flight));
+                break;
+            }
             // Take the oldest outcome back: outcomes are handled in generation order.
             let Some(sent) = in_flight.pop_front() else {
                 break;
             };
-            let probe = session.finish(self.endpoint, &sent.body, sent.task);
+            let Some(probe) = session.finish(self.endpoint, &sent.body, sent.task) else {
+                stats.run -= 1 + session.drain(std::mem::take(&mut in_flight));
+                break;
+            };
             if let Some(status) = probe.rejected {
                 *stats.rejected.entry(status).or_default() += 1;
             }
@@ -609,6 +800,7 @@ impl EndpointRun {
                 out.failure(failure);
             }
         }
+        stats.halted.clone_from(&session.halt);
         stats
     }
 }

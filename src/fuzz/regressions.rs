@@ -37,6 +37,7 @@ const TEMPLATED: &[&str] = &[
     "MALLCHECK_APPID",
     "MALLCHECK_MERCHANT_ID",
     "MALLCHECK_MERCHANT_USER_ID",
+    "MALLCHECK_ROLE",
     "MALLCHECK_OTHER_MERCHANT_ID",
     "MALLCHECK_OTHER_MERCHANT_USER_ID",
     "MALLCHECK_UNKNOWN_MERCHANT_ID",
@@ -608,6 +609,32 @@ mod tests {
         );
         of(Endpoint::MallProducts, &raw);
         of(Endpoint::MallList, &text);
+    }
+
+    #[test]
+    fn the_configured_role_is_written_as_its_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = saver(dir.path());
+        let body = FuzzBody::Json(json!({
+            "filter": {"seller": {
+                "merchantId": "v-MALLCHECK_MERCHANT_ID",
+                "merchantUserId": "v-MALLCHECK_MERCHANT_USER_ID",
+                "role": "v-MALLCHECK_ROLE",
+            }},
+            "cursor": {"count": 81},
+        }));
+        let path = s
+            .save(
+                Endpoint::MallList,
+                &catalog::FUZZ_NO_SERVER_ERROR,
+                &body,
+                &known(),
+            )
+            .unwrap();
+        let saved = std::fs::read_to_string(path).unwrap();
+        assert!(saved.contains("\"role\": \"${MALLCHECK_ROLE}\""), "{saved}");
+        let loaded = reload(&s).regressions;
+        assert_eq!(loaded[0].body.to_bytes(), body.to_bytes());
     }
 
     #[test]

@@ -12,6 +12,8 @@ pub enum ShrinkEnd {
     Iterations,
     /// The caller asked to stop (e.g. `--max-time` ran out).
     Stopped,
+    /// The run is ending early (a rate limit or a signal): no candidate is tried any more.
+    Halted,
 }
 
 /// The smallest failing value found, with what the test said about it.
@@ -38,6 +40,8 @@ pub enum Verdict<R> {
     Passes,
     /// Stop shrinking now.
     Stop,
+    /// Stop shrinking now: the whole run is ending.
+    Halt,
 }
 
 /// Shrinks `tree` (whose current value failed with `evidence`) to the smallest value for which
@@ -75,6 +79,10 @@ pub fn minimise<T: ValueTree, R>(
             Verdict::Passes => tree.complicate(),
             Verdict::Stop => {
                 best.end = ShrinkEnd::Stopped;
+                return best;
+            }
+            Verdict::Halt => {
+                best.end = ShrinkEnd::Halted;
                 return best;
             }
         };
@@ -116,5 +124,9 @@ mod tests {
             Verdict::<()>::Stop
         });
         assert_eq!((out.value, out.end), (900, ShrinkEnd::Stopped));
+        let out = minimise(BinarySearch::new_above(1, 900), (), 50, |_| {
+            Verdict::<()>::Halt
+        });
+        assert_eq!((out.value, out.end, out.tries), (900, ShrinkEnd::Halted, 1));
     }
 }

@@ -5,9 +5,11 @@
 use std::fmt::Write as _;
 use std::io;
 
+use quick_junit::TestCase;
+
 use crate::diag::{escape_controls, escape_controls_by_line};
 use crate::fuzz::body::FuzzBody;
-use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Origin};
+use crate::fuzz::engine::{EndpointStats, FuzzEvent, FuzzFailure, FuzzReport, Halt, Origin};
 use crate::fuzz::properties::PROPERTIES;
 use crate::fuzz::shrink::ShrinkEnd;
 use crate::report::junit::xml_safe;
@@ -15,7 +17,7 @@ use crate::report::style::{self, Palette};
 use crate::report::text::plural;
 use crate::sign::Signer;
 use crate::verdict::check::Family;
-use crate::verdict::event::truncate;
+use crate::verdict::event::{CaseResult, truncate};
 use crate::verdict::exchange::Exchange;
 
 /// Console styling (plain unless colour was asked for).
@@ -139,6 +141,9 @@ fn origin(failure: &FuzzFailure) -> String {
                 ShrinkEnd::Iterations => "; shrink limit reached, the body may not be minimal",
                 ShrinkEnd::Stopped => {
                     "; shrinking stopped at --max-time, the body may not be minimal"
+                }
+                ShrinkEnd::Halted => {
+                    "; shrinking stopped with the run, the body may not be minimal"
                 }
             };
             format!(
@@ -274,7 +279,14 @@ fn endpoint_sent(s: &EndpointStats) -> String {
         String::new()
     };
     let ran = plural(usize::try_from(s.run).unwrap_or(usize::MAX), "case");
-    if s.stopped_by_time {
+    if let Some(halt) = &s.halted {
+        format!(
+            "{}: stopped after {ran} of {}: {}{dup}\n",
+            s.endpoint.name(),
+            s.planned,
+            halt_reason(halt)
+        )
+    } else if s.stopped_by_time {
         format!(
             "{}: stopped by --max-time after {ran} of {}{dup}\n",
             s.endpoint.name(),
@@ -288,6 +300,48 @@ fn endpoint_sent(s: &EndpointStats) -> String {
         )
     } else {
         format!("{}: {ran} sent{dup}\n", s.endpoint.name())
+    }
+}
+
+/// Why a run halted, in a few words.
+pub fn halt_reason(halt: &Halt) -> String {
+    match halt {
+        Halt::RateLimited { finding, .. } => format!("{}: {}", finding.check.id, finding.actual),
+        Halt::Interrupted { cause } => format!("interrupted by {cause}"),
+    }
+}
+
+/// Why a run halted, several lines without a trailing newline (for standard error, after
+/// `error: ` when [`Halt::RateLimited`], and for the JUnit report). A rate limit is reported the
+/// way `run` reports `transport.rate-limited`: an error of the run, with what was sent and
+/// received.
+pub fn halt_message(halt: &Halt) -> String {
+    match halt {
+        Halt::RateLimited {
+            endpoint,
+            finding,
+            exchange,
+        } => {
+            let mut out = format!(
+                "the fuzz run stopped on {}: {}",
+                endpoint.name(),
+                escape_controls(&finding.headline())
+            );
+            if !finding.detail.is_empty() {
+                let _ = write!(out, "\n  {}", escape_controls(&finding.detail));
+            }
+            let _ = write!(
+                out,
+                "\n  response: {}\n  a rate limit is an error of the run, not a property failure: nothing was \
+                 shrunk or saved for it; lower --rate, raise --max-retry-wait, or fuzz when the \
+                 service allows the load",
+                escape_controls(&response_seen(exchange))
+            );
+            out
+        }
+        Halt::Interrupted { cause } => {
+            format!("interrupted by {cause}: the report holds what was found so far")
+        }
     }
 }
 
@@ -358,7 +412,50 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
             "request"
         )
     );
+    if let Some(halt) = &report.halt {
+        let _ = writeln!(
+            out,
+            "stopped early: {}; the verdicts above cover only what was sent before",
+            halt_reason(halt)
+        );
+    }
     out
+}
+
+/// JUnit XML of a fuzz run stopped by its preflight: the `preflight` case exactly as `run`
+/// reports it.
+pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
+    crate::report::junit::render_named("mallcheck fuzz", std::slice::from_ref(preflight), false)
+}
+
+/// The `<error>` test case of a halted run.
+fn halt_testcase(halt: &Halt) -> TestCase {
+    use crate::report::junit::{self, Verdict};
+    let (name, classname, message) = match halt {
+        Halt::RateLimited {
+            endpoint, finding, ..
+        } => (
+            finding.check.id,
+            format!("fuzz.{}", endpoint.name()),
+            finding.headline(),
+        ),
+        Halt::Interrupted { cause } => (
+            "interrupted",
+            "fuzz".to_string(),
+            format!("interrupted by {cause}: the report holds what was found so far"),
+        ),
+    };
+    junit::testcase(
+        name,
+        &classname,
+        None,
+        None,
+        Verdict::Error {
+            ty: name.to_string(),
+            message,
+            detail: halt_message(halt),
+        },
+    )
 }
 
 /// JUnit XML: one suite per endpoint, one test case per property.
@@ -425,6 +522,9 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
             cases,
         ));
     }
+    if let Some(halt) = &report.halt {
+        suites.push(junit::suite("fuzz run", None, vec![halt_testcase(halt)]));
+    }
     junit::document("mallcheck fuzz", suites)
 }
 
@@ -434,6 +534,7 @@ mod tests {
     use crate::sign::SignerKind;
     use crate::spec::catalog;
     use crate::verdict::endpoint::Endpoint;
+    use crate::verdict::event::Finding;
     use crate::verdict::exchange::{RequestRecord, ResponseRecord};
     use serde_json::json;
     use std::path::PathBuf;
@@ -557,11 +658,13 @@ mod tests {
                 stopped_by_time: false,
                 violations: Default::default(),
                 rejected: [(431, 2)].into_iter().collect(),
+                halted: None,
             }],
             failures: vec![],
             replayed: 0,
             requests: 5,
             duration: Duration::from_secs(1),
+            halt: None,
         };
         let xml = junit(&report, &Signer::new(SignerKind::Md5, "k".into())).unwrap();
         assert_eq!(xml.matches("<testcase").count(), PROPERTIES.len());
@@ -570,5 +673,77 @@ mod tests {
         let text = summary(&report, Style { color: false });
         assert!(text.contains("mall-products  HTTP 431 ×2"), "{text}");
         assert!(text.contains("0 of 6 properties failed"), "{text}");
+    }
+    #[test]
+    fn a_halted_run_is_an_error_of_the_run_in_the_summary_and_the_junit() {
+        let stats = |halted| EndpointStats {
+            endpoint: Endpoint::MallList,
+            planned: 100,
+            run: 7,
+            duplicates: 0,
+            stopped_by_time: false,
+            violations: Default::default(),
+            rejected: Default::default(),
+            halted,
+        };
+        let limited = Halt::RateLimited {
+            endpoint: Endpoint::MallList,
+            finding: Box::new(Finding::new(
+                &catalog::TRANSPORT_RATE_LIMITED,
+                "",
+                "an answer within 10 s",
+                "rate limited (429, Retry-After 30 s)",
+            )),
+            exchange: Box::new(exchange()),
+        };
+        let signer = Signer::new(SignerKind::Md5, "k".into());
+        for (why, halt, ty, words) in [
+            (
+                "rate limit",
+                limited,
+                "transport.rate-limited",
+                [
+                    "transport.rate-limited: rate limited",
+                    "not a property failure",
+                ],
+            ),
+            (
+                "signal",
+                Halt::Interrupted { cause: "SIGTERM" },
+                "interrupted",
+                ["interrupted by SIGTERM", "found so far"],
+            ),
+        ] {
+            let report = FuzzReport {
+                seed: 1,
+                endpoints: vec![stats(Some(halt.clone()))],
+                failures: vec![],
+                replayed: 0,
+                requests: 7,
+                duration: Duration::from_secs(1),
+                halt: Some(halt.clone()),
+            };
+            assert!(!report.passed(), "{why}");
+            let line = endpoint_sent(&report.endpoints[0]);
+            assert!(
+                line.contains("stopped after 7 cases of 100"),
+                "{why}: {line}"
+            );
+            let text = summary(&report, Style { color: false });
+            assert!(text.contains("0 of 6 properties failed"), "{why}: {text}");
+            assert!(text.contains("stopped early: "), "{why}: {text}");
+            assert!(!text.contains("FAIL"), "{why}: {text}");
+            let message = halt_message(&halt);
+            let xml = junit(&report, &signer).unwrap();
+            assert!(!xml.contains("<failure"), "{why}: {xml}");
+            assert_eq!(xml.matches("<error").count(), 1, "{why}: {xml}");
+            assert!(xml.contains(&format!("type=\"{ty}\"")), "{why}: {xml}");
+            for w in words {
+                assert!(
+                    message.contains(w) || text.contains(w),
+                    "{why}: `{w}` in {message} / {text}"
+                );
+            }
+        }
     }
 }

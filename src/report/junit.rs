@@ -339,6 +339,11 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
 
 /// Renders run results as JUnit XML, grouped by case file in case order.
 pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
+    render_named("mallcheck run", results, strict)
+}
+
+/// [`render`] under another document name (`mallcheck fuzz` for its preflight case).
+pub fn render_named(name: &str, results: &[CaseResult], strict: bool) -> io::Result<String> {
     let mut by_file: BTreeMap<&Path, Vec<&CaseResult>> = BTreeMap::new();
     for r in results {
         by_file.entry(r.id.file.as_path()).or_default().push(r);
@@ -349,7 +354,7 @@ pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
         let cases = cases.into_iter().map(|r| run_case(r, strict)).collect();
         suites.push(suite(&file_attr(file), Some(file), cases));
     }
-    document("mallcheck run", suites)
+    document(name, suites)
 }
 
 impl Sink for Junit {

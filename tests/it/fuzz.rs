@@ -173,9 +173,11 @@ fn a_count_above_80_is_found_shrunk_to_81_saved_and_replayed() {
     );
     let mut sent = case["request"]["body"].clone();
     assert_eq!(sent["appid"], "${MALLCHECK_APPID}", "identity as variables");
+    assert_eq!(sent["filter"]["seller"]["role"], "${MALLCHECK_ROLE}");
     sent["appid"] = Value::from(DEMO_APPID);
     sent["filter"]["seller"]["merchantId"] = Value::from(MAIN.merchant_id);
     sent["filter"]["seller"]["merchantUserId"] = Value::from(MAIN.merchant_user_id);
+    sent["filter"]["seller"]["role"] = Value::from("super_admin");
     assert_eq!(sent, body);
 
     let again = run(fuzz_at(dir.path(), &url).args(["--cases", "3", "--endpoint", "mall-list"]));
