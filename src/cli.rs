@@ -323,9 +323,10 @@ pub struct RunArgs {
         help_heading = "Limits"
     )]
     pub rate: Option<f64>,
-    /// Retries of a request that failed in transport (connect, reset); a case that passes only
-    /// on a retry is reported as flaky.
-    #[arg(long, value_name = "N", default_value_t = 0, help_heading = "Limits")]
+    /// Retries of a request that failed in transport (connect, reset, a connection closed
+    /// under it: a keep-alive race with the service's idle timeout); a case that passes only
+    /// on a retry is reported as flaky. 0 turns retries off
+    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Limits")]
     pub retries: u32,
     /// Run only shard K of N (1-based), e.g. `--shard 2/3`: N jobs cover every case once.
     #[arg(long, value_name = "K/N", help_heading = "Cases")]

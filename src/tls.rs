@@ -13,7 +13,10 @@ pub fn client_builder() -> reqwest::ClientBuilder {
 /// them is a tenth of a short run's instructions, so they are read for `https` only.
 pub fn client_builder_for(base_url: &str) -> reqwest::ClientBuilder {
     let builder = client_builder();
-    if base_url.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("http://")) {
+    if base_url
+        .get(..7)
+        .is_some_and(|s| s.eq_ignore_ascii_case("http://"))
+    {
         builder.tls_certs_only(std::iter::empty())
     } else {
         builder

@@ -245,7 +245,12 @@ async fn fuzz_target(
     let style = Style {
         color: style::use_color(args.color.into()),
     };
-    let client = match Client::new(base_url, target.signer.clone(), target.client.clone()) {
+    // A connection the service closed while a request went out on it (a keep-alive race with
+    // its idle timeout or request limit) is sent once more: a body that really breaks the
+    // server breaks it again, a race does not, and a race must not be reported as a crash.
+    let mut limits = target.client.clone();
+    limits.retries = limits.retries.max(1);
+    let client = match Client::new(base_url, target.signer.clone(), limits) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");

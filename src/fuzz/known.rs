@@ -89,7 +89,7 @@ impl Known {
 
 /// Page sizes of the discovery requests: 50 first, then the spec's example size (§4.1, §8 state
 /// no maximum, so a service may turn 50 away).
-const DISCOVERY_COUNTS: [u64; 2] = [50, crate::runner::page_limit::SPEC_PAGE_SIZE];
+const DISCOVERY_COUNTS: [u64; 2] = [50, crate::verdict::endpoint::EXAMPLE_PAGE_SIZE];
 
 /// Reads the first mall-list page of every identity, at most one request per `pause`. Err only
 /// when the service cannot be reached at all (the configured identity's request gets no HTTP

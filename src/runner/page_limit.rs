@@ -14,7 +14,7 @@ use std::future::Future;
 use tokio::sync::Mutex;
 
 /// The page size of the spec's example (§4.1, §8): the one size a service must serve.
-pub const SPEC_PAGE_SIZE: u64 = 10;
+pub const SPEC_PAGE_SIZE: u64 = crate::verdict::endpoint::EXAMPLE_PAGE_SIZE;
 
 /// How the service answered a first page at some size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,5 +1,9 @@
 //! The two operations of the interface and how a request to them is authorised.
 
+/// The page size of the spec's example `cursor.count` (§4.1), the only figure §8 gives: the one
+/// size a service must serve.
+pub const EXAMPLE_PAGE_SIZE: u64 = 10;
+
 /// The two operations of spec §4.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Endpoint {

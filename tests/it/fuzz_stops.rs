@@ -189,6 +189,36 @@ fn reported_requests(stdout: &str) -> usize {
 }
 
 #[test]
+fn a_connection_closed_once_under_a_request_is_sent_again_not_reported_as_a_crash() {
+    // The twelfth request (a generated case) finds its connection closed without an answer,
+    // as when a keep-alive connection times out while the request is on its way; every other
+    // request, the same body sent again included, reaches the correct server.
+    let server = Server::start(&[]);
+    let good = server.base_url.clone();
+    let (url, log) = raw_server(move |request, n| {
+        if n == 11 {
+            String::new()
+        } else {
+            forward(&good, request)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &url)
+        .args(["--cases", "40", "--jobs", "1"])
+        .output()
+        .unwrap();
+    let stdout = stdout(&out);
+    assert_exit(&out, 0);
+    assert!(stdout.contains("0 of 12 properties failed"), "{stdout}");
+    assert!(!dir.path().join("regs").exists(), "nothing saved");
+    let arrived = log.lock().unwrap();
+    assert_eq!(
+        arrived[11].body, arrived[12].body,
+        "the closed request was sent again"
+    );
+}
+
+#[test]
 fn a_service_that_starts_rate_limiting_ends_fuzz_as_an_error_not_a_failure() {
     // The preflight and the discovery of both merchants reach the correct server, then five
     // generated cases; every later request reaches the `rate-limited` fault (429, Retry-After
