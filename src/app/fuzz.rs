@@ -15,6 +15,7 @@ use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::properties::PROPERTIES;
 use crate::fuzz::regressions::Saver;
 use crate::fuzz::{FuzzOptions, Fuzzer, Identity, Known, discover, regressions};
+use crate::report::file::ReportKind;
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
 use crate::server::data;
@@ -191,6 +192,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
         schema_names: &names,
     };
     let saved = regressions::load(&args.regressions, &cx).map_err(UsageError::Cases)?;
+    super::check_reports(&[(ReportKind::Junit, &args.junit)])?;
     options.save = Some(Saver {
         dir: args.regressions.clone(),
         vars: target.vars.clone(),
@@ -318,14 +320,22 @@ async fn fuzz_target(
         }
     };
     print(&render::summary(&report, style));
-    match render::junit(&report, &signer).and_then(|xml| atomic::write(&args.junit, xml.as_bytes()))
-    {
-        Ok(()) => print(&format!("JUnit report: {}\n", args.junit.display())),
-        Err(e) => eprintln!("error: cannot write {}: {e}", args.junit.display()),
-    }
-    if report.failed() {
+    let written =
+        render::junit(&report, &signer).and_then(|xml| atomic::write(&args.junit, xml.as_bytes()));
+    let code = if report.failed() {
         exit::FAILURE
     } else {
         exit::PASS
+    };
+    match written {
+        Ok(()) => {
+            print(&format!("JUnit report: {}\n", args.junit.display()));
+            code
+        }
+        Err(e) => {
+            // A gate whose report is missing must not pass.
+            eprintln!("error: {}", ReportKind::Junit.write_error(&args.junit, &e));
+            exit::FAILURE
+        }
     }
 }

@@ -10,10 +10,19 @@ use crate::atomic;
 use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::report::file::ReportKind;
 use crate::report::merge::{Input, merge_json, merge_junit, order_like_json, parse_input};
 
 /// Runs `mallcheck merge`.
 pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
+    let outputs: Vec<(ReportKind, &Path)> = [
+        (ReportKind::Json, args.json.as_deref()),
+        (ReportKind::Junit, args.junit.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(kind, path)| Some((kind, path?)))
+    .collect();
+    super::check_reports(&outputs)?;
     let mut json_inputs: Vec<(PathBuf, Value)> = Vec::new();
     let mut junit_inputs: Vec<(PathBuf, Vec<TestSuite>)> = Vec::new();
     for path in &args.inputs {
@@ -45,24 +54,30 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         )
     };
     let mut failing = false;
+    let mut unwritten = false;
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
         for note in &merged.notes {
             eprintln!("note: {note}");
         }
         failing |= merged.summary.failed + merged.summary.errored > 0;
-        let text = serde_json::to_string_pretty(&merged.document)
-            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
-        atomic::write(out, text.as_bytes()).map_err(|e| io_error(out, e))?;
-        eprintln!(
-            "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
-            crate::report::text::plural(json_inputs.len(), "JSON report"),
-            out.display(),
-            merged.summary.passed,
-            merged.summary.warned,
-            merged.summary.failed,
-            merged.summary.errored,
-            merged.summary.skipped
-        );
+        let written = serde_json::to_string_pretty(&merged.document)
+            .map_err(std::io::Error::other)
+            .and_then(|text| atomic::write(out, text.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("error: {}", ReportKind::Json.write_error(out, &e));
+            unwritten = true;
+        } else {
+            eprintln!(
+                "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
+                crate::report::text::plural(json_inputs.len(), "JSON report"),
+                out.display(),
+                merged.summary.passed,
+                merged.summary.warned,
+                merged.summary.failed,
+                merged.summary.errored,
+                merged.summary.skipped
+            );
+        }
     }
     if let Some(out) = &args.junit {
         let mut suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
@@ -71,17 +86,26 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         }
         failing |= suites.iter().any(|s| s.failures > 0 || s.errors > 0);
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
-        let xml = crate::report::junit::document("mallcheck merge", suites)
-            .map_err(|e| io_error(out, e))?;
-        atomic::write(out, xml.as_bytes()).map_err(|e| io_error(out, e))?;
-        eprintln!(
-            "merged {} into {}: {}",
-            crate::report::text::plural(junit_inputs.len(), "JUnit report"),
-            out.display(),
-            crate::report::text::plural(count, "test case")
-        );
+        let written = crate::report::junit::document("mallcheck merge", suites)
+            .and_then(|xml| atomic::write(out, xml.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("error: {}", ReportKind::Junit.write_error(out, &e));
+            unwritten = true;
+        } else {
+            eprintln!(
+                "merged {} into {}: {}",
+                crate::report::text::plural(junit_inputs.len(), "JUnit report"),
+                out.display(),
+                crate::report::text::plural(count, "test case")
+            );
+        }
     }
-    Ok(if failing { exit::FAILURE } else { exit::PASS })
+    // A merged report that could not be written fails the gate like a failure would.
+    Ok(if failing || unwritten {
+        exit::FAILURE
+    } else {
+        exit::PASS
+    })
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> UsageError {

@@ -14,7 +14,7 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
-use crate::report::file::{FileReport, Render};
+use crate::report::file::{FileReport, Render, ReportKind};
 use crate::report::junit::Junit;
 use crate::report::style;
 use crate::report::{html, json, markdown};
@@ -224,6 +224,13 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         }
         None => None,
     };
+    let out = &args.output;
+    super::check_reports(&[
+        (ReportKind::Junit, &out.junit),
+        (ReportKind::Json, &out.json),
+        (ReportKind::Markdown, &out.markdown),
+        (ReportKind::Html, &out.html),
+    ])?;
     let jobs = args
         .jobs
         .or(target.profile.jobs)
@@ -271,12 +278,16 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     };
     sinks.push(Box::new(console));
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
-    let report = |path: &std::path::PathBuf, render: Render| {
-        Box::new(FileReport::new(path.clone(), args.strict, render))
+    let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
+        Box::new(FileReport::new(kind, path.clone(), args.strict, render))
     };
-    sinks.push(report(&args.output.json, json::render));
-    sinks.push(report(&args.output.markdown, |r| Ok(markdown::render(r))));
-    sinks.push(report(&args.output.html, |r| Ok(html::render(r))));
+    sinks.push(report(ReportKind::Json, &args.output.json, json::render));
+    sinks.push(report(ReportKind::Markdown, &args.output.markdown, |r| {
+        Ok(markdown::render(r))
+    }));
+    sinks.push(report(ReportKind::Html, &args.output.html, |r| {
+        Ok(html::render(r))
+    }));
 
     let rt = super::runtime()?;
     let code = rt.block_on(async {
@@ -356,8 +367,11 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             }
         }
     });
+    let mut code = code;
     for e in sinks.finish() {
-        eprintln!("error: cannot write a report: {e}");
+        // A gate whose reports are missing must not pass.
+        eprintln!("error: {e}");
+        code = code.max(exit::FAILURE);
     }
     if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {
         eprintln!("{note}");

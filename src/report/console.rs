@@ -182,10 +182,15 @@ impl<W: Write> Console<W> {
     }
 }
 
+/// An error of the console's writer, saying what could not be written.
+fn output_error(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write the console output: {e}"))
+}
+
 impl<W: Write> Sink for Console<W> {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
         let Some(bar) = self.progress.clone() else {
-            return self.write_event(event);
+            return self.write_event(event).map_err(output_error);
         };
         if let Event::RunStarted { cases, .. } = event {
             bar.set_length(*cases as u64);
@@ -203,11 +208,11 @@ impl<W: Write> Sink for Console<W> {
             Event::RunFinished(_) => bar.finish_and_clear(),
             Event::RunStarted { .. } | Event::CaseStarted(_) | Event::Tick => {}
         }
-        written
+        written.map_err(output_error)
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush().map_err(output_error)
     }
 }
 

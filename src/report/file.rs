@@ -4,7 +4,7 @@
 //! file is always a valid report of what ran. Each format only supplies a render function.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::atomic;
@@ -29,8 +29,44 @@ pub struct Run<'a> {
 /// Renders a whole report from the run so far.
 pub type Render = fn(&Run<'_>) -> io::Result<String>;
 
-/// A report file rewritten as the run changes it.
+/// Which report a file holds, as messages name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    /// JUnit XML.
+    Junit,
+    /// The JSON report.
+    Json,
+    /// The HTML report.
+    Html,
+    /// The Markdown summary.
+    Markdown,
+}
+
+impl ReportKind {
+    /// The report in a message: `cannot write the JUnit report PATH`.
+    pub fn what(self) -> &'static str {
+        match self {
+            ReportKind::Junit => "the JUnit report",
+            ReportKind::Json => "the JSON report",
+            ReportKind::Html => "the HTML report",
+            ReportKind::Markdown => "the Markdown summary",
+        }
+    }
+
+    /// An error of writing `path`, naming the report and the path.
+    pub fn write_error(self, path: &Path, e: &io::Error) -> io::Error {
+        io::Error::new(
+            e.kind(),
+            format!("cannot write {} {}: {e}", self.what(), path.display()),
+        )
+    }
+}
+
+/// A report file rewritten as the run changes it. A write that fails during the run is tried
+/// again at the next one; only the last write's failure is returned (by [`Sink::finish`]), so
+/// a report that cannot be written is reported once.
 pub struct FileReport {
+    kind: ReportKind,
     path: PathBuf,
     render: Render,
     strict: bool,
@@ -39,12 +75,14 @@ pub struct FileReport {
     complete: bool,
     results: Vec<CaseResult>,
     cadence: Cadence,
+    failed: Option<io::Error>,
 }
 
 impl FileReport {
-    /// A sink writing `path` with `render`.
-    pub fn new(path: PathBuf, strict: bool, render: Render) -> Self {
+    /// A sink writing the report `kind` to `path` with `render`.
+    pub fn new(kind: ReportKind, path: PathBuf, strict: bool, render: Render) -> Self {
         FileReport {
+            kind,
             path,
             render,
             strict,
@@ -53,10 +91,20 @@ impl FileReport {
             complete: false,
             results: vec![],
             cadence: Cadence::default(),
+            failed: None,
         }
     }
 
+    /// Writes the report now; a failure is kept until a later write succeeds.
     fn write(&mut self) -> io::Result<()> {
+        self.failed = self
+            .write_once()
+            .err()
+            .map(|e| self.kind.write_error(&self.path, &e));
+        Ok(())
+    }
+
+    fn write_once(&mut self) -> io::Result<()> {
         let started = Instant::now();
         self.results.sort_by_key(|r| r.id.index);
         let text = (self.render)(&Run {
@@ -105,7 +153,8 @@ impl Sink for FileReport {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.write()
+        self.write()?;
+        self.failed.take().map_or(Ok(()), Err)
     }
 }
 
@@ -145,7 +194,7 @@ pub(crate) mod tests {
     fn a_burst_of_cases_is_written_once_it_is_due_and_in_full_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("count.txt");
-        let mut sink = FileReport::new(path.clone(), false, count);
+        let mut sink = FileReport::new(ReportKind::Json, path.clone(), false, count);
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
             cases: 1000,
@@ -166,5 +215,32 @@ pub(crate) mod tests {
         );
         sink.finish().expect("write");
         assert_eq!(std::fs::read_to_string(&path).expect("written"), "1000");
+    }
+
+    #[test]
+    fn a_report_that_cannot_be_written_is_one_error_on_finish_naming_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let blocker = dir.path().join("notadir");
+        std::fs::write(&blocker, "x").expect("write");
+        let path = blocker.join("junit.xml");
+        let mut sink = FileReport::new(ReportKind::Junit, path.clone(), false, count);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            cases: 3,
+        })
+        .expect("failures wait for finish");
+        for i in 0..3 {
+            sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
+                .expect("failures wait for finish");
+        }
+        let err = sink.finish().expect_err("the report cannot be written");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "cannot write the JUnit report {}: ",
+                path.display()
+            )),
+            "{text}"
+        );
     }
 }

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::report::file::FileReport;
+use crate::report::file::{FileReport, ReportKind};
 use crate::report::{Sink, text};
 use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 
@@ -34,7 +34,7 @@ pub struct Junit(FileReport);
 impl Junit {
     /// A sink writing `path`.
     pub fn new(path: PathBuf, strict: bool) -> Self {
-        Junit(FileReport::new(path, strict, |run| {
+        Junit(FileReport::new(ReportKind::Junit, path, strict, |run| {
             render(run.results, run.strict)
         }))
     }

@@ -243,13 +243,13 @@ pub(crate) mod fixtures {
     use std::time::Duration;
 
     use crate::report::Sink;
-    use crate::report::file::{FileReport, Render};
+    use crate::report::file::{FileReport, Render, ReportKind};
     use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome};
     use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
 
     /// A file-report sink writing `path` with `render`, told that a one-case run started.
     pub fn started(path: &Path, render: Render) -> FileReport {
-        let mut sink = FileReport::new(path.to_path_buf(), false, render);
+        let mut sink = FileReport::new(ReportKind::Json, path.to_path_buf(), false, render);
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
             cases: 1,
