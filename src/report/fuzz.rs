@@ -383,7 +383,7 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                             message,
                             detail,
                         },
-                        Family::Transport => Verdict::Error {
+                        Family::Transport | Family::Harness => Verdict::Error {
                             ty,
                             message,
                             detail,

@@ -527,7 +527,7 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
         "<div class=\"finding\">\n<p><code class=\"check\">{}</code> ({}, {}): {}{count}</p>\n<pre class=\"diff\">",
         escape(check.id),
         escape(check.section),
-        check.severity,
+        check.family.label(check.severity),
         escape(check.summary)
     );
     // Findings that differ only in where they are (every mall with state 3) share one entry

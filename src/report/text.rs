@@ -67,7 +67,11 @@ pub fn omitted_line(check: &Check, count: usize) -> String {
 
 /// A finding as a few lines: the headline, where the case asked for it, and the detail.
 pub fn finding(f: &Finding) -> String {
-    let mut out = format!("[{}] {}", f.check.severity, f.headline());
+    let mut out = format!(
+        "[{}] {}",
+        f.check.family.label(f.check.severity),
+        f.headline()
+    );
     if let Some(loc) = &f.location {
         let _ = write!(
             out,

@@ -87,7 +87,9 @@ impl Finding {
         match (self.check.severity, self.check.family) {
             (Severity::Info, _) => Outcome::Pass,
             (Severity::Observed, _) if !strict => Outcome::Warn,
-            (Severity::Contract | Severity::Observed, Family::Transport) => Outcome::Error,
+            (Severity::Contract | Severity::Observed, Family::Transport | Family::Harness) => {
+                Outcome::Error
+            }
             (Severity::Contract | Severity::Observed, Family::Contract) => Outcome::Fail,
         }
     }
