@@ -224,13 +224,28 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         }
         None => None,
     };
+    // Every local problem before anything is sent, each named once. The snapshot directory is
+    // relative to the working directory, insta's root.
     let out = &args.output;
-    super::check_reports(&[
+    let mut problems = super::report_problems(&[
         (ReportKind::Junit, &out.junit),
         (ReportKind::Json, &out.json),
         (ReportKind::Markdown, &out.markdown),
         (ReportKind::Html, &out.html),
-    ])?;
+    ]);
+    if let Some(s) = &snapshots
+        && let Err(message) = crate::snapshot::check_dir(&s.options().dir)
+    {
+        problems.push(UsageError::setting(
+            "--snapshot-dir",
+            format!(
+                "cannot keep snapshots in {}: {message}",
+                s.options().dir.display()
+            ),
+            Some("name a directory (it is created when missing), or pass --snapshots off"),
+        ));
+    }
+    UsageError::from_all(problems)?;
     let jobs = args
         .jobs
         .or(target.profile.jobs)

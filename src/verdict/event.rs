@@ -197,6 +197,9 @@ pub struct CaseResult {
 
 /// Coverage scope of `snapshot.match` in a case whose snapshot was compared.
 pub const SNAPSHOT_COMPARED: &str = "the response against its snapshot";
+/// Coverage scope of `snapshot.match` in a case whose snapshot could not be read or written.
+pub const SNAPSHOT_FAILED: &str =
+    "not compared: the snapshot could not be read or written (harness.snapshot)";
 /// Coverage scope of `snapshot.match` in a case that takes a snapshot, under `--snapshots off`.
 pub const SNAPSHOT_OFF: &str = "not compared: snapshots are off (--snapshots off)";
 
