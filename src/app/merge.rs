@@ -11,7 +11,9 @@ use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::exit;
 use crate::report::file::ReportKind;
-use crate::report::merge::{Input, merge_json, merge_junit, order_like_json, parse_input};
+use crate::report::merge::{
+    Duplicates, Input, merge_json, merge_junit, order_like_json, parse_input,
+};
 
 /// Runs `mallcheck merge`.
 pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
@@ -53,12 +55,23 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
                 .map_err(|e| UsageError::setting(e.subject, e.message, None))?,
         )
     };
+    let junit = args
+        .junit
+        .as_ref()
+        .map(|_| merge_junit(junit_inputs.iter().map(|(_, s)| s.clone())));
+    for note in merged.iter().flat_map(|m| &m.notes) {
+        eprintln!("note: {note}");
+    }
+    let duplicates = merged
+        .as_ref()
+        .map(|m| m.duplicates)
+        .or(junit.as_ref().map(|j| j.duplicates));
+    if let Some(note) = duplicates.and_then(Duplicates::note) {
+        eprintln!("note: {note}");
+    }
     let mut failing = false;
     let mut unwritten = false;
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
-        for note in &merged.notes {
-            eprintln!("note: {note}");
-        }
         failing |= merged.summary.failed + merged.summary.errored > 0;
         let written = serde_json::to_string_pretty(&merged.document)
             .map_err(std::io::Error::other)
@@ -79,8 +92,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
             );
         }
     }
-    if let Some(out) = &args.junit {
-        let mut suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
+    if let (Some(out), Some(junit)) = (&args.junit, junit) {
+        let mut suites = junit.suites;
         if let Some(merged) = &merged {
             order_like_json(&mut suites, &merged.document);
         }

@@ -755,3 +755,97 @@ fn a_report_that_cannot_be_written_at_the_end_fails_the_run_once() {
     let report: Value = serde_json::from_str(&read(&dir.path().join("kept/r.json"))).expect("JSON");
     assert_eq!(report["summary"]["failed"], 0, "the cases passed: {report}");
 }
+
+/// A passing and a failing run of the same cases merge to the same failing result in either
+/// order (the first input used to win: good-then-bad passed, bad-then-good failed), with one
+/// note about the duplicates instead of one per case.
+#[test]
+fn merge_in_either_order_keeps_the_worst_outcome_of_each_case() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (good, bad) = (
+        Reports::in_dir(dir.path(), "good"),
+        Reports::in_dir(dir.path(), "bad"),
+    );
+    let filter = ["mall-list.yaml"];
+    assert_eq!(
+        run(&server.base_url, dir.path(), &good, &filter)
+            .status
+            .code(),
+        Some(0)
+    );
+    let fault = format!("{}/fault/{FAULT}", server.base_url);
+    assert_eq!(
+        run(&fault, dir.path(), &bad, &filter).status.code(),
+        Some(1)
+    );
+    let merged = |name: &str, inputs: [&Path; 4]| {
+        let json = dir.path().join(format!("{name}.json"));
+        let xml = dir.path().join(format!("{name}.xml"));
+        let mut args = vec![Path::new("--json"), &json, Path::new("--junit"), &xml];
+        args.extend(inputs);
+        let out = merge(dir.path(), &args);
+        (out, read(&json), read(&xml))
+    };
+    let (good_first, json_gb, xml_gb) =
+        merged("gb", [&good.json, &good.junit, &bad.json, &bad.junit]);
+    let (bad_first, json_bg, xml_bg) =
+        merged("bg", [&bad.json, &bad.junit, &good.json, &good.junit]);
+    let bad_run: Value = serde_json::from_str(&read(&bad.json)).expect("JSON");
+    let failing_of = |doc: &Value| -> Vec<(String, Vec<String>)> {
+        json_cases(doc)
+            .into_iter()
+            .filter(|c| c.3 == "fail")
+            .map(|c| (c.1, c.4))
+            .collect()
+    };
+    let bad_failing = failing_of(&bad_run);
+    assert!(
+        bad_failing
+            .iter()
+            .any(|(name, checks)| name == FAILING_CASE && checks.contains(&FAILING_CHECK.into())),
+        "{bad_failing:?}"
+    );
+    let total = json_cases(&bad_run).len();
+    for out in [&good_first, &bad_first] {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // One note on the duplicates (and one on the two base URLs), not one per case.
+        let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note:")).collect();
+        assert_eq!(notes.len(), 2, "{stderr}");
+        assert_eq!(
+            notes[1],
+            format!(
+                "note: {total} cases appear in more than one input ({} with different outcomes); the worst outcome of each is kept",
+                bad_failing.len()
+            ),
+            "{stderr}"
+        );
+    }
+    let (gb, bg): (Value, Value) = (
+        serde_json::from_str(&json_gb).expect("JSON"),
+        serde_json::from_str(&json_bg).expect("JSON"),
+    );
+    assert_eq!(
+        gb["cases"], bg["cases"],
+        "the same cases whatever the order"
+    );
+    assert_eq!(
+        failing_of(&gb),
+        bad_failing,
+        "the failures of the bad run are kept"
+    );
+    assert_eq!(junit_cases(&xml_gb), junit_cases(&xml_bg));
+    assert_eq!(
+        junit_cases(&xml_gb)
+            .iter()
+            .filter(|c| c.2 == "failure")
+            .count(),
+        bad_failing.len()
+    );
+}
