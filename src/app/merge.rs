@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use quick_junit::TestSuite;
+use quick_junit::{TestCaseStatus, TestSuite};
 use serde_json::Value;
 
 use crate::atomic;
@@ -14,6 +14,7 @@ use crate::report::file::ReportKind;
 use crate::report::merge::{
     Duplicates, Input, merge_json, merge_junit, order_like_json, parse_input,
 };
+use crate::spec::catalog;
 
 /// Runs `mallcheck merge`.
 pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
@@ -69,7 +70,24 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
     if let Some(note) = duplicates.and_then(Duplicates::note) {
         eprintln!("note: {note}");
     }
-    let mut failing = false;
+    // A partial input makes a partial whole: the gate fails, naming the input.
+    let mut incomplete: Vec<&Path> = merged
+        .iter()
+        .flat_map(|m| m.incomplete.iter().map(PathBuf::as_path))
+        .collect();
+    incomplete.extend(
+        junit_inputs
+            .iter()
+            .filter(|(_, suites)| interrupted(suites))
+            .map(|(path, _)| path.as_path()),
+    );
+    for path in &incomplete {
+        eprintln!(
+            "error: {} is the report of a run that did not complete (interrupted, or still running): the merged result is incomplete",
+            path.display()
+        );
+    }
+    let mut failing = !incomplete.is_empty();
     let mut unwritten = false;
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
         failing |= merged.summary.failed + merged.summary.errored > 0;
@@ -118,6 +136,18 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         exit::FAILURE
     } else {
         exit::PASS
+    })
+}
+
+/// Whether a JUnit report is of a run that did not complete: it holds the `run interrupted`
+/// testcase `report::junit` writes for one.
+fn interrupted(suites: &[TestSuite]) -> bool {
+    suites.iter().flat_map(|s| &s.test_cases).any(|c| {
+        matches!(
+            &c.status,
+            TestCaseStatus::NonSuccess { ty: Some(ty), .. }
+                if ty.as_str() == catalog::HARNESS_INTERRUPTED.id
+        )
     })
 }
 

@@ -373,7 +373,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                 exit::FAILURE
             }
             Ok(Err(signal)) => {
-                eprintln!("interrupted by {signal}: the reports hold the cases that finished");
+                sinks.on_event(&Event::RunInterrupted {
+                    by: signal.to_string(),
+                });
+                eprintln!(
+                    "interrupted by {signal}: the reports hold the cases that finished and list the others as not run"
+                );
                 exit::FAILURE
             }
             Err(e) => {

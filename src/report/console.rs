@@ -44,6 +44,8 @@ pub struct Console<W: Write> {
     verbosity: Verbosity,
     strict: bool,
     progress: Option<ProgressBar>,
+    planned: usize,
+    finished: usize,
 }
 
 impl<W: Write> Console<W> {
@@ -55,6 +57,8 @@ impl<W: Write> Console<W> {
             verbosity,
             strict,
             progress: None,
+            planned: 0,
+            finished: 0,
         }
     }
 
@@ -92,18 +96,30 @@ impl<W: Write> Console<W> {
     fn render_event(&mut self, event: &Event) -> io::Result<()> {
         let p = self.palette;
         match event {
-            Event::RunStarted { base_url, cases } => {
+            Event::RunStarted { base_url, planned } => {
+                self.planned = planned.len();
                 if self.verbosity != Verbosity::Quiet {
                     writeln!(
                         self.out,
                         "mallcheck: running {} against {}",
-                        text::plural(*cases, "case"),
+                        text::plural(planned.len(), "case"),
                         escape_controls(base_url)
                     )?;
                 }
             }
             Event::CaseStarted(_) | Event::Tick => {}
+            Event::RunInterrupted { by } => {
+                writeln!(
+                    self.out,
+                    "{}: INTERRUPTED by {by} after {} of {}; {} not run",
+                    p.paint(style::FAIL, "Summary"),
+                    self.finished,
+                    text::plural(self.planned, "case"),
+                    self.planned.saturating_sub(self.finished)
+                )?;
+            }
             Event::CaseFinished(result) => {
+                self.finished += 1;
                 let show_line = self.verbosity != Verbosity::Quiet
                     || matches!(result.outcome, Outcome::Fail | Outcome::Error);
                 if !show_line {
@@ -192,8 +208,8 @@ impl<W: Write> Sink for Console<W> {
         let Some(bar) = self.progress.clone() else {
             return self.write_event(event).map_err(output_error);
         };
-        if let Event::RunStarted { cases, .. } = event {
-            bar.set_length(*cases as u64);
+        if let Event::RunStarted { planned, .. } = event {
+            bar.set_length(planned.len() as u64);
         }
         // A tick prints nothing: the bar is not redrawn for it.
         let written = match event {
@@ -201,11 +217,12 @@ impl<W: Write> Sink for Console<W> {
             Event::RunStarted { .. }
             | Event::CaseStarted(_)
             | Event::CaseFinished(_)
-            | Event::RunFinished(_) => bar.suspend(|| self.write_event(event)),
+            | Event::RunFinished(_)
+            | Event::RunInterrupted { .. } => bar.suspend(|| self.write_event(event)),
         };
         match event {
             Event::CaseFinished(_) => bar.inc(1),
-            Event::RunFinished(_) => bar.finish_and_clear(),
+            Event::RunFinished(_) | Event::RunInterrupted { .. } => bar.finish_and_clear(),
             Event::RunStarted { .. } | Event::CaseStarted(_) | Event::Tick => {}
         }
         written.map_err(output_error)
@@ -306,7 +323,7 @@ mod tests {
         let mut summary = RunSummary::default();
         let mut out = vec![Event::RunStarted {
             base_url: "http://127.0.0.1:8080".to_string(),
-            cases: cases.len(),
+            planned: cases.iter().map(|c| c.id.clone()).collect(),
         }];
         for case in cases {
             summary.add(case.outcome);
