@@ -361,7 +361,8 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
     out
 }
 
-/// JUnit XML: one suite per endpoint, one test case per property.
+/// JUnit XML: one suite per endpoint, one test case per property; the total time is the
+/// session's wall time.
 pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
     use crate::report::junit::{self, Verdict};
     let mut suites = Vec::new();
@@ -425,7 +426,7 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
             cases,
         ));
     }
-    junit::document("mallcheck fuzz", suites)
+    junit::document_timed("mallcheck fuzz", suites, report.duration)
 }
 
 #[cfg(test)]

@@ -142,10 +142,17 @@ pub fn suite(name: &str, file: Option<&Path>, cases: Vec<TestCase>) -> TestSuite
     suite
 }
 
-/// The `<testsuites>` document named `name` (e.g. `mallcheck run`), with totals, as XML text.
+/// The `<testsuites>` document named `name` (e.g. `mallcheck run`), with totals, as XML text;
+/// its time is the sum of the suites' times.
 pub fn document(name: &str, suites: Vec<TestSuite>) -> io::Result<String> {
-    let mut report = Report::new(name);
     let time: Duration = suites.iter().filter_map(|s| s.time).sum();
+    document_timed(name, suites, time)
+}
+
+/// [`document`] with the given time on `<testsuites>`: the wall time of a run, shorter than
+/// the sum of its cases' times when cases ran at once.
+pub fn document_timed(name: &str, suites: Vec<TestSuite>, time: Duration) -> io::Result<String> {
+    let mut report = Report::new(name);
     report.add_test_suites(suites);
     report.set_time(time);
     report.to_string().map_err(io::Error::other)
@@ -339,7 +346,8 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
     case
 }
 
-/// Renders a run as JUnit XML, grouped by case file in case order. A run that did not complete gets one more suite, `mallcheck`, whose testcase
+/// Renders a run as JUnit XML, grouped by case file in case order, timed with the run's wall
+/// time. A run that did not complete gets one more suite, `mallcheck`, whose testcase
 /// `run interrupted` is an `<error>` of type `harness.interrupted` saying so (a CI test view
 /// shows the run red, not a green subset); its cases not run are `<skipped>`.
 pub fn render(run: &Run<'_>) -> io::Result<String> {
@@ -368,7 +376,7 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         );
         suites.push(suite(class, None, vec![marker]));
     }
-    document("mallcheck run", suites)
+    document_timed("mallcheck run", suites, run.summary.duration)
 }
 
 impl Sink for Junit {

@@ -200,7 +200,7 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
         .args(["--base-url", &server.fault_url("mall-state-out-of-range")])
         .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
         .args(["--merchant-user-id", MAIN.merchant_user_id])
-        .args(["--junit", "junit.xml"])
+        .args(["--junit", "junit.xml", "--json", "report.json"])
         .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
@@ -209,6 +209,13 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
     let all = elements(&xml);
     let (root, totals, _) = &all[0];
     assert_eq!(root, "testsuites");
+    // The total time is the run's wall time (the JSON report's), not the sum of the cases'
+    // times, which count cases that ran at once several times over.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    let wall = report["summary"]["duration"].as_f64().unwrap();
+    assert_eq!(attr(totals, "time"), Some(format!("{wall:.3}").as_str()));
     let count = |kind: &str| all.iter().filter(|(n, _, _)| n == kind).count();
     for (total, kind) in [
         ("tests", "testcase"),
