@@ -32,6 +32,20 @@ pub enum UsageError {
     /// A schema file could not be loaded or compiled.
     #[error(transparent)]
     Schema(#[from] SchemaError),
+    /// A report file cannot be written at the path the user gave.
+    #[error("cannot write {what} {}: {source}", path.display())]
+    Report {
+        /// Which report, e.g. "the JUnit report".
+        what: &'static str,
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Several problems found together; each is printed as its own `error:` line.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<UsageError>),
     /// A file the user named could not be read or written.
     #[error("cannot access {}: {source}", path.display())]
     Io {
@@ -57,6 +71,24 @@ impl UsageError {
         }
     }
 
+    /// One error, or [`UsageError::Several`] when there are more.
+    pub fn from_all(mut errors: Vec<UsageError>) -> Result<(), UsageError> {
+        match errors.len() {
+            0 => Ok(()),
+            1 => Err(errors.remove(0)),
+            _ => Err(UsageError::Several(errors)),
+        }
+    }
+
+    /// The texts to print, each after `error: `: one for most errors, one per problem of
+    /// [`UsageError::Several`].
+    pub fn render_each(&self, color: bool) -> Vec<String> {
+        match self {
+            UsageError::Several(all) => all.iter().flat_map(|e| e.render_each(color)).collect(),
+            _ => vec![self.render(color)],
+        }
+    }
+
     /// The full text to print after `error: `, diagnostics rendered.
     pub fn render(&self, color: bool) -> String {
         match self {
@@ -64,6 +96,11 @@ impl UsageError {
                 format!("{self}\n{}", crate::diag::render(diags, color))
             }
             UsageError::Setting { help: Some(h), .. } => format!("{self}\n  help: {h}"),
+            UsageError::Several(all) => all
+                .iter()
+                .map(|e| e.render(color))
+                .collect::<Vec<_>>()
+                .join("\nerror: "),
             _ => {
                 let mut out = self.to_string();
                 let mut source = std::error::Error::source(self);

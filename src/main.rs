@@ -22,10 +22,9 @@ fn main() {
         Ok(code) => code,
         Err(e) => {
             let color = mallcheck::report::style::use_color_on_stderr();
-            eprintln!(
-                "error: {}",
-                mallcheck::redact::global().scrub(&e.render(color))
-            );
+            for text in e.render_each(color) {
+                eprintln!("error: {}", mallcheck::redact::global().scrub(&text));
+            }
             exit::USAGE
         }
     };

@@ -11,6 +11,7 @@ use crate::exit;
 use crate::redact::Secret;
 use crate::release::compare::{self, RESPONSE_SCHEMAS};
 use crate::report::diff::{render_console, render_junit, render_markdown};
+use crate::report::file::ReportKind;
 use crate::report::style;
 use crate::service::discover::Discovery;
 use crate::settings;
@@ -30,6 +31,10 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
     );
     let files = super::run::load_cases(&args.cases, &schemas, &target)?;
+    super::check_reports(&[
+        (ReportKind::Markdown, &args.markdown),
+        (ReportKind::Junit, &args.junit),
+    ])?;
     let shown = baseline_dir(&args, &root, target.base_url.as_deref())?;
     let baseline = root.join(&shown);
     let (work, without) = compare::plan(&files, &baseline);
@@ -76,14 +81,14 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
     print!("{console}");
     let markdown = render_markdown(&results, &shown, &base_url, &without);
     let mut code = compare::exit_code(&results);
-    for (path, bytes) in [
-        (&args.markdown, Ok(markdown)),
-        (&args.junit, render_junit(&results)),
+    for (kind, path, bytes) in [
+        (ReportKind::Markdown, &args.markdown, Ok(markdown)),
+        (ReportKind::Junit, &args.junit, render_junit(&results)),
     ] {
         let written = bytes.and_then(|b| atomic::write(path, b.as_bytes()));
         if let Err(e) = written {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            code = exit::FAILURE;
+            eprintln!("error: {}", kind.write_error(path, &e));
+            code = code.max(exit::FAILURE);
         }
     }
     Ok(code)

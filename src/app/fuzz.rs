@@ -17,6 +17,7 @@ use crate::fuzz::engine::{Halt, Interrupt};
 use crate::fuzz::properties::PROPERTIES;
 use crate::fuzz::regressions::Saver;
 use crate::fuzz::{FuzzOptions, FuzzReport, Fuzzer, Identity, Known, discover, regressions};
+use crate::report::file::ReportKind;
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
 use crate::runner::preflight;
@@ -145,10 +146,18 @@ fn print_error(text: &str) {
 }
 
 /// Writes the JUnit report and says where.
-fn write_junit(path: &Path, xml: io::Result<String>) {
+/// Writes the JUnit report; false when it could not be written (a gate whose report is
+/// missing must not pass).
+fn write_junit(path: &Path, xml: io::Result<String>) -> bool {
     match xml.and_then(|xml| atomic::write(path, xml.as_bytes())) {
-        Ok(()) => print(&format!("JUnit report: {}\n", path.display())),
-        Err(e) => eprintln!("error: cannot write {}: {e}", path.display()),
+        Ok(()) => {
+            print(&format!("JUnit report: {}\n", path.display()));
+            true
+        }
+        Err(e) => {
+            eprintln!("error: {}", ReportKind::Junit.write_error(path, &e));
+            false
+        }
     }
 }
 
@@ -211,6 +220,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
         schema_names: &names,
     };
     let saved = regressions::load(&args.regressions, &cx).map_err(UsageError::Cases)?;
+    super::check_reports(&[(ReportKind::Junit, &args.junit)])?;
     options.save = Some(Saver {
         dir: args.regressions.clone(),
         vars: target.vars.clone(),
@@ -401,7 +411,7 @@ async fn prepare(
 /// the exit code: 1 when a property failed or the run halted (a rate limit, a signal).
 fn finish(report: &FuzzReport, args: &FuzzArgs, signer: &Signer, style: Style) -> i32 {
     print(&render::summary(report, style));
-    write_junit(&args.junit, render::junit(report, signer));
+    let written = write_junit(&args.junit, render::junit(report, signer));
     match &report.halt {
         Some(halt @ Halt::RateLimited { .. }) => {
             print_error(&format!("error: {}", render::halt_message(halt)));
@@ -409,7 +419,7 @@ fn finish(report: &FuzzReport, args: &FuzzArgs, signer: &Signer, style: Style) -
         Some(halt @ Halt::Interrupted { .. }) => print_error(&render::halt_message(halt)),
         None => {}
     }
-    if report.passed() {
+    if report.passed() && written {
         exit::PASS
     } else {
         exit::FAILURE

@@ -3,17 +3,29 @@
 
 use std::path::{Path, PathBuf};
 
-use quick_junit::TestSuite;
+use quick_junit::{TestCaseStatus, TestSuite};
 use serde_json::Value;
 
 use crate::atomic;
 use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::exit;
-use crate::report::merge::{Input, merge_json, merge_junit, order_like_json, parse_input};
+use crate::report::file::ReportKind;
+use crate::report::merge::{
+    Duplicates, Input, merge_json, merge_junit, order_like_json, parse_input,
+};
+use crate::spec::catalog;
 
 /// Runs `mallcheck merge`.
 pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
+    let outputs: Vec<(ReportKind, &Path)> = [
+        (ReportKind::Json, args.json.as_deref()),
+        (ReportKind::Junit, args.junit.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(kind, path)| Some((kind, path?)))
+    .collect();
+    super::check_reports(&outputs)?;
     let mut json_inputs: Vec<(PathBuf, Value)> = Vec::new();
     let mut junit_inputs: Vec<(PathBuf, Vec<TestSuite>)> = Vec::new();
     for path in &args.inputs {
@@ -44,44 +56,99 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
                 .map_err(|e| UsageError::setting(e.subject, e.message, None))?,
         )
     };
-    let mut failing = false;
-    if let (Some(out), Some(merged)) = (&args.json, &merged) {
-        for note in &merged.notes {
-            eprintln!("note: {note}");
-        }
-        failing |= merged.summary.failed + merged.summary.errored > 0;
-        let text = serde_json::to_string_pretty(&merged.document)
-            .map_err(|e| io_error(out, std::io::Error::other(e)))?;
-        atomic::write(out, text.as_bytes()).map_err(|e| io_error(out, e))?;
+    let junit = args
+        .junit
+        .as_ref()
+        .map(|_| merge_junit(junit_inputs.iter().map(|(_, s)| s.clone())));
+    for note in merged.iter().flat_map(|m| &m.notes) {
+        eprintln!("note: {note}");
+    }
+    let duplicates = merged
+        .as_ref()
+        .map(|m| m.duplicates)
+        .or(junit.as_ref().map(|j| j.duplicates));
+    if let Some(note) = duplicates.and_then(Duplicates::note) {
+        eprintln!("note: {note}");
+    }
+    // A partial input makes a partial whole: the gate fails, naming the input.
+    let mut incomplete: Vec<&Path> = merged
+        .iter()
+        .flat_map(|m| m.incomplete.iter().map(PathBuf::as_path))
+        .collect();
+    incomplete.extend(
+        junit_inputs
+            .iter()
+            .filter(|(_, suites)| interrupted(suites))
+            .map(|(path, _)| path.as_path()),
+    );
+    for path in &incomplete {
         eprintln!(
-            "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
-            crate::report::text::plural(json_inputs.len(), "JSON report"),
-            out.display(),
-            merged.summary.passed,
-            merged.summary.warned,
-            merged.summary.failed,
-            merged.summary.errored,
-            merged.summary.skipped
+            "error: {} is the report of a run that did not complete (interrupted, or still running): the merged result is incomplete",
+            path.display()
         );
     }
-    if let Some(out) = &args.junit {
-        let mut suites = merge_junit(junit_inputs.iter().map(|(_, s)| s.clone()));
+    let mut failing = !incomplete.is_empty();
+    let mut unwritten = false;
+    if let (Some(out), Some(merged)) = (&args.json, &merged) {
+        failing |= merged.summary.failed + merged.summary.errored > 0;
+        let written = serde_json::to_string_pretty(&merged.document)
+            .map_err(std::io::Error::other)
+            .and_then(|text| atomic::write(out, text.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("error: {}", ReportKind::Json.write_error(out, &e));
+            unwritten = true;
+        } else {
+            eprintln!(
+                "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
+                crate::report::text::plural(json_inputs.len(), "JSON report"),
+                out.display(),
+                merged.summary.passed,
+                merged.summary.warned,
+                merged.summary.failed,
+                merged.summary.errored,
+                merged.summary.skipped
+            );
+        }
+    }
+    if let (Some(out), Some(junit)) = (&args.junit, junit) {
+        let mut suites = junit.suites;
         if let Some(merged) = &merged {
             order_like_json(&mut suites, &merged.document);
         }
         failing |= suites.iter().any(|s| s.failures > 0 || s.errors > 0);
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
-        let xml = crate::report::junit::document("mallcheck merge", suites)
-            .map_err(|e| io_error(out, e))?;
-        atomic::write(out, xml.as_bytes()).map_err(|e| io_error(out, e))?;
-        eprintln!(
-            "merged {} into {}: {}",
-            crate::report::text::plural(junit_inputs.len(), "JUnit report"),
-            out.display(),
-            crate::report::text::plural(count, "test case")
-        );
+        let written = crate::report::junit::document("mallcheck merge", suites)
+            .and_then(|xml| atomic::write(out, xml.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("error: {}", ReportKind::Junit.write_error(out, &e));
+            unwritten = true;
+        } else {
+            eprintln!(
+                "merged {} into {}: {}",
+                crate::report::text::plural(junit_inputs.len(), "JUnit report"),
+                out.display(),
+                crate::report::text::plural(count, "test case")
+            );
+        }
     }
-    Ok(if failing { exit::FAILURE } else { exit::PASS })
+    // A merged report that could not be written fails the gate like a failure would.
+    Ok(if failing || unwritten {
+        exit::FAILURE
+    } else {
+        exit::PASS
+    })
+}
+
+/// Whether a JUnit report is of a run that did not complete: it holds the `run interrupted`
+/// testcase `report::junit` writes for one.
+fn interrupted(suites: &[TestSuite]) -> bool {
+    suites.iter().flat_map(|s| &s.test_cases).any(|c| {
+        matches!(
+            &c.status,
+            TestCaseStatus::NonSuccess { ty: Some(ty), .. }
+                if ty.as_str() == catalog::HARNESS_INTERRUPTED.id
+        )
+    })
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> UsageError {

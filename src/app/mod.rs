@@ -12,8 +12,11 @@ mod signals;
 pub mod snapshots;
 pub mod validate;
 
+use std::path::Path;
+
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
+use crate::report::file::ReportKind;
 
 /// Runs a parsed command line; Ok is the exit code, Err a usage error (exit 2).
 pub fn main(cli: Cli) -> Result<i32, UsageError> {
@@ -44,4 +47,26 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, UsageError> {
                 None,
             )
         })
+}
+
+/// Checks, before anything is sent, that every report can be written where the user asked
+/// (see [`crate::atomic::prepare`]): one error per report that cannot.
+pub(crate) fn report_problems(reports: &[(ReportKind, &Path)]) -> Vec<UsageError> {
+    reports
+        .iter()
+        .filter_map(|&(kind, path)| {
+            crate::atomic::prepare(path)
+                .err()
+                .map(|source| UsageError::Report {
+                    what: kind.what(),
+                    path: path.to_path_buf(),
+                    source,
+                })
+        })
+        .collect()
+}
+
+/// [`report_problems`] as one result: `Err` with every problem when there is one.
+pub(crate) fn check_reports(reports: &[(ReportKind, &Path)]) -> Result<(), UsageError> {
+    UsageError::from_all(report_problems(reports))
 }

@@ -14,7 +14,7 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
-use crate::report::file::{FileReport, Render};
+use crate::report::file::{FileReport, Render, ReportKind};
 use crate::report::junit::Junit;
 use crate::report::style;
 use crate::report::{html, json, markdown};
@@ -226,6 +226,28 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         }
         None => None,
     };
+    // Every local problem before anything is sent, each named once. The snapshot directory is
+    // relative to the working directory, insta's root.
+    let out = &args.output;
+    let mut problems = super::report_problems(&[
+        (ReportKind::Junit, &out.junit),
+        (ReportKind::Json, &out.json),
+        (ReportKind::Markdown, &out.markdown),
+        (ReportKind::Html, &out.html),
+    ]);
+    if let Some(s) = &snapshots
+        && let Err(message) = crate::snapshot::check_dir(&s.options().dir)
+    {
+        problems.push(UsageError::setting(
+            "--snapshot-dir",
+            format!(
+                "cannot keep snapshots in {}: {message}",
+                s.options().dir.display()
+            ),
+            Some("name a directory (it is created when missing), or pass --snapshots off"),
+        ));
+    }
+    UsageError::from_all(problems)?;
     let jobs = args
         .jobs
         .or(target.profile.jobs)
@@ -273,12 +295,16 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     };
     sinks.push(Box::new(console));
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
-    let report = |path: &std::path::PathBuf, render: Render| {
-        Box::new(FileReport::new(path.clone(), args.strict, render))
+    let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
+        Box::new(FileReport::new(kind, path.clone(), args.strict, render))
     };
-    sinks.push(report(&args.output.json, json::render));
-    sinks.push(report(&args.output.markdown, |r| Ok(markdown::render(r))));
-    sinks.push(report(&args.output.html, |r| Ok(html::render(r))));
+    sinks.push(report(ReportKind::Json, &args.output.json, json::render));
+    sinks.push(report(ReportKind::Markdown, &args.output.markdown, |r| {
+        Ok(markdown::render(r))
+    }));
+    sinks.push(report(ReportKind::Html, &args.output.html, |r| {
+        Ok(html::render(r))
+    }));
 
     let rt = super::runtime()?;
     let code = rt.block_on(async {
@@ -349,7 +375,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                 exit::FAILURE
             }
             Ok(Err(signal)) => {
-                eprintln!("interrupted by {signal}: the reports hold the cases that finished");
+                sinks.on_event(&Event::RunInterrupted {
+                    by: signal.to_string(),
+                });
+                eprintln!(
+                    "interrupted by {signal}: the reports hold the cases that finished and list the others as not run"
+                );
                 exit::FAILURE
             }
             Err(e) => {
@@ -358,8 +389,11 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             }
         }
     });
+    let mut code = code;
     for e in sinks.finish() {
-        eprintln!("error: cannot write a report: {e}");
+        // A gate whose reports are missing must not pass.
+        eprintln!("error: {e}");
+        code = code.max(exit::FAILURE);
     }
     if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {
         eprintln!("{note}");

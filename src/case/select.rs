@@ -122,7 +122,7 @@ pub fn exercises(case: &Case, id: &str) -> bool {
         return matches!(case.kind, CaseKind::Walk(_));
     }
     // Transport and decoding problems can come from any request.
-    if check.family == Family::Transport
+    if matches!(check.family, Family::Transport | Family::Harness)
         || id == catalog::HTTP_SERVER_ERROR.id
         || id == catalog::RESPONSE_CONTENT_TYPE.id
     {

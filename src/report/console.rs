@@ -129,8 +129,8 @@ impl<W: Write> Console<W> {
     fn follow(&mut self, event: &Event) {
         let pulse = &mut self.pulse;
         match event {
-            Event::RunStarted { cases, .. } => {
-                pulse.total = *cases;
+            Event::RunStarted { planned, .. } => {
+                pulse.total = planned.len();
                 pulse.started = Instant::now();
             }
             Event::CaseStarted(id) => {
@@ -140,7 +140,7 @@ impl<W: Write> Console<W> {
                 pulse.running.remove(&result.id.index);
                 pulse.finished += 1;
             }
-            Event::Tick | Event::RunFinished(_) => {}
+            Event::Tick | Event::RunFinished(_) | Event::RunInterrupted { .. } => {}
         }
     }
 
@@ -194,17 +194,27 @@ impl<W: Write> Console<W> {
     fn render_event(&mut self, event: &Event) -> io::Result<()> {
         let p = self.palette;
         match event {
-            Event::RunStarted { base_url, cases } => {
+            Event::RunStarted { base_url, planned } => {
                 if self.verbosity != Verbosity::Quiet {
                     writeln!(
                         self.out,
                         "mallcheck: running {} against {}",
-                        text::plural(*cases, "case"),
+                        text::plural(planned.len(), "case"),
                         escape_controls(base_url)
                     )?;
                 }
             }
             Event::CaseStarted(_) | Event::Tick => {}
+            Event::RunInterrupted { by } => {
+                writeln!(
+                    self.out,
+                    "{}: INTERRUPTED by {by} after {} of {}; {} not run",
+                    p.paint(style::FAIL, "Summary"),
+                    self.pulse.finished,
+                    text::plural(self.pulse.total, "case"),
+                    self.pulse.total.saturating_sub(self.pulse.finished)
+                )?;
+            }
             Event::CaseFinished(result) => {
                 let show_line = self.verbosity != Verbosity::Quiet
                     || matches!(result.outcome, Outcome::Fail | Outcome::Error);
@@ -284,13 +294,18 @@ impl<W: Write> Console<W> {
     }
 }
 
+/// An error of the console's writer, saying what could not be written.
+fn output_error(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write the console output: {e}"))
+}
+
 impl<W: Write> Sink for Console<W> {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
         let Some(bar) = self.progress.clone() else {
-            return self.write_event(event);
+            return self.write_event(event).map_err(output_error);
         };
-        if let Event::RunStarted { cases, .. } = event {
-            bar.set_length(*cases as u64);
+        if let Event::RunStarted { planned, .. } = event {
+            bar.set_length(planned.len() as u64);
         }
         // A tick prints nothing: the bar is not redrawn for it.
         let written = match event {
@@ -298,18 +313,19 @@ impl<W: Write> Sink for Console<W> {
             Event::RunStarted { .. }
             | Event::CaseStarted(_)
             | Event::CaseFinished(_)
-            | Event::RunFinished(_) => bar.suspend(|| self.write_event(event)),
+            | Event::RunFinished(_)
+            | Event::RunInterrupted { .. } => bar.suspend(|| self.write_event(event)),
         };
         match event {
             Event::CaseFinished(_) => bar.inc(1),
-            Event::RunFinished(_) => bar.finish_and_clear(),
+            Event::RunFinished(_) | Event::RunInterrupted { .. } => bar.finish_and_clear(),
             Event::RunStarted { .. } | Event::CaseStarted(_) | Event::Tick => {}
         }
-        written
+        written.map_err(output_error)
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush().map_err(output_error)
     }
 }
 
@@ -403,7 +419,7 @@ mod tests {
         let mut summary = RunSummary::default();
         let mut out = vec![Event::RunStarted {
             base_url: "http://127.0.0.1:8080".to_string(),
-            cases: cases.len(),
+            planned: cases.iter().map(|c| c.id.clone()).collect(),
         }];
         for case in cases {
             summary.add(case.outcome);
@@ -448,7 +464,7 @@ mod tests {
             .collect();
         let mut events = vec![Event::RunStarted {
             base_url: "http://127.0.0.1:8080".to_string(),
-            cases: 3,
+            planned: cases.iter().map(|c| c.id.clone()).collect(),
         }];
         events.extend(cases.iter().map(|c| Event::CaseStarted(c.id.clone())));
         events.push(Event::CaseFinished(Box::new(cases[0].clone())));

@@ -2,15 +2,22 @@
 //! state and rewrites the file atomically as cases finish (on the schedule of
 //! [`Cadence`](crate::report::cadence::Cadence)) and when the run ends or is interrupted, so the
 //! file is always a valid report of what ran. Each format only supplies a render function.
+//!
+//! Until the run finishes, a report is of an incomplete run: the planned cases that have not
+//! finished are listed as skipped (not run, and why), the duration is the time elapsed so far,
+//! and every human report says INTERRUPTED rather than an outcome (see
+//! [`text::headline`](crate::report::text::headline)). That is what a reader finds after a
+//! signal, and also after a kill that left the last file written during the run.
 
+use std::collections::HashSet;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::atomic;
 use crate::report::Sink;
 use crate::report::cadence::Cadence;
-use crate::verdict::event::{CaseResult, Event, RunSummary};
+use crate::verdict::event::{CaseId, CaseResult, Event, Outcome, RunSummary};
 
 /// Everything a report is rendered from.
 pub struct Run<'a> {
@@ -20,7 +27,12 @@ pub struct Run<'a> {
     pub strict: bool,
     /// Whether the run has finished.
     pub complete: bool,
-    /// Counts.
+    /// What stopped the run before its end (e.g. `SIGTERM`), when a signal did.
+    pub interrupted: Option<&'a str>,
+    /// How many planned cases did not run (they are in `results`, skipped, with the reason).
+    pub not_run: usize,
+    /// Counts (the cases not run among the skipped); the duration is the time elapsed so far
+    /// while the run is not complete.
     pub summary: &'a RunSummary,
     /// Case results in run order.
     pub results: &'a [CaseResult],
@@ -29,54 +41,144 @@ pub struct Run<'a> {
 /// Renders a whole report from the run so far.
 pub type Render = fn(&Run<'_>) -> io::Result<String>;
 
-/// A report file rewritten as the run changes it.
+/// Which report a file holds, as messages name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    /// JUnit XML.
+    Junit,
+    /// The JSON report.
+    Json,
+    /// The HTML report.
+    Html,
+    /// The Markdown summary.
+    Markdown,
+}
+
+impl ReportKind {
+    /// The report in a message: `cannot write the JUnit report PATH`.
+    pub fn what(self) -> &'static str {
+        match self {
+            ReportKind::Junit => "the JUnit report",
+            ReportKind::Json => "the JSON report",
+            ReportKind::Html => "the HTML report",
+            ReportKind::Markdown => "the Markdown summary",
+        }
+    }
+
+    /// An error of writing `path`, naming the report and the path.
+    pub fn write_error(self, path: &Path, e: &io::Error) -> io::Error {
+        io::Error::new(
+            e.kind(),
+            format!("cannot write {} {}: {e}", self.what(), path.display()),
+        )
+    }
+}
+
+/// A report file rewritten as the run changes it. A write that fails during the run is tried
+/// again at the next one; only the last write's failure is returned (by [`Sink::finish`]), so
+/// a report that cannot be written is reported once.
 pub struct FileReport {
+    kind: ReportKind,
     path: PathBuf,
     render: Render,
     strict: bool,
     base_url: String,
     summary: RunSummary,
     complete: bool,
+    interrupted: Option<String>,
+    started: Instant,
+    planned: Vec<CaseId>,
     results: Vec<CaseResult>,
     cadence: Cadence,
+    failed: Option<io::Error>,
 }
 
 impl FileReport {
-    /// A sink writing `path` with `render`.
-    pub fn new(path: PathBuf, strict: bool, render: Render) -> Self {
+    /// A sink writing the report `kind` to `path` with `render`; the time an incomplete report
+    /// gives is counted from here.
+    pub fn new(kind: ReportKind, path: PathBuf, strict: bool, render: Render) -> Self {
         FileReport {
+            kind,
             path,
             render,
             strict,
             base_url: String::new(),
             summary: RunSummary::default(),
             complete: false,
+            interrupted: None,
+            started: Instant::now(),
+            planned: vec![],
             results: vec![],
             cadence: Cadence::default(),
+            failed: None,
         }
     }
 
+    /// Writes the report now; a failure is kept until a later write succeeds.
     fn write(&mut self) -> io::Result<()> {
+        self.failed = self
+            .write_once()
+            .err()
+            .map(|e| self.kind.write_error(&self.path, &e));
+        Ok(())
+    }
+
+    fn write_once(&mut self) -> io::Result<()> {
         let started = Instant::now();
+        let missing = self.not_run();
+        let not_run: HashSet<usize> = missing.iter().map(|r| r.id.index).collect();
+        let mut summary = self.summary.clone();
+        if !self.complete {
+            for _ in &missing {
+                summary.add(Outcome::Skip);
+            }
+            summary.duration = self.started.elapsed();
+        }
+        // The cases not run are listed among the others for this write only.
+        self.results.extend(missing);
         self.results.sort_by_key(|r| r.id.index);
         let text = (self.render)(&Run {
             base_url: &self.base_url,
             strict: self.strict,
             complete: self.complete,
-            summary: &self.summary,
+            interrupted: self.interrupted.as_deref(),
+            not_run: not_run.len(),
+            summary: &summary,
             results: &self.results,
-        })?;
-        let written = atomic::write(&self.path, text.as_bytes());
+        });
+        if !not_run.is_empty() {
+            self.results.retain(|r| !not_run.contains(&r.id.index));
+        }
+        let written = atomic::write(&self.path, text?.as_bytes());
         self.cadence.wrote(started);
         written
+    }
+
+    /// The planned cases that have not finished, as skipped results saying why (none once the
+    /// run is complete).
+    fn not_run(&self) -> Vec<CaseResult> {
+        if self.complete {
+            return vec![];
+        }
+        let finished: HashSet<usize> = self.results.iter().map(|r| r.id.index).collect();
+        let reason = match &self.interrupted {
+            Some(by) => format!("not run: the run was interrupted by {by} before this case"),
+            None => "not run: the run had not finished when this report was written".to_string(),
+        };
+        self.planned
+            .iter()
+            .filter(|id| !finished.contains(&id.index))
+            .map(|id| CaseResult::not_run(id.clone(), &reason))
+            .collect()
     }
 }
 
 impl Sink for FileReport {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
         match event {
-            Event::RunStarted { base_url, .. } => {
+            Event::RunStarted { base_url, planned } => {
                 self.base_url = base_url.clone();
+                self.planned = planned.clone();
                 self.write()
             }
             Event::CaseStarted(_) => Ok(()),
@@ -101,11 +203,16 @@ impl Sink for FileReport {
                 self.complete = true;
                 self.write()
             }
+            Event::RunInterrupted { by } => {
+                self.interrupted = Some(by.clone());
+                self.write()
+            }
         }
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.write()
+        self.write()?;
+        self.failed.take().map_or(Ok(()), Err)
     }
 }
 
@@ -137,18 +244,63 @@ pub(crate) mod tests {
         }
     }
 
+    /// The number of cases that ran.
     fn count(run: &Run<'_>) -> io::Result<String> {
-        Ok(run.results.len().to_string())
+        Ok(run
+            .results
+            .iter()
+            .filter(|r| r.outcome != Outcome::Skip)
+            .count()
+            .to_string())
+    }
+
+    /// What an incomplete report is told: how complete, the skip reasons, the skipped count.
+    fn state(run: &Run<'_>) -> io::Result<String> {
+        let reasons: Vec<&str> = run
+            .results
+            .iter()
+            .filter_map(|r| r.skip_reason.as_deref())
+            .collect();
+        Ok(format!(
+            "complete={} interrupted={:?} not_run={} skipped={} {reasons:?}",
+            run.complete, run.interrupted, run.not_run, run.summary.skipped
+        ))
+    }
+
+    #[test]
+    fn an_interrupted_run_lists_the_cases_it_did_not_run_as_skipped() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("state.txt");
+        let mut sink = FileReport::new(ReportKind::Json, path.clone(), false, state);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            planned: (0..3).map(|i| passed(i).id).collect(),
+        })
+        .expect("write");
+        sink.on_event(&Event::CaseFinished(Box::new(passed(1))))
+            .expect("write");
+        sink.on_event(&Event::RunInterrupted {
+            by: "SIGTERM".into(),
+        })
+        .expect("write");
+        sink.finish().expect("write");
+        let reason = "not run: the run was interrupted by SIGTERM before this case";
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("written"),
+            format!(
+                "complete=false interrupted=Some(\"SIGTERM\") not_run=2 skipped=2 [{reason:?}, {reason:?}]"
+            )
+        );
     }
 
     #[test]
     fn a_burst_of_cases_is_written_once_it_is_due_and_in_full_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("count.txt");
-        let mut sink = FileReport::new(path.clone(), false, count);
+        let mut sink = FileReport::new(ReportKind::Json, path.clone(), false, count);
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
-            cases: 1000,
+            planned: (0..1000).map(|i| passed(i).id).collect(),
         })
         .expect("write");
         assert_eq!(std::fs::read_to_string(&path).expect("written"), "0");
@@ -166,5 +318,32 @@ pub(crate) mod tests {
         );
         sink.finish().expect("write");
         assert_eq!(std::fs::read_to_string(&path).expect("written"), "1000");
+    }
+
+    #[test]
+    fn a_report_that_cannot_be_written_is_one_error_on_finish_naming_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let blocker = dir.path().join("notadir");
+        std::fs::write(&blocker, "x").expect("write");
+        let path = blocker.join("junit.xml");
+        let mut sink = FileReport::new(ReportKind::Junit, path.clone(), false, count);
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            planned: vec![],
+        })
+        .expect("failures wait for finish");
+        for i in 0..3 {
+            sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
+                .expect("failures wait for finish");
+        }
+        let err = sink.finish().expect_err("the report cannot be written");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!(
+                "cannot write the JUnit report {}: ",
+                path.display()
+            )),
+            "{text}"
+        );
     }
 }

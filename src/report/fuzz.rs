@@ -17,7 +17,7 @@ use crate::report::style::{self, Palette};
 use crate::report::text::plural;
 use crate::sign::Signer;
 use crate::verdict::check::Family;
-use crate::verdict::event::{CaseResult, truncate};
+use crate::verdict::event::{CaseResult, RunSummary, truncate};
 use crate::verdict::exchange::Exchange;
 
 /// Console styling (plain unless colour was asked for).
@@ -425,7 +425,19 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
 /// JUnit XML of a fuzz run stopped by its preflight: the `preflight` case exactly as `run`
 /// reports it.
 pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
-    crate::report::junit::render_named("mallcheck fuzz", std::slice::from_ref(preflight), false)
+    let mut summary = RunSummary::default();
+    summary.add(preflight.outcome);
+    summary.duration = preflight.duration;
+    let run = crate::report::file::Run {
+        base_url: "",
+        strict: false,
+        complete: true,
+        interrupted: None,
+        not_run: 0,
+        summary: &summary,
+        results: std::slice::from_ref(preflight),
+    };
+    crate::report::junit::render_named("mallcheck fuzz", &run)
 }
 
 /// The `<error>` test case of a halted run.
@@ -458,7 +470,8 @@ fn halt_testcase(halt: &Halt) -> TestCase {
     )
 }
 
-/// JUnit XML: one suite per endpoint, one test case per property.
+/// JUnit XML: one suite per endpoint, one test case per property; the total time is the
+/// session's wall time.
 pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
     use crate::report::junit::{self, Verdict};
     let mut suites = Vec::new();
@@ -480,7 +493,7 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                             message,
                             detail,
                         },
-                        Family::Transport => Verdict::Error {
+                        Family::Transport | Family::Harness => Verdict::Error {
                             ty,
                             message,
                             detail,
@@ -525,7 +538,7 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
     if let Some(halt) = &report.halt {
         suites.push(junit::suite("fuzz run", None, vec![halt_testcase(halt)]));
     }
-    junit::document("mallcheck fuzz", suites)
+    junit::document_timed("mallcheck fuzz", suites, report.duration)
 }
 
 #[cfg(test)]

@@ -127,6 +127,11 @@ fn reported(f: &Finding, strict: bool) -> bool {
 pub fn render(run: &Run<'_>) -> String {
     let s = run.summary;
     let outcome = s.outcome();
+    let badge = if run.complete {
+        badge(outcome)
+    } else {
+        format!("<span class=\"badge b-error\">{}</span>", text::INTERRUPTED)
+    };
     let mut out = String::with_capacity(16 * 1024);
     let _ = write!(
         out,
@@ -139,8 +144,7 @@ pub fn render(run: &Run<'_>) -> String {
          {errored} errored, {skipped} skipped in {secs:.2}s against <code>{url}</code>{strict} \
          · mallcheck {version}</p>\n",
         version = env!("CARGO_PKG_VERSION"),
-        label = outcome.label(),
-        badge = badge(outcome),
+        label = text::headline(run),
         total = escape(&text::plural(s.total(), "case")),
         passed = s.passed,
         warned = s.warned,
@@ -151,10 +155,11 @@ pub fn render(run: &Run<'_>) -> String {
         url = escape(run.base_url),
         strict = if run.strict { " (strict)" } else { "" },
     );
-    if !run.complete {
-        out.push_str(
-            "<p class=\"banner\" id=\"partial\">Partial report: the run has not finished \
-             (or was interrupted). It lists the cases that completed.</p>\n",
+    if let Some(note) = text::incomplete_note(run) {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner\" id=\"partial\">Partial report: {}.</p>",
+            escape(&note)
         );
     }
     out.push_str("</header>\n<main>\n");
@@ -527,7 +532,7 @@ fn check_group_html(group: &[&Finding], omitted: usize) -> String {
         "<div class=\"finding\">\n<p><code class=\"check\">{}</code> ({}, {}): {}{count}</p>\n<pre class=\"diff\">",
         escape(check.id),
         escape(check.section),
-        check.severity,
+        check.family.label(check.severity),
         escape(check.summary)
     );
     // Findings that differ only in where they are (every mall with state 3) share one entry
@@ -811,6 +816,8 @@ mod tests {
             base_url: "http://127.0.0.1:1",
             strict: false,
             complete: true,
+            interrupted: None,
+            not_run: 0,
             summary: &summary,
             results,
         })

@@ -1,6 +1,9 @@
 //! JSON report sink. The format is public API: `format_version` changes on any incompatible
-//! change. Fields: `format_version`, `tool`, `version`, `base_url`, `strict`, `summary`
-//! (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`) and `cases`, each with
+//! change. Fields: `format_version`, `tool`, `version`, `base_url`, `strict`, `complete`
+//! (false until the run reached its end), `interrupted` (the signal that stopped it, or null),
+//! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
+//! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
+//! saying why), each with
 //! `id` (`file`, `name`, `endpoint`, `index`), `outcome`, `findings` (`check`, `pointer`,
 //! `expected`, `actual`, `detail`, `location`; the first findings of each check), `omitted`
 //! (`check`, `count`: the findings of a check counted beyond those kept), `exchanges`
@@ -24,6 +27,7 @@ struct Document<'a> {
     base_url: &'a str,
     strict: bool,
     complete: bool,
+    interrupted: Option<&'a str>,
     summary: &'a RunSummary,
     cases: &'a [CaseResult],
 }
@@ -37,6 +41,7 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         base_url: run.base_url,
         strict: run.strict,
         complete: run.complete,
+        interrupted: run.interrupted,
         summary: run.summary,
         cases: run.results,
     };

@@ -24,8 +24,9 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::report::file::FileReport;
+use crate::report::file::{FileReport, ReportKind, Run};
 use crate::report::{Sink, text};
+use crate::spec::catalog;
 use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 
 /// Writes a JUnit report to a path: the shared [`FileReport`] sink with [`render`].
@@ -34,9 +35,7 @@ pub struct Junit(FileReport);
 impl Junit {
     /// A sink writing `path`.
     pub fn new(path: PathBuf, strict: bool) -> Self {
-        Junit(FileReport::new(path, strict, |run| {
-            render(run.results, run.strict)
-        }))
+        Junit(FileReport::new(ReportKind::Junit, path, strict, render))
     }
 }
 
@@ -143,14 +142,24 @@ pub fn suite(name: &str, file: Option<&Path>, cases: Vec<TestCase>) -> TestSuite
     suite
 }
 
-/// The `<testsuites>` document named `name` (e.g. `mallcheck run`), with totals, as XML text.
+/// The `<testsuites>` document named `name` (e.g. `mallcheck run`), with totals, as XML text;
+/// its time is the sum of the suites' times.
 pub fn document(name: &str, suites: Vec<TestSuite>) -> io::Result<String> {
-    let mut report = Report::new(name);
     let time: Duration = suites.iter().filter_map(|s| s.time).sum();
+    document_timed(name, suites, time)
+}
+
+/// [`document`] with the given time on `<testsuites>`: the wall time of a run, shorter than
+/// the sum of its cases' times when cases ran at once.
+pub fn document_timed(name: &str, suites: Vec<TestSuite>, time: Duration) -> io::Result<String> {
+    let mut report = Report::new(name);
     report.add_test_suites(suites);
     report.set_time(time);
     report.to_string().map_err(io::Error::other)
 }
+
+/// Name and class of the testcase that marks a run that did not complete.
+pub const INTERRUPTED_CASE: (&str, &str) = ("run interrupted", "mallcheck");
 
 /// Reads a JUnit XML document (`<testsuites>` root, or a single `<testsuite>`) back.
 pub fn read(text: &str) -> Result<Report, String> {
@@ -337,24 +346,42 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
     case
 }
 
-/// Renders run results as JUnit XML, grouped by case file in case order.
-pub fn render(results: &[CaseResult], strict: bool) -> io::Result<String> {
-    render_named("mallcheck run", results, strict)
+/// Renders a run as JUnit XML, grouped by case file in case order, timed with the run's wall
+/// time. A run that did not complete gets one more suite, `mallcheck`, whose testcase
+/// `run interrupted` is an `<error>` of type `harness.interrupted` saying so (a CI test view
+/// shows the run red, not a green subset); its cases not run are `<skipped>`.
+pub fn render(run: &Run<'_>) -> io::Result<String> {
+    render_named("mallcheck run", run)
 }
 
 /// [`render`] under another document name (`mallcheck fuzz` for its preflight case).
-pub fn render_named(name: &str, results: &[CaseResult], strict: bool) -> io::Result<String> {
+pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
     let mut by_file: BTreeMap<&Path, Vec<&CaseResult>> = BTreeMap::new();
-    for r in results {
+    for r in run.results {
         by_file.entry(r.id.file.as_path()).or_default().push(r);
     }
     let mut suites = Vec::new();
     for (file, mut cases) in by_file {
         cases.sort_by_key(|r| r.id.index);
-        let cases = cases.into_iter().map(|r| run_case(r, strict)).collect();
+        let cases = cases.into_iter().map(|r| run_case(r, run.strict)).collect();
         suites.push(suite(&file_attr(file), Some(file), cases));
     }
-    document(name, suites)
+    if let Some(note) = text::incomplete_note(run) {
+        let (name, class) = INTERRUPTED_CASE;
+        let marker = testcase(
+            name,
+            class,
+            None,
+            None,
+            Verdict::Error {
+                ty: catalog::HARNESS_INTERRUPTED.id.to_string(),
+                message: note,
+                detail: String::new(),
+            },
+        );
+        suites.push(suite(class, None, vec![marker]));
+    }
+    document_timed(name, suites, run.summary.duration)
 }
 
 impl Sink for Junit {
@@ -379,14 +406,14 @@ mod tests {
         let mut sink = Junit::new(path.clone(), false);
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
-            cases: 1000,
+            planned: vec![],
         })
         .expect("write");
         for i in 0..1000 {
             sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
                 .expect("write");
         }
-        let cases = |xml: String| xml.matches("<testcase").count();
+        let cases = |xml: String| xml.matches("<testcase name=\"case ").count();
         let written = cases(std::fs::read_to_string(&path).expect("written"));
         assert!(written < 1000, "{written} cases written during the burst");
         sink.finish().expect("write");

@@ -28,8 +28,12 @@ pub fn render(run: &Run<'_>) -> String {
     let s = run.summary;
     let mut out = format!(
         "## mallcheck: {} {}\n\n{}: {} passed, {} warned, {} failed, {} errored, {} skipped in {:.2}s against {}{}\n",
-        icon(s.outcome()),
-        s.outcome().label(),
+        if run.complete {
+            icon(s.outcome())
+        } else {
+            "⏹️"
+        },
+        text::headline(run),
         text::plural(s.total(), "case"),
         s.passed,
         s.warned,
@@ -40,8 +44,8 @@ pub fn render(run: &Run<'_>) -> String {
         code(run.base_url),
         if run.strict { " (strict)" } else { "" },
     );
-    if !run.complete {
-        out.push_str("\n> **Partial report:** the run has not finished (or was interrupted).\n");
+    if let Some(note) = text::incomplete_note(run) {
+        let _ = writeln!(out, "\n> **Partial report:** {note}.");
     }
     let failing: Vec<&CaseResult> = run
         .results
@@ -316,6 +320,8 @@ mod tests {
             base_url: "http://127.0.0.1:1",
             strict: false,
             complete,
+            interrupted: None,
+            not_run: 0,
             summary: &summary,
             results,
         })
@@ -424,7 +430,10 @@ mod tests {
             "12",
         )];
         let md = rendered(&[case(0, "order", findings, "[]")], false);
-        assert!(md.contains("⚠️ WARN"), "{md}");
+        assert!(
+            md.contains("⏹️ INTERRUPTED"),
+            "a run that did not complete never reads as its outcome: {md}"
+        );
         assert!(!md.contains("### Failures"), "{md}");
         assert!(md.contains("### Warnings (1)"), "{md}");
         assert!(md.contains("`products.order` (§4.2) at `/1/spuId`"), "{md}");

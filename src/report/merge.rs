@@ -1,15 +1,20 @@
 //! Merging the JUnit XML and JSON reports of several runs (CI shards) into one of each.
 //!
 //! JSON reports are merged as documents (unknown fields survive): cases are concatenated,
-//! deduplicated by case file and name (the first input wins), ordered by case file then index,
-//! re-indexed and re-counted. JUnit files are read back and written again through the one JUnit
-//! module (`report::junit`), testsuites merged by name and testcases deduplicated by class and
-//! name; when JSON reports are among the inputs, testcases follow the merged JSON case order.
+//! deduplicated by case file and name, ordered by case file then index, re-indexed and
+//! re-counted. JUnit files are read back and written again through the one JUnit module
+//! (`report::junit`), testsuites merged by name and testcases deduplicated by class and name;
+//! when JSON reports are among the inputs, testcases follow the merged JSON case order.
+//!
+//! A case found in several inputs (a rerun, overlapping shards) keeps its worst outcome:
+//! error, then fail, then warn, then pass, then skip (a case skipped in one run and run in
+//! another was run). Equal outcomes are told apart by their content, so the merged result, its
+//! verdict included, does not depend on the order of the inputs.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use quick_junit::TestSuite;
+use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use serde_json::{Map, Value, json};
 
 use crate::report::json::FORMAT_VERSION;
@@ -63,8 +68,65 @@ pub struct MergedJson {
     pub document: Value,
     /// Counts of the merged cases.
     pub summary: RunSummary,
-    /// Things worth telling the user (duplicates, differing settings).
+    /// Things worth telling the user (differing settings).
     pub notes: Vec<String>,
+    /// Cases found in more than one input.
+    pub duplicates: Duplicates,
+    /// The inputs whose run did not complete (`complete` is not true): interrupted, or still
+    /// running when the file was copied.
+    pub incomplete: Vec<PathBuf>,
+}
+
+/// Cases found in more than one input.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Duplicates {
+    /// How many cases.
+    pub cases: usize,
+    /// How many of them have different outcomes in different inputs.
+    pub differing: usize,
+}
+
+impl Duplicates {
+    /// The one note about them, if there are any.
+    pub fn note(self) -> Option<String> {
+        match (self.cases, self.differing) {
+            (0, _) => None,
+            (n, 0) => Some(format!(
+                "{} in more than one input; the worst outcome of each is kept",
+                appear(n)
+            )),
+            (n, d) => Some(format!(
+                "{} in more than one input ({d} with different outcomes); the worst outcome of each is kept",
+                appear(n)
+            )),
+        }
+    }
+}
+
+fn appear(n: usize) -> String {
+    if n == 1 {
+        "1 case appears".to_string()
+    } else {
+        format!("{} cases appear", crate::report::text::thousands(n))
+    }
+}
+
+/// How bad an outcome is, for keeping the worst of a duplicated case: error, fail, warn, pass,
+/// skip (unlike [`crate::verdict::event::Outcome`]'s order, a skip is better than a pass here:
+/// the run that ran the case tells more than the one that skipped it).
+fn severity_rank(outcome: &str) -> u8 {
+    match outcome {
+        "error" => 4,
+        "fail" => 3,
+        "warn" => 2,
+        "pass" => 1,
+        _ => 0,
+    }
+}
+
+fn json_rank(case: &Value) -> (u8, String) {
+    let outcome = case.get("outcome").and_then(Value::as_str).unwrap_or("");
+    (severity_rank(outcome), case.to_string())
 }
 
 fn case_key(case: &Value) -> Option<(String, String)> {
@@ -75,13 +137,13 @@ fn case_key(case: &Value) -> Option<(String, String)> {
     ))
 }
 
-/// Merges JSON reports (path, document) in the given order.
+/// Merges JSON reports (path, document); the result does not depend on their order.
 pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError> {
     let mut notes = Vec::new();
-    let mut cases: Vec<(String, u64, Value)> = Vec::new();
-    let mut seen: HashSet<(String, String)> = HashSet::new();
+    // Per case (file, name): the worst copy so far, its index, and the outcomes seen.
+    let mut kept: BTreeMap<(String, String), (u64, Value, Vec<String>)> = BTreeMap::new();
     let mut duration = 0.0_f64;
-    let mut complete = true;
+    let mut incomplete = Vec::new();
     let mut first: Option<&Map<String, Value>> = None;
     for (path, doc) in inputs {
         let obj = doc
@@ -117,10 +179,9 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
                 }
             }
         }
-        complete &= obj
-            .get("complete")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        if obj.get("complete").and_then(Value::as_bool) != Some(true) {
+            incomplete.push(path.clone());
+        }
         duration += obj
             .get("summary")
             .and_then(|s| s.get("duration"))
@@ -129,27 +190,47 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         for case in list {
             let key = case_key(case)
                 .ok_or_else(|| bad_input(path, "a case has no `id` with a `file` and a `name`"))?;
-            if !seen.insert(key.clone()) {
-                notes.push(format!(
-                    "{}: case {:?} of {} is already in an earlier input; keeping the first",
-                    path.display(),
-                    key.1,
-                    key.0
-                ));
-                continue;
-            }
             let index = case
                 .get("id")
                 .and_then(|id| id.get("index"))
                 .and_then(Value::as_u64)
                 .unwrap_or(u64::MAX);
-            cases.push((key.0, index, case.clone()));
+            let outcome = case
+                .get("outcome")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            match kept.get_mut(&key) {
+                None => {
+                    kept.insert(key, (index, case.clone(), vec![outcome]));
+                }
+                Some((kept_index, kept_case, outcomes)) => {
+                    outcomes.push(outcome);
+                    if json_rank(case) > json_rank(kept_case) {
+                        *kept_index = index;
+                        *kept_case = case.clone();
+                    }
+                }
+            }
         }
     }
-    cases.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    let mut duplicates = Duplicates::default();
+    let mut cases: Vec<(String, u64, String, Value)> = Vec::with_capacity(kept.len());
+    for ((file, name), (index, case, mut outcomes)) in kept {
+        if outcomes.len() > 1 {
+            duplicates.cases += 1;
+            outcomes.sort();
+            outcomes.dedup();
+            if outcomes.len() > 1 {
+                duplicates.differing += 1;
+            }
+        }
+        cases.push((file, index, name, case));
+    }
+    cases.sort_by(|a, b| (&a.0, a.1, &a.2).cmp(&(&b.0, b.1, &b.2)));
     let mut summary = RunSummary::default();
     let mut merged_cases = Vec::with_capacity(cases.len());
-    for (position, (_, _, mut case)) in cases.into_iter().enumerate() {
+    for (position, (_, _, _, mut case)) in cases.into_iter().enumerate() {
         let outcome = case
             .get("outcome")
             .and_then(Value::as_str)
@@ -180,7 +261,7 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         "version": env!("CARGO_PKG_VERSION"),
         "base_url": first.get("base_url").cloned().unwrap_or(Value::Null),
         "strict": first.get("strict").cloned().unwrap_or(Value::Bool(false)),
-        "complete": complete,
+        "complete": incomplete.is_empty(),
         "summary": summary,
         "cases": merged_cases,
     });
@@ -188,14 +269,46 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         document,
         summary,
         notes,
+        duplicates,
+        incomplete,
     })
 }
 
-/// Merges parsed JUnit reports: testsuites by name (sorted), testcases in input order,
-/// deduplicated by class and name (the first wins), counts recomputed.
-pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> Vec<TestSuite> {
+/// How bad a testcase's status is, as [`severity_rank`] ranks outcomes (a passing testcase
+/// may have warned; JUnit does not say), then its content, which makes the choice between two
+/// copies independent of their order.
+fn junit_rank(case: &TestCase) -> (u8, String) {
+    let rank = match &case.status {
+        TestCaseStatus::NonSuccess {
+            kind: NonSuccessKind::Error,
+            ..
+        } => 4,
+        TestCaseStatus::NonSuccess {
+            kind: NonSuccessKind::Failure,
+            ..
+        } => 3,
+        TestCaseStatus::Success { .. } => 1,
+        TestCaseStatus::Skipped { .. } => 0,
+    };
+    (rank, format!("{case:?}"))
+}
+
+/// Merged JUnit testsuites.
+#[derive(Debug)]
+pub struct MergedJunit {
+    /// Testsuites by name (sorted), counts recomputed.
+    pub suites: Vec<TestSuite>,
+    /// Testcases found in more than one input.
+    pub duplicates: Duplicates,
+}
+
+/// Merges parsed JUnit reports: testsuites by name (sorted), testcases in the order first
+/// seen, deduplicated by class and name keeping the worst copy (see the module doc), counts
+/// recomputed.
+pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> MergedJunit {
     let mut by_name: BTreeMap<String, TestSuite> = BTreeMap::new();
-    let mut seen: HashSet<(String, String, String)> = HashSet::new();
+    // Per (suite, class, name): where the testcase is, and the ranks of its copies.
+    let mut seen: HashMap<(String, String, String), (usize, Vec<u8>)> = HashMap::new();
     for suites in inputs {
         for suite in suites {
             let name = suite.name.as_str().to_string();
@@ -213,21 +326,51 @@ pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> Vec<Test
                         .map_or_else(String::new, |c| c.as_str().to_string()),
                     case.name.as_str().to_string(),
                 );
-                if seen.insert(key) {
-                    merged.add_test_case(case);
+                let rank = junit_rank(&case);
+                match seen.get_mut(&key) {
+                    None => {
+                        seen.insert(key, (merged.test_cases.len(), vec![rank.0]));
+                        merged.test_cases.push(case);
+                    }
+                    Some((at, ranks)) => {
+                        ranks.push(rank.0);
+                        if rank > junit_rank(&merged.test_cases[*at]) {
+                            merged.test_cases[*at] = case;
+                        }
+                    }
                 }
             }
             merged.system_out = join_opt(merged.system_out.take(), suite.system_out);
             merged.system_err = join_opt(merged.system_err.take(), suite.system_err);
         }
     }
-    by_name
+    let mut duplicates = Duplicates::default();
+    for (_, mut ranks) in seen.into_values() {
+        if ranks.len() > 1 {
+            duplicates.cases += 1;
+            ranks.sort_unstable();
+            ranks.dedup();
+            if ranks.len() > 1 {
+                duplicates.differing += 1;
+            }
+        }
+    }
+    let suites = by_name
         .into_values()
-        .map(|mut s| {
-            s.time = Some(s.test_cases.iter().filter_map(|c| c.time).sum());
-            s
+        .map(|s| {
+            // Recounted from the kept testcases.
+            let mut counted = TestSuite::new(s.name.clone());
+            counted.extra = s.extra;
+            counted.properties = s.properties;
+            counted.system_out = s.system_out;
+            counted.system_err = s.system_err;
+            let time = s.test_cases.iter().filter_map(|c| c.time).sum();
+            counted.add_test_cases(s.test_cases);
+            counted.time = Some(time);
+            counted
         })
-        .collect()
+        .collect();
+    MergedJunit { suites, duplicates }
 }
 
 /// Orders each suite's testcases like the cases of a merged JSON report (case file = the
@@ -311,7 +454,7 @@ mod tests {
         assert_eq!(names, ["a1", "a2", "b1"]);
         assert_eq!(
             merged.document["cases"][1]["outcome"], "fail",
-            "first input wins"
+            "the worst outcome is kept"
         );
         assert_eq!(merged.document["cases"][2]["id"]["index"], 2, "re-indexed");
         assert_eq!(
@@ -320,7 +463,72 @@ mod tests {
             "re-counted"
         );
         assert_eq!(merged.document["summary"]["duration"], 3.0);
-        assert_eq!(merged.notes.len(), 1, "{:?}", merged.notes);
+        assert!(merged.notes.is_empty(), "{:?}", merged.notes);
+        assert_eq!(
+            merged.duplicates,
+            Duplicates {
+                cases: 1,
+                differing: 1
+            }
+        );
+    }
+
+    #[test]
+    fn json_merge_keeps_the_worst_copy_whatever_the_input_order() {
+        let table = [
+            ("error", "fail", "error", "an error beats a failure"),
+            ("fail", "warn", "fail", "a failure beats a warning"),
+            ("warn", "pass", "warn", "a warning beats a pass"),
+            ("pass", "skip", "pass", "a case that ran beats its skip"),
+        ];
+        for (worse, better, kept, why) in table {
+            let a = report("http://x", json!([case("a.yaml", "one", 0, worse)]));
+            let b = report("http://x", json!([case("a.yaml", "one", 4, better)]));
+            let ab = merge_json(&[("a.json".into(), a.clone()), ("b.json".into(), b.clone())])
+                .expect("merge");
+            let ba = merge_json(&[("b.json".into(), b), ("a.json".into(), a)]).expect("merge");
+            assert_eq!(ab.document, ba.document, "{why}");
+            assert_eq!(ab.document["cases"][0]["outcome"], kept, "{why}");
+            assert_eq!(ab.document["cases"].as_array().map(Vec::len), Some(1));
+        }
+        let same = |index| report("http://x", json!([case("a.yaml", "one", index, "fail")]));
+        let ab = merge_json(&[("a.json".into(), same(0)), ("b.json".into(), same(7))]);
+        let ba = merge_json(&[("b.json".into(), same(7)), ("a.json".into(), same(0))]);
+        assert_eq!(
+            ab.expect("merge").document,
+            ba.expect("merge").document,
+            "equal outcomes are told apart by content"
+        );
+    }
+
+    #[test]
+    fn json_merge_names_the_inputs_of_runs_that_did_not_complete() {
+        let mut partial = report("http://x", json!([case("a.yaml", "one", 0, "pass")]));
+        partial["complete"] = json!(false);
+        let whole = report("http://x", json!([case("a.yaml", "two", 1, "pass")]));
+        let merged = merge_json(&[
+            ("whole.json".into(), whole),
+            ("partial.json".into(), partial),
+        ])
+        .expect("merge");
+        assert_eq!(merged.incomplete, [PathBuf::from("partial.json")]);
+        assert_eq!(merged.document["complete"], false);
+    }
+
+    #[test]
+    fn duplicates_make_one_note() {
+        assert_eq!(Duplicates::default().note(), None);
+        assert_eq!(
+            Duplicates {
+                cases: 35,
+                differing: 2
+            }
+            .note()
+            .as_deref(),
+            Some(
+                "35 cases appear in more than one input (2 with different outcomes); the worst outcome of each is kept"
+            )
+        );
     }
 
     #[test]
@@ -352,7 +560,7 @@ mod tests {
 
     #[test]
     fn junit_merge_unites_suites_by_name_and_dedupes_cases() {
-        let merged = merge_junit([parse(SHARD_1), parse(SHARD_2)]);
+        let merged = merge_junit([parse(SHARD_1), parse(SHARD_2)]).suites;
         let names: Vec<&str> = merged.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["cases/a.yaml", "cases/b.yaml"]);
         let a = &merged[0];
@@ -394,8 +602,37 @@ mod tests {
     }
 
     #[test]
+    fn junit_merge_keeps_the_worst_copy_whatever_the_input_order() {
+        const PASSED: &str = r#"<testsuites><testsuite name="cases/a.yaml" tests="2">
+<testcase name="one" time="0.1" classname="cases.a"/><testcase name="two" time="0.1" classname="cases.a"/>
+</testsuite></testsuites>"#;
+        const FAILED: &str = r#"<testsuites><testsuite name="cases/a.yaml" tests="2">
+<testcase name="one" time="0.2" classname="cases.a"><failure type="mall.state" message="bad"/></testcase>
+<testcase name="two" time="0.2" classname="cases.a"><skipped message="no mall"/></testcase>
+</testsuite></testsuites>"#;
+        let ab = merge_junit([parse(PASSED), parse(FAILED)]);
+        let ba = merge_junit([parse(FAILED), parse(PASSED)]);
+        let xml = |m: MergedJunit| junit::document("merged", m.suites).expect("xml");
+        assert_eq!(
+            ab.duplicates,
+            Duplicates {
+                cases: 2,
+                differing: 2
+            }
+        );
+        let (ab, ba) = (xml(ab), xml(ba));
+        assert_eq!(ab, ba);
+        let read = junit::read(&ab).expect("a JUnit report");
+        assert_eq!(
+            (read.tests, read.failures, read.skipped),
+            (2, 1, 0),
+            "the failure of one and the pass of two are kept: {ab}"
+        );
+    }
+
+    #[test]
     fn junit_testcases_follow_the_json_case_order() {
-        let mut suites = merge_junit([parse(SHARD_2)]);
+        let mut suites = merge_junit([parse(SHARD_2)]).suites;
         let order = report(
             "http://x",
             json!([

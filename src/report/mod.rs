@@ -28,32 +28,32 @@ pub trait Sink {
 /// Hands every event to every sink; remembers the first error of each without stopping the run.
 #[derive(Default)]
 pub struct FanOut {
-    sinks: Vec<Box<dyn Sink>>,
-    errors: Vec<io::Error>,
+    sinks: Vec<(Box<dyn Sink>, Option<io::Error>)>,
 }
 
 impl FanOut {
     /// Adds a sink.
     pub fn push(&mut self, sink: Box<dyn Sink>) {
-        self.sinks.push(sink);
+        self.sinks.push((sink, None));
     }
 
     /// Dispatches an event.
     pub fn on_event(&mut self, event: &Event) {
-        for sink in &mut self.sinks {
+        for (sink, error) in &mut self.sinks {
             if let Err(e) = sink.on_event(event) {
-                self.errors.push(e);
+                error.get_or_insert(e);
             }
         }
     }
 
-    /// Finishes every sink and returns the errors seen.
-    pub fn finish(mut self) -> Vec<io::Error> {
-        for sink in &mut self.sinks {
-            if let Err(e) = sink.finish() {
-                self.errors.push(e);
-            }
-        }
-        self.errors
+    /// Finishes every sink and returns the errors seen, at most one per sink.
+    pub fn finish(self) -> Vec<io::Error> {
+        self.sinks
+            .into_iter()
+            .filter_map(|(mut sink, error)| match (error, sink.finish()) {
+                (Some(e), _) | (None, Err(e)) => Some(e),
+                (None, Ok(())) => None,
+            })
+            .collect()
     }
 }

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use crate::report::file::Run;
 use crate::verdict::check::Check;
 use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
 use crate::verdict::exchange::Exchange;
@@ -75,9 +76,48 @@ pub fn omitted_line(check: &Check, count: usize) -> String {
     )
 }
 
+/// The word a human report leads with: the run's outcome once it is complete, else
+/// `INTERRUPTED` (a run that did not finish never reads as a pass).
+pub fn headline(run: &Run<'_>) -> &'static str {
+    if run.complete {
+        run.summary.outcome().label()
+    } else {
+        INTERRUPTED
+    }
+}
+
+/// The headline of a run that did not complete.
+pub const INTERRUPTED: &str = "INTERRUPTED";
+
+/// Why a report is partial, as a sentence fragment, when the run is not complete.
+pub fn incomplete_note(run: &Run<'_>) -> Option<String> {
+    if run.complete {
+        return None;
+    }
+    let total = run.results.len();
+    let ran = total.saturating_sub(run.not_run);
+    Some(match run.interrupted {
+        Some(by) => format!(
+            "the run was interrupted by {by} after {ran} of {}; the {} not run {} listed as skipped",
+            plural(total, "case"),
+            run.not_run,
+            if run.not_run == 1 { "is" } else { "are" }
+        ),
+        None => format!(
+            "the run had not finished when this report was written (it is still running, or it \
+             stopped without finishing its reports): {ran} of {} finished",
+            plural(total, "case")
+        ),
+    })
+}
+
 /// A finding as a few lines: the headline, where the case asked for it, and the detail.
 pub fn finding(f: &Finding) -> String {
-    let mut out = format!("[{}] {}", f.check.severity, f.headline());
+    let mut out = format!(
+        "[{}] {}",
+        f.check.family.label(f.check.severity),
+        f.headline()
+    );
     if let Some(loc) = &f.location {
         let _ = write!(
             out,
@@ -253,16 +293,17 @@ pub(crate) mod fixtures {
     use std::time::Duration;
 
     use crate::report::Sink;
-    use crate::report::file::{FileReport, Render};
+    use crate::report::file::{FileReport, Render, ReportKind};
     use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome};
     use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
 
-    /// A file-report sink writing `path` with `render`, told that a one-case run started.
+    /// A file-report sink writing `path` with `render`, told that a run started (with no
+    /// planned case, so that its files list the finished cases only).
     pub fn started(path: &Path, render: Render) -> FileReport {
-        let mut sink = FileReport::new(path.to_path_buf(), false, render);
+        let mut sink = FileReport::new(ReportKind::Json, path.to_path_buf(), false, render);
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
-            cases: 1,
+            planned: vec![],
         })
         .expect("write");
         sink

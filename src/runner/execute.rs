@@ -18,7 +18,8 @@ use crate::service::{politeness, request};
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::{
-    CaseId, CaseResult, Coverage, Finding, Outcome, SNAPSHOT_COMPARED, SNAPSHOT_OFF, SourceLocation,
+    CaseId, CaseResult, Coverage, Finding, Outcome, SNAPSHOT_COMPARED, SNAPSHOT_FAILED,
+    SNAPSHOT_OFF, SourceLocation,
 };
 use crate::verdict::exchange::Exchange;
 use crate::verdict::findings::Findings;
@@ -336,8 +337,17 @@ async fn exchange_case(
     // a pass.
     match (&x.snapshot, &runner.snapshots) {
         (Some(spec), Some(snapshots)) => {
-            c.add(snapshots.check(&c.id, spec, &response.json), &case_span);
-            c.covered(catalog::SNAPSHOT_MATCH.id, SNAPSHOT_COMPARED);
+            let found = snapshots.check(&c.id, spec, &response.json);
+            let scope = if found
+                .iter()
+                .any(|f| f.check.id == catalog::HARNESS_SNAPSHOT.id)
+            {
+                SNAPSHOT_FAILED
+            } else {
+                SNAPSHOT_COMPARED
+            };
+            c.add(found, &case_span);
+            c.covered(catalog::SNAPSHOT_MATCH.id, scope);
         }
         (Some(_), None) => c.covered(catalog::SNAPSHOT_MATCH.id, SNAPSHOT_OFF),
         (None, _) => {}

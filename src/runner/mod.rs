@@ -124,7 +124,7 @@ impl Runner {
         let started = Instant::now();
         on_event(Event::RunStarted {
             base_url: self.client.base_url().to_string(),
-            cases: cases.len(),
+            planned: cases.iter().enumerate().map(|(i, c)| c.id(i)).collect(),
         });
         // --jobs bounds the requests in flight of the whole run: cases, and the walks and
         // products calls inside a case, share the places.
@@ -189,7 +189,7 @@ impl Runner {
             .err()?;
         on_event(Event::RunStarted {
             base_url: self.client.base_url().to_string(),
-            cases: 1,
+            planned: vec![stopped.result.id.clone()],
         });
         on_event(Event::CaseStarted(stopped.result.id.clone()));
         let mut summary = RunSummary::default();

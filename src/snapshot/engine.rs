@@ -193,9 +193,7 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
         for selector in a.sort {
             settings.sort_selector(selector);
         }
-        let name = a.name.to_string();
-        let value = a.value;
-        settings.bind(|| insta::assert_json_snapshot!(name, value));
+        settings.bind(|| assert_json_snapshot(a.name, a.value))
     }));
     QUIET.with(|q| q.set(false));
     let compared = recorder
@@ -204,12 +202,13 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
         .unwrap_or_else(PoisonError::into_inner)
         .take();
     match (result, compared) {
-        (Ok(()), Some(c)) if c.matched => Verdict::Match,
+        (Ok(Ok(())), Some(c)) if c.matched => Verdict::Match,
         (_, Some(c)) if !c.matched => Verdict::Mismatch {
             reference: c.reference,
             test: c.test,
         },
-        (Ok(()), _) => Verdict::New,
+        (Ok(Ok(())), _) => Verdict::New,
+        (Ok(Err(e)), _) => Verdict::Failed(e.to_string()),
         (Err(panic), None) => {
             let message = panic_text(&*panic);
             if message.starts_with("snapshot assertion for") {
@@ -223,6 +222,28 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
             panic_text(&*panic)
         )),
     }
+}
+
+/// What `insta::assert_json_snapshot!(name, value)` does, except that an I/O error of the
+/// snapshot files is returned: the macro is this call followed by `.unwrap()`, which made a
+/// file in place of the snapshot directory a panic quoting `Result::unwrap()`. The macro's
+/// support functions are insta's (hidden) API; `Cargo.lock` pins the version they come from.
+fn assert_json_snapshot(name: &str, value: &Value) -> Result<(), Box<dyn std::error::Error>> {
+    use insta::_macro_support::{
+        SerializationFormat, Workspace, assert_snapshot, get_cargo_workspace, serialize_value,
+    };
+    // `prepare_process` set INSTA_WORKSPACE_ROOT, which this reads first.
+    let workspace = get_cargo_workspace(Workspace::DetectWithCargo(env!("CARGO_MANIFEST_DIR")));
+    let text = serialize_value(value, SerializationFormat::Json);
+    assert_snapshot(
+        (name, text.as_str()).into(),
+        workspace.as_path(),
+        "assert_json",
+        module_path!(),
+        file!(),
+        line!(),
+        "value",
+    )
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {

@@ -105,6 +105,20 @@ pub fn scrub_value(value: &Value, secrets: &[&Secret]) -> Value {
     }
 }
 
+/// Checks, before a run, that `dir` (the snapshot directory) is a directory or can
+/// become one: neither it nor a directory above it is a file. Nothing is created (a run under
+/// `--ci` writes nothing). The error reads after "DIR: ".
+pub fn check_dir(dir: &Path) -> Result<(), String> {
+    match dir.ancestors().find(|a| a.exists()) {
+        Some(found) if !found.is_dir() => Err(if found == dir {
+            "it is a file, not a directory".to_string()
+        } else {
+            format!("{} is a file, not a directory", found.display())
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// What a run wrote, for the closing note.
 #[derive(Debug, Default)]
 struct Written {
@@ -221,11 +235,13 @@ impl Snapshotter {
                     vec![self.mismatch(&shown, &reference, &test, mode)]
                 }
             },
+            // A local problem (a file in place of the directory, a full disk): an error of the
+            // run, never a contract finding against the service.
             Verdict::Failed(message) => vec![Finding::new(
-                &catalog::SNAPSHOT_MATCH,
+                &catalog::HARNESS_SNAPSHOT,
                 "",
-                format!("a comparison with {}", shown.display()),
-                format!("the snapshot could not be checked: {message}"),
+                format!("{} readable and writable", shown.display()),
+                format!("it could not be read or written: {message}"),
             )],
         }
     }
@@ -383,6 +399,23 @@ mod tests {
         let r = Snapshotter::redactions(&spec);
         assert_eq!(r.last().map(String::as_str), Some(".data[].ctime"));
         assert_eq!(r.len(), DEFAULT_REDACTIONS.len() + 1);
+    }
+
+    #[test]
+    fn check_dir_names_a_file_in_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("notadir");
+        std::fs::write(&file, "x").unwrap();
+        assert_eq!(
+            check_dir(&file).unwrap_err(),
+            "it is a file, not a directory"
+        );
+        assert_eq!(
+            check_dir(&file.join("embedded")).unwrap_err(),
+            format!("{} is a file, not a directory", file.display())
+        );
+        assert_eq!(check_dir(&dir.path().join("new/embedded")), Ok(()));
+        assert!(!dir.path().join("new").exists(), "nothing is created");
     }
 
     #[test]

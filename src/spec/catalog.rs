@@ -26,8 +26,10 @@ checks! {
     RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
     RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");
     HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
-    HARNESS_SIGNER = ("harness.signer", "§5", Contract, Transport, "the configured signer gives a signature (the sign command exits 0 within --timeout and prints one): an error of the run, not of the contract");
-    HARNESS_INTERNAL = ("harness.internal", "-", Contract, Transport, "mallcheck itself failed on this case (a bug: please report it with the case)");
+    HARNESS_SIGNER = ("harness.signer", "§5", Contract, Harness, "the configured signer gives a signature (the sign command exits 0 within --timeout and prints one): an error of the run, not of the contract");
+    HARNESS_INTERNAL = ("harness.internal", "-", Contract, Harness, "mallcheck itself failed on this case (a bug: please report it with the case)");
+    HARNESS_SNAPSHOT = ("harness.snapshot", "-", Contract, Harness, "mallcheck can read and write the snapshot files of a case (a local problem such as a file in place of the snapshot directory): an error of the run, not of the contract");
+    HARNESS_INTERRUPTED = ("harness.interrupted", "-", Contract, Harness, "the run reached its end: a run stopped by a signal (SIGINT, SIGTERM, SIGHUP), or killed, before its end does not pass, and its reports say INTERRUPTED and list the cases not run");
     PREFLIGHT = ("preflight.signed-request", "§5", Contract, Transport, "before the suite, a signed first mall-list page of the configured merchant is answered and not refused (else the run stops, naming the likely causes)");
     HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
 

@@ -25,7 +25,8 @@ impl fmt::Display for Severity {
     }
 }
 
-/// What kind of problem a check reports: a broken contract, or a service/transport problem.
+/// What kind of problem a check reports: a broken contract, a service/transport problem, or a
+/// problem of mallcheck's own side (its signer, its snapshot files, a bug).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Family {
@@ -33,6 +34,22 @@ pub enum Family {
     Contract,
     /// The service could not be talked to properly (transport, non-JSON body, limits).
     Transport,
+    /// The harness could not do its part (signer, snapshot files, a bug): not the service's
+    /// fault, and never a contract failure.
+    Harness,
+}
+
+impl Family {
+    /// The label a finding carries in the console and the reports: its severity for a contract
+    /// rule (`contract`, `observed`, `info`), else its family (`transport`, `harness`), so an
+    /// error of the run is never shown as a broken contract.
+    pub fn label(self, severity: Severity) -> String {
+        match self {
+            Family::Contract => severity.to_string(),
+            Family::Transport => "transport".to_string(),
+            Family::Harness => "harness".to_string(),
+        }
+    }
 }
 
 /// One entry of the catalogue.

@@ -87,7 +87,9 @@ impl Finding {
         match (self.check.severity, self.check.family) {
             (Severity::Info, _) => Outcome::Pass,
             (Severity::Observed, _) if !strict => Outcome::Warn,
-            (Severity::Contract | Severity::Observed, Family::Transport) => Outcome::Error,
+            (Severity::Contract | Severity::Observed, Family::Transport | Family::Harness) => {
+                Outcome::Error
+            }
             (Severity::Contract | Severity::Observed, Family::Contract) => Outcome::Fail,
         }
     }
@@ -195,6 +197,26 @@ pub struct CaseResult {
 
 /// Coverage scope of `snapshot.match` in a case whose snapshot was compared.
 pub const SNAPSHOT_COMPARED: &str = "the response against its snapshot";
+impl CaseResult {
+    /// A planned case that did not run because the run ended before it: skipped, with why.
+    pub fn not_run(id: CaseId, reason: impl Into<String>) -> CaseResult {
+        CaseResult {
+            id,
+            outcome: Outcome::Skip,
+            findings: vec![],
+            omitted: vec![],
+            exchanges: vec![],
+            skip_reason: Some(reason.into()),
+            flaky: false,
+            duration: Duration::ZERO,
+            coverage: vec![],
+        }
+    }
+}
+
+/// Coverage scope of `snapshot.match` in a case whose snapshot could not be read or written.
+pub const SNAPSHOT_FAILED: &str =
+    "not compared: the snapshot could not be read or written (harness.snapshot)";
 /// Coverage scope of `snapshot.match` in a case that takes a snapshot, under `--snapshots off`.
 pub const SNAPSHOT_OFF: &str = "not compared: snapshots are off (--snapshots off)";
 
@@ -274,8 +296,8 @@ pub enum Event {
     RunStarted {
         /// Base URL under test (no credentials).
         base_url: String,
-        /// Number of cases that will run.
-        cases: usize,
+        /// The cases that will run, in run order (their `index` is their position).
+        planned: Vec<CaseId>,
     },
     /// A case begins.
     CaseStarted(CaseId),
@@ -285,6 +307,12 @@ pub enum Event {
     Tick,
     /// The run ended.
     RunFinished(RunSummary),
+    /// The run was stopped before its end (a signal): no `RunFinished` follows, and the cases
+    /// that were planned but did not finish were not run.
+    RunInterrupted {
+        /// What stopped it, e.g. `SIGTERM`.
+        by: String,
+    },
 }
 /// The message of a caught panic, when its payload is a `String` or a `&str` (what `panic!`
 /// gives): the text a crash of mallcheck itself reports.

@@ -1,6 +1,8 @@
 //! SIGTERM and SIGHUP stop a run the way Ctrl-C does (issue 11, item 9): the real binary is
 //! signalled mid-run against a slow fault of the reference server, and all four reports are
-//! finished, parse, and agree on the cases that ran.
+//! finished, parse, and agree on the cases that ran and the ones that did not. An interrupted
+//! run never reads as a pass: every human report says INTERRUPTED, the JUnit report has an
+//! `<error>` for it, and `merge` of its reports fails naming them.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -8,20 +10,78 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Server, run_against};
+use crate::common::{Server, bin, run_against};
 
-/// Number of the `<testcase>` elements of a JUnit file (which must be well-formed XML).
-fn junit_testcases(xml: &str) -> usize {
+/// The `<testcase>` elements of a JUnit file (which must be well-formed XML): name, and the
+/// element and `type` of its result (`pass` when it has none).
+fn junit_testcases(xml: &str) -> Vec<(String, String, String)> {
     use quick_xml::events::Event;
+    let attr = |e: &quick_xml::events::BytesStart<'_>, name: &str| -> String {
+        e.attributes()
+            .flatten()
+            .find(|a| a.key.as_ref() == name.as_bytes())
+            .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+            .unwrap_or_default()
+    };
     let mut reader = quick_xml::Reader::from_str(xml);
-    let mut cases = 0;
+    let mut cases: Vec<(String, String, String)> = Vec::new();
     loop {
         match reader.read_event().expect("well-formed JUnit") {
-            Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"testcase" => cases += 1,
+            Event::Start(e) | Event::Empty(e) => match e.name().as_ref() {
+                b"testcase" => cases.push((attr(&e, "name"), "pass".into(), String::new())),
+                kind @ (b"failure" | b"error" | b"skipped") => {
+                    let last = cases.last_mut().expect("a result inside a testcase");
+                    last.1 = String::from_utf8_lossy(kind).into_owned();
+                    last.2 = attr(&e, "type");
+                }
+                _ => {}
+            },
             Event::Eof => return cases,
             _ => {}
         }
     }
+}
+
+/// Waits until the JSON report in `dir` holds a case that ran (the not-run cases are listed
+/// as skipped from the start).
+fn wait_for_a_finished_case(dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let ran = std::fs::read_to_string(dir.join("report.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|v| {
+                v["cases"]
+                    .as_array()
+                    .is_some_and(|cases| cases.iter().any(|c| c["outcome"] != "skip"))
+            });
+        if ran {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no case finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends `signal` (e.g. `TERM`) to a process.
+fn kill(signal: &str, pid: u32) {
+    let sent = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success());
+}
+
+/// The cases of an interrupted run's JSON report that were not run, checking their reason.
+fn not_run(report: &Value, signal: &str) -> usize {
+    let reason = format!("not run: the run was interrupted by SIG{signal} before this case");
+    report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| c["skip_reason"] == reason.as_str())
+        .inspect(|c| assert_eq!(c["outcome"], "skip", "{c}"))
+        .count()
 }
 
 /// The `N` of the `N cases: …` (or `1 case: …`) summary of a Markdown or HTML report.
@@ -61,17 +121,8 @@ fn signalled_run_finishes_its_reports(signal: &str) {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn mallcheck run");
-    let junit = dir.path().join("junit.xml");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !std::fs::read_to_string(&junit).is_ok_and(|t| t.contains("<testcase")) {
-        assert!(Instant::now() < deadline, "no case finished");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let sent = Command::new("kill")
-        .args([&format!("-{signal}"), &child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(sent.success());
+    wait_for_a_finished_case(dir.path());
+    kill(signal, child.id());
     let out = child.wait_with_output().expect("wait for mallcheck");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{signal}: {stderr}");
@@ -82,35 +133,51 @@ fn signalled_run_finishes_its_reports(signal: &str) {
 
     let report: Value = serde_json::from_str(&read(dir.path(), "report.json")).expect("JSON");
     assert_eq!(report["complete"], false);
-    let ran = report["cases"].as_array().expect("cases").len();
+    assert_eq!(report["interrupted"], format!("SIG{signal}"));
+    let total = report["cases"].as_array().expect("cases").len();
+    let not_run = not_run(&report, signal);
     assert!(
-        (1..36).contains(&ran),
-        "{signal}: {ran} cases in the report"
+        (1..total).contains(&not_run),
+        "{signal}: {not_run} of {total} cases not run"
     );
     let summary = &report["summary"];
     let counted: u64 = ["passed", "warned", "failed", "errored", "skipped"]
         .iter()
         .map(|k| summary[k].as_u64().expect("count"))
         .sum();
-    assert_eq!(counted, ran as u64, "{signal}: summary {summary}");
+    assert_eq!(counted, total as u64, "{signal}: summary {summary}");
+    assert!(
+        summary["duration"].as_f64().expect("duration") >= 1.0,
+        "{signal}: the time elapsed (a case takes a second), not 0: {summary}"
+    );
 
     let xml = read(dir.path(), "junit.xml");
     assert!(xml.trim_end().ends_with("</testsuites>"), "{xml}");
-    assert_eq!(junit_testcases(&xml), ran, "{signal}: JUnit and JSON agree");
+    let testcases = junit_testcases(&xml);
+    assert_eq!(testcases.len(), total + 1, "{signal}: JUnit and JSON agree");
+    assert_eq!(
+        testcases.last(),
+        Some(&(
+            "run interrupted".to_string(),
+            "error".to_string(),
+            "harness.interrupted".to_string()
+        )),
+        "{signal}: {xml}"
+    );
 
     let markdown = read(dir.path(), "summary.md");
     assert!(markdown.contains("Partial report"), "{markdown}");
     assert_eq!(
         stated_total(&markdown),
-        ran,
+        total,
         "{signal}: Markdown and JSON agree"
     );
 
     let html = read(dir.path(), "report.html");
     assert!(html.trim_end().ends_with("</html>"), "{html}");
     assert!(html.contains("id=\"partial\""), "{html}");
-    assert_eq!(stated_total(&html), ran, "{signal}: HTML and JSON agree");
-    assert_eq!(html.matches("<tr id=\"case-").count(), ran);
+    assert_eq!(stated_total(&html), total, "{signal}: HTML and JSON agree");
+    assert_eq!(html.matches("<tr id=\"case-").count(), total);
 }
 
 #[test]
@@ -121,4 +188,90 @@ fn sigterm_stops_the_run_and_finishes_every_report() {
 #[test]
 fn sighup_stops_the_run_and_finishes_every_report() {
     signalled_run_finishes_its_reports("HUP");
+}
+
+/// A passing run stopped by SIGTERM: its reports said PASS (Markdown and HTML headline, 35 of
+/// 35 green testcases in JUnit, `duration: 0.0` in JSON) and `merge` of them exited 0. Now every
+/// human report says INTERRUPTED, JUnit has an `<error>` for it and lists the cases not run as
+/// skipped, the JSON duration is the time elapsed, and `merge` exits 1 naming the inputs.
+#[test]
+fn an_interrupted_passing_run_says_interrupted_and_its_merge_fails() {
+    let server = Server::start(&["--latency-ms", "150"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let child = run_against(&server.base_url, dir.path())
+        .args(["--jobs", "1", "--quiet", "--snapshots", "off"])
+        .args(["--markdown", "summary.md", "--html", "report.html"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mallcheck run");
+    wait_for_a_finished_case(dir.path());
+    kill("TERM", child.id());
+    let out = child.wait_with_output().expect("wait for mallcheck");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+
+    let report: Value = serde_json::from_str(&read(dir.path(), "report.json")).expect("JSON");
+    let summary = &report["summary"];
+    assert_eq!(
+        (&summary["failed"], &summary["errored"]),
+        (&Value::from(0), &Value::from(0)),
+        "the cases that ran passed: {summary}"
+    );
+    assert!(not_run(&report, "TERM") > 0, "{report}");
+    assert!(
+        summary["duration"].as_f64().expect("duration") > 0.0,
+        "{summary}"
+    );
+
+    let markdown = read(dir.path(), "summary.md");
+    assert!(
+        markdown.starts_with("## mallcheck: ⏹️ INTERRUPTED\n"),
+        "{markdown}"
+    );
+    assert!(
+        !markdown.contains("PASS") && !markdown.contains("in 0.00s"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("the run was interrupted by SIGTERM after"),
+        "{markdown}"
+    );
+    let html = read(dir.path(), "report.html");
+    assert!(
+        html.contains("<title>mallcheck report: INTERRUPTED</title>"),
+        "{html}"
+    );
+    assert!(!html.contains("PASS</span></h1>"), "{html}");
+
+    let xml = read(dir.path(), "junit.xml");
+    let testcases = junit_testcases(&xml);
+    let skipped = testcases.iter().filter(|c| c.1 == "skipped").count();
+    assert!(skipped > 0, "the cases not run are listed: {xml}");
+    assert_eq!(
+        testcases.iter().filter(|c| c.1 == "error").count(),
+        1,
+        "{xml}"
+    );
+
+    for input in ["report.json", "junit.xml"] {
+        let flag = if input.ends_with(".json") {
+            "--json"
+        } else {
+            "--junit"
+        };
+        let merged = Command::new(bin())
+            .current_dir(dir.path())
+            .args(["merge", flag, "merged.out", input])
+            .output()
+            .expect("run mallcheck merge");
+        let stderr = String::from_utf8_lossy(&merged.stderr);
+        assert_eq!(merged.status.code(), Some(1), "{input}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "error: {input} is the report of a run that did not complete"
+            )),
+            "{stderr}"
+        );
+    }
 }

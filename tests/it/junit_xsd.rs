@@ -200,7 +200,7 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
         .args(["--base-url", &server.fault_url("mall-state-out-of-range")])
         .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
         .args(["--merchant-user-id", MAIN.merchant_user_id])
-        .args(["--junit", "junit.xml"])
+        .args(["--junit", "junit.xml", "--json", "report.json"])
         .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
@@ -209,6 +209,13 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
     let all = elements(&xml);
     let (root, totals, _) = &all[0];
     assert_eq!(root, "testsuites");
+    // The total time is the run's wall time (the JSON report's), not the sum of the cases'
+    // times, which count cases that ran at once several times over.
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    let wall = report["summary"]["duration"].as_f64().unwrap();
+    assert_eq!(attr(totals, "time"), Some(format!("{wall:.3}").as_str()));
     let count = |kind: &str| all.iter().filter(|(n, _, _)| n == kind).count();
     for (total, kind) in [
         ("tests", "testcase"),
@@ -265,4 +272,36 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
     let again = elements(&std::fs::read_to_string(dir.path().join("merged.xml")).unwrap());
     assert_eq!(attr(&again[0].1, "tests"), attr(totals, "tests"));
     assert_eq!(attr(&again[0].1, "failures"), attr(totals, "failures"));
+}
+
+/// The JUnit report of a run stopped by a signal validates too: the cases not run are
+/// `<skipped>`, and one `<error>` of type `harness.interrupted` says the run did not complete.
+#[test]
+fn interrupted_run_junit_validates_against_the_jenkins_schema() {
+    let Some(xsd) = xsd() else { return };
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let child = run_against(&server.fault_url("slow-first-byte"), dir.path())
+        .args(["--timeout", "1", "--jobs", "1", "--quiet", "--no-preflight"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let junit = dir.path().join("junit.xml");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_to_string(&junit).is_ok_and(|t| t.contains("type=\"transport.timeout\"")) {
+        assert!(std::time::Instant::now() < deadline, "no case finished");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(1));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<skipped") && xml.contains("type=\"harness.interrupted\""),
+        "{xml}"
+    );
+    assert_valid(&xsd, &junit);
 }

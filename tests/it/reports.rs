@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::{Server, run_as_main};
-use mallcheck::server::data::DEMO_SIGN_KEY;
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 use serde_json::Value;
 
 const FAULT: &str = "mall-state-out-of-range";
@@ -569,4 +569,283 @@ fn snapshots_off_marks_snapshot_match_not_run_in_the_html_report() {
     assert!(row.contains(">not run</span>"), "{row}");
     assert!(row.contains("snapshots off (--snapshots off)"), "{row}");
     assert!(!row.contains("no findings"), "{row}");
+}
+
+/// `mallcheck SUBCOMMAND` against `base_url` as the embedded server's main merchant, in `dir`,
+/// with a clean environment.
+fn as_main(subcommand: &str, base_url: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args([subcommand, "--base-url", base_url, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id]);
+    cmd
+}
+
+/// The lines of a command's stderr that start with `error:`.
+fn error_lines(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A report under a file (not a directory) cannot be written: `run` says so for each report,
+/// naming it, and exits 2 before it sends a request (it used to run, print a dozen nameless
+/// "cannot write a report" lines and exit 0, a green gate with no JUnit).
+#[test]
+fn run_with_unwritable_reports_exits_2_naming_each_before_any_request() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("notadir"), "x").expect("write");
+    let out = run_as_main(&server.base_url, dir.path())
+        .args(["--snapshots", "off", "--color", "never", "--quiet"])
+        .arg("--cases")
+        .arg(repo().join("cases/auth.yaml"))
+        .args(["--junit", "notadir/junit.xml", "--json", "notadir/r.json"])
+        .args(["--html", "notadir/r.html", "--markdown", "reports/s.md"])
+        .output()
+        .expect("run mallcheck");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        error_lines(&out).join("\n")
+    );
+    let errors = error_lines(&out);
+    assert_eq!(
+        errors,
+        [
+            "error: cannot write the JUnit report notadir/junit.xml: notadir is a file, not a directory",
+            "error: cannot write the JSON report notadir/r.json: notadir is a file, not a directory",
+            "error: cannot write the HTML report notadir/r.html: notadir is a file, not a directory",
+        ],
+        "one error per report that cannot be written"
+    );
+    assert_eq!(server.counters()["requests"], 0, "nothing was sent");
+    assert!(!dir.path().join("reports/s.md").exists());
+}
+
+/// `fuzz`, `diff` and `merge` check their report paths before they start, too.
+#[test]
+fn fuzz_diff_and_merge_with_an_unwritable_report_exit_2_naming_it() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("notadir"), "x").expect("write");
+    let reason = "notadir is a file, not a directory";
+
+    let fuzz = as_main("fuzz", &server.base_url, dir.path())
+        .args([
+            "--cases",
+            "5",
+            "--color",
+            "never",
+            "--regressions",
+            "regressions",
+        ])
+        .args(["--junit", "notadir/f.xml"])
+        .output()
+        .expect("run mallcheck fuzz");
+    assert_eq!(
+        fuzz.status.code(),
+        Some(2),
+        "{}",
+        error_lines(&fuzz).join("\n")
+    );
+    assert_eq!(
+        error_lines(&fuzz),
+        [format!(
+            "error: cannot write the JUnit report notadir/f.xml: {reason}"
+        )]
+    );
+    assert_eq!(server.counters()["requests"], 0, "the fuzzer sent nothing");
+
+    let diff = as_main("diff", &server.base_url, dir.path())
+        .arg("--cases")
+        .arg(repo().join("cases"))
+        .args(["--junit", "notadir/d.xml", "--markdown", "notadir/d.md"])
+        .output()
+        .expect("run mallcheck diff");
+    assert_eq!(
+        diff.status.code(),
+        Some(2),
+        "{}",
+        error_lines(&diff).join("\n")
+    );
+    assert_eq!(
+        error_lines(&diff),
+        [
+            format!("error: cannot write the Markdown summary notadir/d.md: {reason}"),
+            format!("error: cannot write the JUnit report notadir/d.xml: {reason}"),
+        ]
+    );
+
+    let input = dir.path().join("in.json");
+    std::fs::write(
+        &input,
+        r#"{"format_version": 1, "base_url": "http://x", "strict": false, "complete": true,
+            "summary": {"duration": 1.0}, "cases": []}"#,
+    )
+    .expect("write");
+    let merge = merge(
+        dir.path(),
+        &[Path::new("--json"), Path::new("notadir/m.json"), &input],
+    );
+    assert_eq!(
+        merge.status.code(),
+        Some(2),
+        "{}",
+        error_lines(&merge).join("\n")
+    );
+    assert_eq!(
+        error_lines(&merge),
+        [format!(
+            "error: cannot write the JSON report notadir/m.json: {reason}"
+        )]
+    );
+}
+
+/// A report that becomes unwritable during a run (here its directory is replaced by a file,
+/// as a full disk would refuse it) is one error naming it, and the run does not pass.
+#[test]
+fn a_report_that_cannot_be_written_at_the_end_fails_the_run_once() {
+    let server = Server::start(&["--latency-ms", "100"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let child = run_as_main(&server.base_url, dir.path())
+        .args([
+            "--snapshots",
+            "off",
+            "--color",
+            "never",
+            "--quiet",
+            "--jobs",
+            "1",
+        ])
+        .arg("--cases")
+        .arg(repo().join("cases/auth.yaml"))
+        .args(["--junit", "out/junit.xml", "--json", "kept/r.json"])
+        .args(["--html", "kept/r.html", "--markdown", "kept/s.md"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn mallcheck run");
+    let first = dir.path().join("out/junit.xml");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !first.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the run never wrote its JUnit report"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::rename(dir.path().join("out"), dir.path().join("out.old")).expect("move out/");
+    std::fs::write(dir.path().join("out"), "a file where the directory was").expect("write");
+    let out = child.wait_with_output().expect("wait for mallcheck");
+    let errors = error_lines(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", errors.join("\n"));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("error: cannot write the JUnit report out/junit.xml: "),
+        "{errors:?}"
+    );
+    let report: Value = serde_json::from_str(&read(&dir.path().join("kept/r.json"))).expect("JSON");
+    assert_eq!(report["summary"]["failed"], 0, "the cases passed: {report}");
+}
+
+/// A passing and a failing run of the same cases merge to the same failing result in either
+/// order (the first input used to win: good-then-bad passed, bad-then-good failed), with one
+/// note about the duplicates instead of one per case.
+#[test]
+fn merge_in_either_order_keeps_the_worst_outcome_of_each_case() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (good, bad) = (
+        Reports::in_dir(dir.path(), "good"),
+        Reports::in_dir(dir.path(), "bad"),
+    );
+    let filter = ["mall-list.yaml"];
+    assert_eq!(
+        run(&server.base_url, dir.path(), &good, &filter)
+            .status
+            .code(),
+        Some(0)
+    );
+    let fault = format!("{}/fault/{FAULT}", server.base_url);
+    assert_eq!(
+        run(&fault, dir.path(), &bad, &filter).status.code(),
+        Some(1)
+    );
+    let merged = |name: &str, inputs: [&Path; 4]| {
+        let json = dir.path().join(format!("{name}.json"));
+        let xml = dir.path().join(format!("{name}.xml"));
+        let mut args = vec![Path::new("--json"), &json, Path::new("--junit"), &xml];
+        args.extend(inputs);
+        let out = merge(dir.path(), &args);
+        (out, read(&json), read(&xml))
+    };
+    let (good_first, json_gb, xml_gb) =
+        merged("gb", [&good.json, &good.junit, &bad.json, &bad.junit]);
+    let (bad_first, json_bg, xml_bg) =
+        merged("bg", [&bad.json, &bad.junit, &good.json, &good.junit]);
+    let bad_run: Value = serde_json::from_str(&read(&bad.json)).expect("JSON");
+    let failing_of = |doc: &Value| -> Vec<(String, Vec<String>)> {
+        json_cases(doc)
+            .into_iter()
+            .filter(|c| c.3 == "fail")
+            .map(|c| (c.1, c.4))
+            .collect()
+    };
+    let bad_failing = failing_of(&bad_run);
+    assert!(
+        bad_failing
+            .iter()
+            .any(|(name, checks)| name == FAILING_CASE && checks.contains(&FAILING_CHECK.into())),
+        "{bad_failing:?}"
+    );
+    let total = json_cases(&bad_run).len();
+    for out in [&good_first, &bad_first] {
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        // One note on the duplicates (and one on the two base URLs), not one per case.
+        let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note:")).collect();
+        assert_eq!(notes.len(), 2, "{stderr}");
+        assert_eq!(
+            notes[1],
+            format!(
+                "note: {total} cases appear in more than one input ({} with different outcomes); the worst outcome of each is kept",
+                bad_failing.len()
+            ),
+            "{stderr}"
+        );
+    }
+    let (gb, bg): (Value, Value) = (
+        serde_json::from_str(&json_gb).expect("JSON"),
+        serde_json::from_str(&json_bg).expect("JSON"),
+    );
+    assert_eq!(
+        gb["cases"], bg["cases"],
+        "the same cases whatever the order"
+    );
+    assert_eq!(
+        failing_of(&gb),
+        bad_failing,
+        "the failures of the bad run are kept"
+    );
+    assert_eq!(junit_cases(&xml_gb), junit_cases(&xml_bg));
+    assert_eq!(
+        junit_cases(&xml_gb)
+            .iter()
+            .filter(|c| c.2 == "failure")
+            .count(),
+        bad_failing.len()
+    );
 }

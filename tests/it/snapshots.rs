@@ -620,3 +620,61 @@ fn another_target_gets_its_own_pending_snapshots_fails_only_under_ci_and_accept_
     );
     assert_eq!(contents(&d.join("snapshots/embedded")), embedded);
 }
+
+/// A file given as `--snapshot-dir` is a usage error naming it, before any request (it was a
+/// `snapshot.match` contract failure against the service quoting insta's `unwrap`).
+#[test]
+fn snapshot_dir_that_is_a_file_exits_2_naming_it() {
+    let server = Server::start();
+    let dir = workdir("true");
+    std::fs::write(dir.path().join("notadir"), "x").unwrap();
+    let o = run(
+        dir.path(),
+        &server.url(None),
+        &["--snapshot-dir", "notadir", "--json", "r.json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(
+            "error: --snapshot-dir: cannot keep snapshots in notadir/localhost: notadir is a file, not a directory"
+        ),
+        "{}",
+        describe(&o)
+    );
+    assert!(!dir.path().join("r.json").exists(), "nothing ran");
+}
+
+/// A snapshot file that cannot be written during the run (here a directory stands where the
+/// pending snapshot goes) is a `harness.snapshot` error of the run with a plain message: the
+/// service is not blamed, and no panic text reaches the reports.
+#[test]
+fn snapshot_dir_write_failure_is_a_harness_error_not_a_contract_failure() {
+    let server = Server::start();
+    let dir = workdir("true");
+    std::fs::create_dir_all(dir.path().join(PENDING)).unwrap();
+    let o = run(dir.path(), &server.url(None), &["--json", "r.json"], &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("ERROR cases/list.yaml › first page"),
+        "{}",
+        describe(&o)
+    );
+    assert!(
+        out.contains("[harness] harness.snapshot"),
+        "{}",
+        describe(&o)
+    );
+    assert!(
+        !out.contains("unwrap") && !out.contains("snapshot.match ("),
+        "{}",
+        describe(&o)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let case = &report["cases"][0];
+    assert_eq!(case["outcome"], "error", "{case}");
+    assert_eq!(case["findings"][0]["check"], "harness.snapshot", "{case}");
+}
