@@ -87,7 +87,13 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
             path.display()
         );
     }
-    let mut failing = !incomplete.is_empty();
+    let missing: Vec<&String> = merged.iter().flat_map(|m| &m.missing_shards).collect();
+    for shard in &missing {
+        eprintln!(
+            "error: shard {shard} is missing from the inputs: the merged result covers part of the run"
+        );
+    }
+    let mut failing = !incomplete.is_empty() || !missing.is_empty();
     let mut unwritten = false;
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
         failing |= merged.summary.failed + merged.summary.errored > 0;

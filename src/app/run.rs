@@ -102,6 +102,8 @@ struct Plan {
     schemas: Arc<SchemaSet>,
     planned: Vec<PlannedCase>,
     cursor: Option<CursorRule>,
+    /// `--shard K/N` as (K, N), 1-based.
+    shard: Option<(usize, usize)>,
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
@@ -176,6 +178,7 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
         schemas,
         planned,
         cursor,
+        shard: shard.map(|(k, n)| (k + 1, n)),
     })
 }
 
@@ -213,6 +216,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         schemas,
         planned,
         cursor,
+        shard,
     } = plan(&args)?;
     let snapshots = match snapshots {
         Some(s) => {
@@ -296,7 +300,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     sinks.push(Box::new(console));
     sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
     let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
-        Box::new(FileReport::new(kind, path.clone(), args.strict, render))
+        Box::new(FileReport::new(kind, path.clone(), args.strict, render).with_shard(shard))
     };
     sinks.push(report(ReportKind::Json, &args.output.json, json::render));
     sinks.push(report(ReportKind::Markdown, &args.output.markdown, |r| {

@@ -36,6 +36,8 @@ pub struct Run<'a> {
     pub summary: &'a RunSummary,
     /// Case results in run order.
     pub results: &'a [CaseResult],
+    /// The shard this run is (1-based index, count) under `--shard K/N`.
+    pub shard: Option<(usize, usize)>,
 }
 
 /// Renders a whole report from the run so far.
@@ -91,6 +93,7 @@ pub struct FileReport {
     results: Vec<CaseResult>,
     cadence: Cadence,
     failed: Option<io::Error>,
+    shard: Option<(usize, usize)>,
 }
 
 impl FileReport {
@@ -111,7 +114,15 @@ impl FileReport {
             results: vec![],
             cadence: Cadence::default(),
             failed: None,
+            shard: None,
         }
+    }
+
+    /// Records that the run is shard `index` (1-based) of `count` (`--shard`), so that a merge
+    /// can tell a missing shard.
+    pub fn with_shard(mut self, shard: Option<(usize, usize)>) -> Self {
+        self.shard = shard;
+        self
     }
 
     /// Writes the report now; a failure is kept until a later write succeeds.
@@ -145,6 +156,7 @@ impl FileReport {
             not_run: not_run.len(),
             summary: &summary,
             results: &self.results,
+            shard: self.shard,
         });
         if !not_run.is_empty() {
             self.results.retain(|r| !not_run.contains(&r.id.index));

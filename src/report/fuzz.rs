@@ -436,6 +436,7 @@ pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
         not_run: 0,
         summary: &summary,
         results: std::slice::from_ref(preflight),
+        shard: None,
     };
     crate::report::junit::render_named("mallcheck fuzz", &run)
 }

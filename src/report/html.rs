@@ -820,6 +820,7 @@ mod tests {
             not_run: 0,
             summary: &summary,
             results,
+            shard: None,
         })
     }
 

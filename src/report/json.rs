@@ -1,6 +1,7 @@
 //! JSON report sink. The format is public API: `format_version` changes on any incompatible
 //! change. Fields: `format_version`, `tool`, `version`, `base_url`, `strict`, `complete`
 //! (false until the run reached its end), `interrupted` (the signal that stopped it, or null),
+//! `shard` (`index`, 1-based, and `total` under `--shard K/N`, or null),
 //! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
 //! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
 //! saying why), each with
@@ -28,8 +29,16 @@ struct Document<'a> {
     strict: bool,
     complete: bool,
     interrupted: Option<&'a str>,
+    shard: Option<Shard>,
     summary: &'a RunSummary,
     cases: &'a [CaseResult],
+}
+
+/// `shard` of the report: this run is shard `index` (1-based) of `total` (`--shard`).
+#[derive(Serialize)]
+struct Shard {
+    index: usize,
+    total: usize,
 }
 
 /// Renders the JSON report of the run so far.
@@ -42,6 +51,7 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         strict: run.strict,
         complete: run.complete,
         interrupted: run.interrupted,
+        shard: run.shard.map(|(index, total)| Shard { index, total }),
         summary: run.summary,
         cases: run.results,
     };

@@ -11,7 +11,7 @@
 //! another was run). Equal outcomes are told apart by their content, so the merged result, its
 //! verdict included, does not depend on the order of the inputs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
@@ -75,6 +75,8 @@ pub struct MergedJson {
     /// The inputs whose run did not complete (`complete` is not true): interrupted, or still
     /// running when the file was copied.
     pub incomplete: Vec<PathBuf>,
+    /// Shards (`K/N`) of a sharded run that no input holds: the merge covers part of the run.
+    pub missing_shards: Vec<String>,
 }
 
 /// Cases found in more than one input.
@@ -144,6 +146,7 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
     let mut kept: BTreeMap<(String, String), (u64, Value, Vec<String>)> = BTreeMap::new();
     let mut duration = 0.0_f64;
     let mut incomplete = Vec::new();
+    let mut shards: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
     let mut first: Option<&Map<String, Value>> = None;
     for (path, doc) in inputs {
         let obj = doc
@@ -181,6 +184,20 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         }
         if obj.get("complete").and_then(Value::as_bool) != Some(true) {
             incomplete.push(path.clone());
+        }
+        if let Some(shard) = obj.get("shard").filter(|s| !s.is_null()) {
+            let field = |k: &str| shard.get(k).and_then(Value::as_u64);
+            match (field("index"), field("total")) {
+                (Some(index), Some(total)) if (1..=total).contains(&index) => {
+                    shards.entry(total).or_default().insert(index);
+                }
+                _ => {
+                    return Err(bad_input(
+                        path,
+                        format!("`shard` is not {{index, total}}: {shard}"),
+                    ));
+                }
+            }
         }
         duration += obj
             .get("summary")
@@ -265,12 +282,22 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         "summary": summary,
         "cases": merged_cases,
     });
+    // Every shard of a sharded run must be there: a lost CI job must not pass as a smaller run.
+    let missing_shards = shards
+        .iter()
+        .flat_map(|(total, seen)| {
+            (1..=*total)
+                .filter(|i| !seen.contains(i))
+                .map(move |i| format!("{i}/{total}"))
+        })
+        .collect();
     Ok(MergedJson {
         document,
         summary,
         notes,
         duplicates,
         incomplete,
+        missing_shards,
     })
 }
 
@@ -471,6 +498,27 @@ mod tests {
                 differing: 1
             }
         );
+    }
+
+    #[test]
+    fn json_merge_names_the_shards_no_input_holds() {
+        let shard = |k: u64| {
+            let mut r = report(
+                "http://x",
+                json!([case("a.yaml", &format!("c{k}"), k, "pass")]),
+            );
+            r["shard"] = json!({"index": k, "total": 3});
+            (PathBuf::from(format!("s{k}.json")), r)
+        };
+        let merged = merge_json(&[shard(1), shard(3)]).expect("merge");
+        assert_eq!(merged.missing_shards, ["2/3"]);
+        let merged = merge_json(&[shard(3), shard(2), shard(1)]).expect("merge");
+        assert!(merged.missing_shards.is_empty());
+        let unsharded = merge_json(&[("a.json".into(), report("http://x", json!([])))]);
+        assert!(unsharded.expect("merge").missing_shards.is_empty());
+        let (path, mut bad) = shard(1);
+        bad["shard"] = json!({"index": 4, "total": 3});
+        assert!(merge_json(&[(path, bad)]).is_err(), "index beyond total");
     }
 
     #[test]

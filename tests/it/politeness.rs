@@ -256,6 +256,19 @@ fn three_shards_merged_equal_one_unsharded_run() {
     let all = json(&dir.path().join("all.json"));
     assert_eq!(verdicts(&merged), verdicts(&all));
     assert_eq!(sizes.iter().sum::<usize>(), verdicts(&all).len());
+    assert_eq!(
+        parts[1]["shard"],
+        serde_json::json!({"index": 2, "total": 3})
+    );
+    // A lost CI job: shards 1 and 3 alone do not pass as a smaller run.
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["merge", "--json", "part.json", "shard1.json", "shard3.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("shard 2/3 is missing"), "{stderr}");
 }
 
 #[test]
