@@ -333,7 +333,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                 // `preflight::discovery_stop`): one more case, before the run's end.
                 let watched = Arc::clone(&runner);
                 let mut discovery_stop = None;
+                let mut discovery_note = None;
                 let mut on_event = |event: Event| {
+                    if let Event::RunFinished(summary) = &event {
+                        discovery_note =
+                            preflight::discovery_note(watched.discovery.failure(), summary);
+                    }
                     if let Event::RunFinished(summary) = &event
                         && let Some((message, case)) =
                             preflight::discovery_stop(watched.discovery.failure(), summary)
@@ -363,6 +368,9 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                     done = work => Ok(done),
                     signal = stop.wait() => Err(signal),
                 };
+                if let Some(note) = discovery_note {
+                    eprintln!("note: {note}");
+                }
                 Ok(done.map(|done| match (done, discovery_stop) {
                     (Ok(_), Some(message)) => Err(message),
                     (done, _) => done,

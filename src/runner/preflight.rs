@@ -142,6 +142,25 @@ pub fn discovery_stop(
     ))
 }
 
+/// A note for a run that passes although the configured merchant lists no mall, so that the
+/// cases needing one were skipped: a mistyped merchant id looks just like this, and a gate
+/// reader should learn it from the log, not from a green line.
+pub fn discovery_note(failure: Option<(&str, bool)>, summary: &RunSummary) -> Option<String> {
+    let (_, service) = failure?;
+    if service || summary.skipped == 0 || summary.skipped == summary.total() {
+        return None;
+    }
+    let skipped = match summary.skipped {
+        1 => "1 case needing one was".to_string(),
+        n => format!("{n} cases needing one were"),
+    };
+    Some(format!(
+        "the configured merchant lists no mall, so {skipped} skipped: if it should have malls, \
+         check MALLCHECK_MERCHANT_ID (and MALLCHECK_MERCHANT_USER_ID), or name a mall with \
+         MALLCHECK_MALL_SN and MALLCHECK_MALL_SIGNATURE"
+    ))
+}
+
 fn result(finding: Finding, exchange: Exchange, started: Instant) -> CaseResult {
     result_named(PREFLIGHT_CASE, finding, vec![exchange], started)
 }
@@ -342,6 +361,32 @@ mod tests {
         }
     }
     use serde_json::json;
+
+    #[test]
+    fn a_passing_run_that_skipped_cases_for_want_of_a_mall_gets_a_note() {
+        let summary = |passed, skipped| RunSummary {
+            passed,
+            skipped,
+            ..RunSummary::default()
+        };
+        let no_mall = Some(("the configured merchant lists no mall to target", false));
+        let note = discovery_note(no_mall, &summary(27, 15)).expect("a note");
+        assert!(note.contains("15 cases needing one were skipped"), "{note}");
+        assert!(note.contains("MALLCHECK_MERCHANT_ID"), "{note}");
+        assert!(
+            discovery_note(no_mall, &summary(27, 0)).is_none(),
+            "nothing skipped"
+        );
+        assert!(
+            discovery_note(None, &summary(27, 15)).is_none(),
+            "a mall was found"
+        );
+        let broken = Some(("discovery failed", true));
+        assert!(
+            discovery_note(broken, &summary(27, 15)).is_none(),
+            "the run fails instead"
+        );
+    }
 
     #[test]
     fn an_auth_envelope_is_recognised_and_an_empty_list_is_not() {
