@@ -4,8 +4,8 @@
 //! soon as it is known: the signing key and the sign command when the settings are resolved,
 //! each Authorization value and signature as its request is signed, the userinfo of a base URL,
 //! the values of credential headers. Each is registered in every form an echo can take (raw,
-//! JSON-escaped, percent-encoded, HTML/XML-escaped, shell-quoted, base64 at any alignment, a hex
-//! value in either case). Exchange records are scrubbed when they are built, from both sides of
+//! JSON-escaped as the common encoders write it, percent-encoded, HTML/XML-escaped,
+//! shell-quoted, base64 at any alignment, a hex value in either case). Exchange records are scrubbed when they are built, from both sides of
 //! the exchange; report files and console lines are scrubbed once more where they are written.
 //!
 //! Matching stays linear however many requests a run signs. Forms made only of token bytes
@@ -634,12 +634,9 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
 
 /// `secret` as each escaping (JSON, percent-encoding, markup, shell) writes it.
 fn escaped_forms(secret: &str) -> Vec<String> {
-    let mut out = vec![
-        secret.to_string(),
-        json_escaped(secret, false, false),
-        json_escaped(secret, false, true),
-        json_escaped(secret, true, false),
-        json_escaped(secret, true, true),
+    let mut out = vec![secret.to_string()];
+    out.extend(JSON_STYLES.iter().map(|style| json_escaped(secret, style)));
+    out.extend([
         utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string(),
         utf8_percent_encode(secret, COMPONENT).to_string(),
         utf8_percent_encode(secret, FORM)
@@ -650,7 +647,7 @@ fn escaped_forms(secret: &str) -> Vec<String> {
         markup_escaped(secret, Some("&#x27;")),
         markup_escaped(secret, Some("&apos;")),
         secret.replace('\'', r"'\''"),
-    ];
+    ]);
     // Percent-encoders differ in the case of their hex digits.
     let lower_hex: Vec<String> = out
         .iter()
@@ -679,26 +676,105 @@ fn lowercase_percent_hex(s: &str) -> String {
     out
 }
 
-/// The JSON string content of `s`: optionally every non-ASCII character as `\uXXXX`
-/// (`ensure_ascii` encoders) and `/` as `\/` (PHP).
-fn json_escaped(s: &str, ascii: bool, slash: bool) -> String {
+/// How an encoder writes a JSON string, beyond what JSON requires (`"`, `\`, control
+/// characters).
+struct JsonStyle {
+    /// `/` as `\/`.
+    slash: bool,
+    /// Every non-ASCII character as `\uXXXX`.
+    ascii: bool,
+    /// Characters written as `\uXXXX` whatever else applies (`"` too, rather than `\"`).
+    hex: &'static [char],
+    /// `\u` escapes with upper-case hex digits.
+    upper: bool,
+}
+
+/// The JSON encoders whose output is scrubbed: each is one more form of every secret that
+/// holds a character it writes its own way, so the list stays short.
+const JSON_STYLES: &[JsonStyle] = &[
+    // serde_json, JSON.stringify, Jackson, Json.NET, Go without HTML escaping.
+    JsonStyle {
+        slash: false,
+        ascii: false,
+        hex: &[],
+        upper: false,
+    },
+    // PHP with JSON_UNESCAPED_UNICODE.
+    JsonStyle {
+        slash: true,
+        ascii: false,
+        hex: &[],
+        upper: false,
+    },
+    // Python's json.dumps (ensure_ascii).
+    JsonStyle {
+        slash: false,
+        ascii: true,
+        hex: &[],
+        upper: false,
+    },
+    // PHP's json_encode.
+    JsonStyle {
+        slash: true,
+        ascii: true,
+        hex: &[],
+        upper: false,
+    },
+    // Go's json.Marshal (HTML-safe), Rails' to_json.
+    JsonStyle {
+        slash: false,
+        ascii: false,
+        hex: &['<', '>', '&', '\u{2028}', '\u{2029}'],
+        upper: false,
+    },
+    // The same with `/` as `\/` too, as a PHP-style layer in front of a Go service writes it.
+    JsonStyle {
+        slash: true,
+        ascii: false,
+        hex: &['<', '>', '&', '\u{2028}', '\u{2029}'],
+        upper: false,
+    },
+    // .NET's System.Text.Json with its default encoder.
+    JsonStyle {
+        slash: false,
+        ascii: true,
+        hex: &['"', '&', '\'', '+', '<', '>', '`', '\u{7f}'],
+        upper: true,
+    },
+    // Gson (HTML-safe by default).
+    JsonStyle {
+        slash: false,
+        ascii: false,
+        hex: &['<', '>', '&', '=', '\'', '\u{2028}', '\u{2029}'],
+        upper: false,
+    },
+];
+
+/// The JSON string content of `s` as `style` writes it.
+fn json_escaped(s: &str, style: &JsonStyle) -> String {
     let mut out = String::with_capacity(s.len());
+    let hex = |out: &mut String, c: char| {
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            let _ = if style.upper {
+                write!(out, "\\u{unit:04X}")
+            } else {
+                write!(out, "\\u{unit:04x}")
+            };
+        }
+    };
     for c in s.chars() {
         match c {
+            c if style.hex.contains(&c) => hex(&mut out, c),
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '/' if slash => out.push_str("\\/"),
+            '/' if style.slash => out.push_str("\\/"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (ascii && !c.is_ascii()) => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
+            c if (c as u32) < 0x20 || (style.ascii && !c.is_ascii()) => hex(&mut out, c),
             c => out.push(c),
         }
     }
@@ -937,7 +1013,18 @@ mod tests {
         let forms = [
             ("raw", key.to_string()),
             ("json", serde_json::to_string(key).unwrap()),
-            ("json, ensure_ascii", json_escaped(key, true, true)),
+            (
+                "json, ensure_ascii",
+                json_escaped(
+                    key,
+                    &JsonStyle {
+                        slash: true,
+                        ascii: true,
+                        hex: &[],
+                        upper: false,
+                    },
+                ),
+            ),
             (
                 "percent",
                 utf8_percent_encode(key, NON_ALPHANUMERIC).to_string(),
@@ -1131,6 +1218,50 @@ mod tests {
         let out = r.excerpt(body, 12);
         assert!(!out.contains("0123"), "{out}");
         assert_eq!(r.excerpt(b"short", 12), "short");
+    }
+
+    #[test]
+    fn a_key_echoed_by_go_dotnet_or_gson_json_is_scrubbed() {
+        let r = Redactor::new();
+        r.add_secret("St@tic/Key+w&th<chars>\"q=1%20");
+        r.add_secret("q7Zx/9Kp+Lm3Vn0R/tY2wA==");
+        r.add_secret("k3y'\u{e9}`\\pl+s\u{2028}");
+        for (encoder, echoed) in [
+            ("JSON.stringify", r#"St@tic/Key+w&th<chars>\"q=1%20"#),
+            (
+                "Go json.Marshal",
+                r#"St@tic/Key+w\u0026th\u003cchars\u003e\"q=1%20"#,
+            ),
+            (
+                "Go, then / as \\/",
+                r#"St@tic\/Key+w\u0026th\u003cchars\u003e\"q=1%20"#,
+            ),
+            (
+                ".NET System.Text.Json",
+                r#"St@tic/Key\u002Bw\u0026th\u003Cchars\u003E\u0022q=1%20"#,
+            ),
+            (
+                "Gson",
+                r#"St@tic/Key+w\u0026th\u003cchars\u003e\"q\u003d1%20"#,
+            ),
+            (".NET, base64", r#"q7Zx/9Kp\u002BLm3Vn0R/tY2wA=="#),
+            ("Gson, base64", r#"q7Zx/9Kp+Lm3Vn0R/tY2wA\u003d\u003d"#),
+            ("Go, quote and non-ASCII", "k3y'\u{e9}`\\\\pl+s\\u2028"),
+            (
+                ".NET, quote and non-ASCII",
+                r#"k3y\u0027\u00E9\u0060\\pl\u002Bs\u2028"#,
+            ),
+            (
+                "Gson, quote and non-ASCII",
+                "k3y\\u0027\u{e9}`\\\\pl+s\\u2028",
+            ),
+        ] {
+            assert_eq!(
+                scrubbed(&r, &format!("{{\"authorization\":\"app {echoed}\"}}")),
+                "{\"authorization\":\"app <redacted>\"}",
+                "{encoder}: {echoed}"
+            );
+        }
     }
 
     #[test]
