@@ -4,24 +4,27 @@
 //! soon as it is known: the signing key and the sign command when the settings are resolved,
 //! each Authorization value and signature as its request is signed, the userinfo of a base URL,
 //! the values of credential headers. Each is registered in every form an echo can take (raw,
-//! JSON-escaped, percent-encoded, HTML/XML-escaped, shell-quoted, base64 at any alignment, a hex
-//! value in either case). Exchange records are scrubbed when they are built, from both sides of
+//! JSON-escaped as the common encoders write it, percent-encoded, HTML/XML-escaped,
+//! shell-quoted, base64 at any alignment, a hex value in either case). Exchange records are scrubbed when they are built, from both sides of
 //! the exchange; report files and console lines are scrubbed once more where they are written.
+//! An excerpt is cut in the text it quotes, never in scrubbed text, and leaves out what the cut
+//! may have left of a secret.
 //!
 //! Matching stays linear however many requests a run signs. Forms made only of token bytes
 //! (letters, digits, `-_.~+/=`: every form of a hex signature) sit in a set looked up with each
-//! window of each run of token bytes, so registering one costs O(1). The other forms go into
-//! Aho-Corasick automata, merged like a binary counter.
+//! window of each run of token bytes, so registering one costs O(log n) (it is also kept in a
+//! sorted set, for the end of an excerpt). The other forms go into Aho-Corasick automata, merged
+//! like a binary counter.
 //!
 //! A secret shorter than [`MIN_SECRET_LEN`] characters is not scrubbed from free text: a
 //! one-letter key would erase that letter from every report. Header values are still redacted by
 //! header name whatever their length, and the settings warn about a short signing key.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
-use std::ops::Range;
+use std::ops::{Bound, Range};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
@@ -287,10 +290,35 @@ impl Tokens {
     }
 }
 
+/// Patterns, sorted: those that begin with given bytes are a range.
+#[derive(Default)]
+struct Sorted {
+    patterns: BTreeSet<Vec<u8>>,
+    /// Length in bytes of the longest.
+    longest: usize,
+}
+
+impl Sorted {
+    fn insert(&mut self, pattern: &str) {
+        self.longest = self.longest.max(pattern.len());
+        self.patterns.insert(pattern.as_bytes().to_vec());
+    }
+
+    /// Whether some pattern begins with `bytes`: then the first pattern not below `bytes` does.
+    fn begins(&self, bytes: &[u8]) -> bool {
+        self.patterns
+            .range::<[u8], _>((Bound::Included(bytes), Bound::Unbounded))
+            .next()
+            .is_some_and(|p| p.starts_with(bytes))
+    }
+}
+
 #[derive(Default)]
 struct Registry {
-    /// Every pattern registered.
-    seen: HashSet<String>,
+    /// Every pattern registered made only of token bytes.
+    seen_tokens: Sorted,
+    /// Every other pattern registered.
+    seen_others: Sorted,
     /// Every secret whose forms are registered, with its label: registering it again (the
     /// signature of a body sent again) computes nothing.
     registered: HashSet<(String, Label)>,
@@ -312,13 +340,18 @@ impl Registry {
     fn add(&mut self, forms: Vec<String>, label: Label) {
         let mut patterns = Vec::new();
         for form in forms {
-            if !self.seen.insert(form.clone()) {
+            let bytes = form.as_bytes();
+            if self.seen_tokens.patterns.contains(bytes)
+                || self.seen_others.patterns.contains(bytes)
+            {
                 continue;
             }
             self.longest = self.longest.max(form.len());
             if label == Label::Secret && Tokens::is_token(&form) {
+                self.seen_tokens.insert(&form);
                 self.tokens.insert(&form);
             } else {
+                self.seen_others.insert(&form);
                 patterns.push(form);
             }
         }
@@ -336,6 +369,65 @@ impl Registry {
         }
         self.tiers.push(Tier::new(patterns, labels));
     }
+
+    /// Every match in `bytes`, overlapping ones merged (a merge of two labels is a secret),
+    /// sorted.
+    fn find(&self, bytes: &[u8]) -> Vec<(Range<usize>, Label)> {
+        if bytes.len() < MIN_SECRET_LEN || self.longest == 0 {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        self.tokens.find(bytes, &mut found);
+        for tier in &self.tiers {
+            tier.find(bytes, &mut found);
+        }
+        found.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
+        let mut merged: Vec<(Range<usize>, Label)> = Vec::with_capacity(found.len());
+        for (range, label) in found {
+            match merged.last_mut() {
+                Some((cur, cur_label)) if range.start < cur.end => {
+                    cur.end = cur.end.max(range.end);
+                    if *cur_label != label {
+                        *cur_label = Label::Secret;
+                    }
+                }
+                _ => merged.push((range, label)),
+            }
+        }
+        merged
+    }
+
+    /// Where the longest end of `text` that begins a registered pattern starts (`text.len()`
+    /// when none does): what a cut at the end of `text` may have left of a secret.
+    fn partial_start(&self, text: &[u8]) -> usize {
+        // The beginning of a token pattern is in the run of token bytes that ends the text.
+        let run = text
+            .iter()
+            .rev()
+            .take_while(|&&b| TOKEN_BYTES[usize::from(b)])
+            .count();
+        let tokens_from = text.len() - run.min(self.seen_tokens.longest);
+        let others_from = text.len().saturating_sub(self.seen_others.longest);
+        (tokens_from.min(others_from)..text.len())
+            .find(|&at| {
+                (at >= tokens_from && self.seen_tokens.begins(&text[at..]))
+                    || (at >= others_from && self.seen_others.begins(&text[at..]))
+            })
+            .unwrap_or(text.len())
+    }
+}
+
+/// `bytes` with each of `found` (sorted, disjoint) replaced by its label.
+fn replace(bytes: &[u8], found: &[(Range<usize>, Label)], markup: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    for (range, label) in found {
+        out.extend_from_slice(&bytes[at..range.start]);
+        out.extend_from_slice(label.text(markup).as_bytes());
+        at = range.end;
+    }
+    out.extend_from_slice(&bytes[at..]);
+    out
 }
 
 /// The run's secrets, and the scrubbing of every text that leaves the process. Clones share the
@@ -526,66 +618,39 @@ impl Redactor {
 
     /// `bytes` with every known secret replaced; `markup` selects the HTML/XML placeholder.
     pub fn scrub_bytes<'a>(&self, bytes: &'a [u8], markup: bool) -> Cow<'a, [u8]> {
-        let registry = self.read();
-        if bytes.len() < MIN_SECRET_LEN || registry.seen.is_empty() {
-            return Cow::Borrowed(bytes);
-        }
-        let mut found = Vec::new();
-        registry.tokens.find(bytes, &mut found);
-        for tier in &registry.tiers {
-            tier.find(bytes, &mut found);
-        }
-        drop(registry);
+        let found = self.read().find(bytes);
         if found.is_empty() {
             return Cow::Borrowed(bytes);
         }
-        found.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut at = 0;
-        let mut current: Option<(Range<usize>, Label)> = None;
-        for (range, label) in found {
-            match &mut current {
-                Some((cur, cur_label)) if range.start < cur.end => {
-                    cur.end = cur.end.max(range.end);
-                    if *cur_label != label {
-                        *cur_label = Label::Secret;
-                    }
-                }
-                _ => {
-                    if let Some((cur, cur_label)) = current.take() {
-                        out.extend_from_slice(&bytes[at..cur.start]);
-                        out.extend_from_slice(cur_label.text(markup).as_bytes());
-                        at = cur.end;
-                    }
-                    current = Some((range, label));
-                }
-            }
-        }
-        if let Some((cur, cur_label)) = current {
-            out.extend_from_slice(&bytes[at..cur.start]);
-            out.extend_from_slice(cur_label.text(markup).as_bytes());
-            at = cur.end;
-        }
-        out.extend_from_slice(&bytes[at..]);
-        Cow::Owned(out)
+        Cow::Owned(replace(bytes, &found, markup))
     }
 
-    /// The first `max` bytes of `body` as text, scrubbed: a secret cut by the limit is still
-    /// recognised, because the scrub sees up to `max` + a margin before the cut.
-    pub fn excerpt(&self, body: &[u8], max: usize) -> String {
-        let margin = self.longest_pattern();
-        let window = &body[..body.len().min(max.saturating_add(margin))];
-        let scrubbed = self.scrub_bytes(window, false);
-        let cut = if body.len() <= max {
-            &scrubbed[..]
-        } else {
-            &scrubbed[..scrubbed.len().min(max)]
-        };
-        String::from_utf8_lossy(cut).into_owned()
-    }
-
-    fn longest_pattern(&self) -> usize {
-        self.read().longest
+    /// The first `max` bytes of `body` as text, scrubbed; `whole` says whether `body` is the
+    /// whole body (not when a size limit or a transport error cut it short).
+    ///
+    /// The cut is made in the body, not in the scrubbed text (whose placeholders are shorter or
+    /// longer than what they replace): a secret that the cut crosses is scrubbed whole, seen in
+    /// up to the longest pattern's length of body after the cut, and the excerpt of a body cut
+    /// short does not end with the beginning of a secret, in any of its forms, that the cut
+    /// may have left.
+    pub fn excerpt(&self, body: &[u8], max: usize, whole: bool) -> String {
+        let registry = self.read();
+        if whole && body.len() <= max {
+            let found = registry.find(body);
+            return String::from_utf8_lossy(&replace(body, &found, false)).into_owned();
+        }
+        let cut = body.len().min(max);
+        let window = &body[..body.len().min(cut.saturating_add(registry.longest))];
+        let found = registry.find(window);
+        // The excerpt ends where the longest end of the cut body that begins a secret starts
+        // (at the cut when none does), or after the match that this point falls in.
+        let partial = registry.partial_start(&body[..cut]);
+        let end = found
+            .iter()
+            .find(|(r, _)| r.contains(&partial))
+            .map_or(partial, |(r, _)| r.end);
+        let kept = found.partition_point(|(r, _)| r.start < end);
+        String::from_utf8_lossy(&replace(&body[..end], &found[..kept], false)).into_owned()
     }
 }
 
@@ -634,12 +699,9 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
 
 /// `secret` as each escaping (JSON, percent-encoding, markup, shell) writes it.
 fn escaped_forms(secret: &str) -> Vec<String> {
-    let mut out = vec![
-        secret.to_string(),
-        json_escaped(secret, false, false),
-        json_escaped(secret, false, true),
-        json_escaped(secret, true, false),
-        json_escaped(secret, true, true),
+    let mut out = vec![secret.to_string()];
+    out.extend(JSON_STYLES.iter().map(|style| json_escaped(secret, style)));
+    out.extend([
         utf8_percent_encode(secret, NON_ALPHANUMERIC).to_string(),
         utf8_percent_encode(secret, COMPONENT).to_string(),
         utf8_percent_encode(secret, FORM)
@@ -650,7 +712,7 @@ fn escaped_forms(secret: &str) -> Vec<String> {
         markup_escaped(secret, Some("&#x27;")),
         markup_escaped(secret, Some("&apos;")),
         secret.replace('\'', r"'\''"),
-    ];
+    ]);
     // Percent-encoders differ in the case of their hex digits.
     let lower_hex: Vec<String> = out
         .iter()
@@ -679,26 +741,105 @@ fn lowercase_percent_hex(s: &str) -> String {
     out
 }
 
-/// The JSON string content of `s`: optionally every non-ASCII character as `\uXXXX`
-/// (`ensure_ascii` encoders) and `/` as `\/` (PHP).
-fn json_escaped(s: &str, ascii: bool, slash: bool) -> String {
+/// How an encoder writes a JSON string, beyond what JSON requires (`"`, `\`, control
+/// characters).
+struct JsonStyle {
+    /// `/` as `\/`.
+    slash: bool,
+    /// Every non-ASCII character as `\uXXXX`.
+    ascii: bool,
+    /// Characters written as `\uXXXX` whatever else applies (`"` too, rather than `\"`).
+    hex: &'static [char],
+    /// `\u` escapes with upper-case hex digits.
+    upper: bool,
+}
+
+/// The JSON encoders whose output is scrubbed: each is one more form of every secret that
+/// holds a character it writes its own way, so the list stays short.
+const JSON_STYLES: &[JsonStyle] = &[
+    // serde_json, JSON.stringify, Jackson, Json.NET, Go without HTML escaping.
+    JsonStyle {
+        slash: false,
+        ascii: false,
+        hex: &[],
+        upper: false,
+    },
+    // PHP with JSON_UNESCAPED_UNICODE.
+    JsonStyle {
+        slash: true,
+        ascii: false,
+        hex: &[],
+        upper: false,
+    },
+    // Python's json.dumps (ensure_ascii).
+    JsonStyle {
+        slash: false,
+        ascii: true,
+        hex: &[],
+        upper: false,
+    },
+    // PHP's json_encode.
+    JsonStyle {
+        slash: true,
+        ascii: true,
+        hex: &[],
+        upper: false,
+    },
+    // Go's json.Marshal (HTML-safe), Rails' to_json.
+    JsonStyle {
+        slash: false,
+        ascii: false,
+        hex: &['<', '>', '&', '\u{2028}', '\u{2029}'],
+        upper: false,
+    },
+    // The same with `/` as `\/` too, as a PHP-style layer in front of a Go service writes it.
+    JsonStyle {
+        slash: true,
+        ascii: false,
+        hex: &['<', '>', '&', '\u{2028}', '\u{2029}'],
+        upper: false,
+    },
+    // .NET's System.Text.Json with its default encoder.
+    JsonStyle {
+        slash: false,
+        ascii: true,
+        hex: &['"', '&', '\'', '+', '<', '>', '`', '\u{7f}'],
+        upper: true,
+    },
+    // Gson (HTML-safe by default).
+    JsonStyle {
+        slash: false,
+        ascii: false,
+        hex: &['<', '>', '&', '=', '\'', '\u{2028}', '\u{2029}'],
+        upper: false,
+    },
+];
+
+/// The JSON string content of `s` as `style` writes it.
+fn json_escaped(s: &str, style: &JsonStyle) -> String {
     let mut out = String::with_capacity(s.len());
+    let hex = |out: &mut String, c: char| {
+        let mut units = [0u16; 2];
+        for unit in c.encode_utf16(&mut units) {
+            let _ = if style.upper {
+                write!(out, "\\u{unit:04X}")
+            } else {
+                write!(out, "\\u{unit:04x}")
+            };
+        }
+    };
     for c in s.chars() {
         match c {
+            c if style.hex.contains(&c) => hex(&mut out, c),
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '/' if slash => out.push_str("\\/"),
+            '/' if style.slash => out.push_str("\\/"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || (ascii && !c.is_ascii()) => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{unit:04x}");
-                }
-            }
+            c if (c as u32) < 0x20 || (style.ascii && !c.is_ascii()) => hex(&mut out, c),
             c => out.push(c),
         }
     }
@@ -937,7 +1078,18 @@ mod tests {
         let forms = [
             ("raw", key.to_string()),
             ("json", serde_json::to_string(key).unwrap()),
-            ("json, ensure_ascii", json_escaped(key, true, true)),
+            (
+                "json, ensure_ascii",
+                json_escaped(
+                    key,
+                    &JsonStyle {
+                        slash: true,
+                        ascii: true,
+                        hex: &[],
+                        upper: false,
+                    },
+                ),
+            ),
             (
                 "percent",
                 utf8_percent_encode(key, NON_ALPHANUMERIC).to_string(),
@@ -1128,9 +1280,123 @@ mod tests {
         let r = Redactor::new();
         r.add_secret("0123456789abcdef");
         let body = b"xxxxxxxx0123456789abcdefyyyy";
-        let out = r.excerpt(body, 12);
-        assert!(!out.contains("0123"), "{out}");
-        assert_eq!(r.excerpt(b"short", 12), "short");
+        let out = r.excerpt(body, 12, true);
+        assert_eq!(
+            out, "xxxxxxxx<redacted>",
+            "the secret across the cut is redacted whole"
+        );
+        assert_eq!(r.excerpt(b"short", 12, true), "short");
+    }
+
+    /// The longest beginning of a registered form of `secret`, of at least 4 bytes, that `text`
+    /// ends with. (What an excerpt ends with may begin a form by chance: `mal` of
+    /// `mallcheck-demo-app` ends with the first letter of a base64 fragment. The excerpt only
+    /// leaves out what may begin a secret that the cut crosses.)
+    fn partial_at_end(text: &str, secret: &str) -> Option<String> {
+        forms(secret)
+            .iter()
+            .flat_map(|f| {
+                (4..f.len())
+                    .filter(|&n| f.is_char_boundary(n))
+                    .map(move |n| &f[..n])
+            })
+            .filter(|p| text.ends_with(p))
+            .max_by_key(|p| p.len())
+            .map(str::to_string)
+    }
+
+    #[test]
+    fn an_excerpt_never_ends_with_the_beginning_of_a_secret() {
+        // An echoing service's answer: the Authorization value three times (each scrubbed to a
+        // shorter placeholder, which shrinks the text), filler, then once more across the cut.
+        let sig = "eb15fe36e951f0f5fc291e60749d3a07";
+        let key = "St@tic/Key+w&th<chars>\"q=1%20";
+        let r = Redactor::new();
+        r.add_credential(&format!("mallcheck-demo-app {sig}"));
+        r.add_secret(key);
+        for secret in [sig, key] {
+            let escaped = serde_json::to_string(secret).unwrap();
+            let echo = format!(
+                "\"authorization\": \"mallcheck-demo-app {}\", ",
+                &escaped[1..escaped.len() - 1]
+            );
+            let head = format!("{}\"pad\": \"", echo.repeat(3));
+            let before_secret = echo.find(&escaped[1..escaped.len() - 1]).unwrap();
+            // The last echo's secret starts anywhere from 100 bytes before the cut to 100 after.
+            for at in 1948..2148 {
+                let pad = at - head.len() - before_secret;
+                let body = format!("{head}{}{echo}{}", ".".repeat(pad), "x".repeat(99));
+                let out = r.excerpt(body.as_bytes(), 2048, true);
+                if let Some(p) = partial_at_end(&out, secret) {
+                    panic!("secret at {at}: the excerpt ends with {p:?}");
+                }
+                assert!(
+                    !out.contains(secret) && !out.contains(&escaped[1..escaped.len() - 1]),
+                    "secret at {at}"
+                );
+                assert!(out.matches(REDACTED).count() >= 3, "secret at {at}: {out}");
+                assert!(out.len() > 1900, "secret at {at}: {} bytes kept", out.len());
+            }
+        }
+    }
+
+    #[test]
+    fn the_excerpt_of_a_cut_body_leaves_out_a_secret_cut_with_it() {
+        let sig = "eb15fe36e951f0f5fc291e60749d3a07";
+        let r = Redactor::new();
+        r.add_credential(&format!("mallcheck-demo-app {sig}"));
+        let body = format!("{{\"authorization\": \"mallcheck-demo-app {sig}\"}}");
+        // A body cut short (by --max-body, or by a transport error) well under the limit.
+        for cut in 1..body.len() {
+            let out = r.excerpt(&body.as_bytes()[..cut], 2048, false);
+            if let Some(p) = partial_at_end(&out, sig) {
+                panic!("cut at {cut}: the excerpt ends with {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_key_echoed_by_go_dotnet_or_gson_json_is_scrubbed() {
+        let r = Redactor::new();
+        r.add_secret("St@tic/Key+w&th<chars>\"q=1%20");
+        r.add_secret("q7Zx/9Kp+Lm3Vn0R/tY2wA==");
+        r.add_secret("k3y'\u{e9}`\\pl+s\u{2028}");
+        for (encoder, echoed) in [
+            ("JSON.stringify", r#"St@tic/Key+w&th<chars>\"q=1%20"#),
+            (
+                "Go json.Marshal",
+                r#"St@tic/Key+w\u0026th\u003cchars\u003e\"q=1%20"#,
+            ),
+            (
+                "Go, then / as \\/",
+                r#"St@tic\/Key+w\u0026th\u003cchars\u003e\"q=1%20"#,
+            ),
+            (
+                ".NET System.Text.Json",
+                r#"St@tic/Key\u002Bw\u0026th\u003Cchars\u003E\u0022q=1%20"#,
+            ),
+            (
+                "Gson",
+                r#"St@tic/Key+w\u0026th\u003cchars\u003e\"q\u003d1%20"#,
+            ),
+            (".NET, base64", r#"q7Zx/9Kp\u002BLm3Vn0R/tY2wA=="#),
+            ("Gson, base64", r#"q7Zx/9Kp+Lm3Vn0R/tY2wA\u003d\u003d"#),
+            ("Go, quote and non-ASCII", "k3y'\u{e9}`\\\\pl+s\\u2028"),
+            (
+                ".NET, quote and non-ASCII",
+                r#"k3y\u0027\u00E9\u0060\\pl\u002Bs\u2028"#,
+            ),
+            (
+                "Gson, quote and non-ASCII",
+                "k3y\\u0027\u{e9}`\\\\pl+s\\u2028",
+            ),
+        ] {
+            assert_eq!(
+                scrubbed(&r, &format!("{{\"authorization\":\"app {echoed}\"}}")),
+                "{\"authorization\":\"app <redacted>\"}",
+                "{encoder}: {echoed}"
+            );
+        }
     }
 
     #[test]

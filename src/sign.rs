@@ -305,8 +305,8 @@ async fn run_command(command: &Secret, limit: Duration, body: &[u8]) -> Result<S
         return Err(SignErrorKind::TimedOut(limit).into());
     };
     let status = status.map_err(SignErrorKind::Pipe)?;
-    let (err, _) = err.map_err(SignErrorKind::Pipe)?;
-    let stderr = excerpt(&err, command);
+    let (err, err_cut) = err.map_err(SignErrorKind::Pipe)?;
+    let stderr = excerpt(&err, err_cut, command);
     if !status.success() {
         return Err(SignErrorKind::Failed {
             status: describe(status),
@@ -363,9 +363,9 @@ fn describe(status: ExitStatus) -> String {
 }
 
 /// `; stderr: …`: the start of what the command wrote to stderr, on one line, without control
-/// characters, and with the command and its long words (a key, a key file) redacted.
-fn excerpt(stderr: &[u8], command: &Secret) -> String {
-    let text = String::from_utf8_lossy(stderr);
+/// characters, and with the command and its long words (a key, a key file) redacted. `cut`
+/// says that stderr was cut at [`MAX_STDERR_BYTES`]: what the cut left of a secret is left out.
+fn excerpt(stderr: &[u8], cut: bool, command: &Secret) -> String {
     let words: Vec<Secret> = command
         .expose()
         .split(|c: char| c.is_whitespace() || "'\"=;|&<>()$`".contains(c))
@@ -374,6 +374,16 @@ fn excerpt(stderr: &[u8], command: &Secret) -> String {
         .collect();
     let mut secrets: Vec<&Secret> = vec![command];
     secrets.extend(words.iter());
+    let text = if cut {
+        let own = redact::Redactor::new();
+        for s in &secrets {
+            own.add_secret(s.expose());
+        }
+        let scrubbed = redact::global().excerpt(stderr, stderr.len(), false);
+        own.excerpt(scrubbed.as_bytes(), scrubbed.len(), false)
+    } else {
+        String::from_utf8_lossy(stderr).into_owned()
+    };
     let scrubbed = redact::scrub(&text, &secrets);
     let one_line: String = scrubbed
         .split_whitespace()
@@ -461,6 +471,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "the sign command failed (killed by signal 9)");
+    }
+
+    #[tokio::test]
+    async fn stderr_cut_at_its_cap_in_a_key_leaves_none_of_it() {
+        // 4,080 blanks (one space on the excerpt's line), then the key across the 4,096-byte cap.
+        let line = "printf '%4080s' '' >&2; echo \"key=sign-key-0123456789\" >&2; exit 3";
+        let e = command(line).sign(b"{}").await.unwrap_err().to_string();
+        assert!(!e.contains("sign-key"), "{e}");
+        assert!(e.ends_with("; stderr: key="), "{e}");
     }
 
     #[tokio::test]

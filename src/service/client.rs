@@ -407,7 +407,7 @@ impl Client {
                 Ok(Some(chunk)) => {
                     if body.len() + chunk.len() > limit {
                         body.extend_from_slice(&chunk[..limit.saturating_sub(body.len())]);
-                        let record = response_record(status, &headers, &body);
+                        let record = response_record(status, &headers, &body, false);
                         let f = Finding::new(
                             &catalog::TRANSPORT_BODY_SIZE,
                             "",
@@ -420,7 +420,7 @@ impl Client {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    let record = response_record(status, &headers, &body);
+                    let record = response_record(status, &headers, &body, false);
                     let mut f = self.transport_finding(&e);
                     f.detail = format!("after {} bytes of body", body.len());
                     return Err((Some(record), f));
@@ -428,7 +428,7 @@ impl Client {
             }
         }
         let body = body.freeze();
-        let record = response_record(status, &headers, &body);
+        let record = response_record(status, &headers, &body, true);
         Ok((
             record,
             RawResponse {
@@ -578,8 +578,9 @@ fn timeout_finding(timeout: Duration) -> Finding {
 
 /// The response as recorded: a service, a proxy or an error page may echo the request, so
 /// credential headers are redacted by name and every header value and the body excerpt are
-/// scrubbed of the run's secrets.
-fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRecord {
+/// scrubbed of the run's secrets. `whole` says whether `body` is all of the body (not when
+/// `--max-body` or a transport error cut it short).
+fn response_record(status: u16, headers: &HeaderMap, body: &[u8], whole: bool) -> ResponseRecord {
     let redactor = redact::global();
     ResponseRecord {
         status,
@@ -590,7 +591,7 @@ fn response_record(status: u16, headers: &HeaderMap, body: &[u8]) -> ResponseRec
                 (k.to_string(), redactor.header_value(k.as_str(), &value))
             })
             .collect(),
-        body_excerpt: redactor.excerpt(body, EXCERPT_BYTES),
+        body_excerpt: redactor.excerpt(body, EXCERPT_BYTES, whole),
         body_len: body.len(),
     }
 }
@@ -676,7 +677,7 @@ mod tests {
 
     fn raw(status: u16, body: &'static [u8]) -> (RawResponse, ResponseRecord) {
         let headers = HeaderMap::new();
-        let record = response_record(status, &headers, body);
+        let record = response_record(status, &headers, body, true);
         (
             RawResponse {
                 status,

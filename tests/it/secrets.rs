@@ -213,6 +213,10 @@ fn views(text: &str) -> Vec<String> {
     all
 }
 
+/// Characters at the start of a secret that are a leak on their own: what a cut (of an excerpt,
+/// of a line) may leave of a secret.
+const PARTIAL_CHARS: usize = 12;
+
 /// Secrets a run must not write, by name.
 #[derive(Default)]
 struct Secrets(Vec<(String, String)>);
@@ -228,14 +232,22 @@ impl Secrets {
         }
     }
 
-    /// The secrets found in `text`, in any of its views; also any `<appid> <32 hex>` value.
+    /// The secrets found in `text`, in any of its views, whole or their first
+    /// [`PARTIAL_CHARS`] characters (what a cut leaves); also any `<appid> <8 or more hex>`
+    /// value.
     fn found_in(&self, text: &str) -> Vec<String> {
-        let authorization = Regex::new(&format!(r"{DEMO_APPID}(-other)? [0-9a-f]{{32}}")).unwrap();
+        let authorization = Regex::new(&format!(r"{DEMO_APPID}(-other)? [0-9a-f]{{8,}}")).unwrap();
         let mut found = Vec::new();
         for view in views(text) {
             for (what, value) in &self.0 {
+                let start: String = value.chars().take(PARTIAL_CHARS).collect();
                 if view.contains(value.as_str()) && !found.contains(what) {
                     found.push(what.clone());
+                } else if view.contains(&start) {
+                    let leak = format!("the first {PARTIAL_CHARS} characters of {what}");
+                    if !found.contains(&leak) {
+                        found.push(leak);
+                    }
                 }
             }
             if let Some(m) = authorization.find(&view) {
@@ -446,6 +458,77 @@ fn static_signer_key_is_never_written_in_any_encoding() {
         dir.path(),
         &[("run (echo)", &echo), ("run (error page)", &page)],
     );
+}
+
+#[test]
+fn a_body_cut_by_max_body_inside_a_signature_leaves_no_part_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("cut.yaml");
+    // A long header that the service echoes before the Authorization header, so that the
+    // signature it echoes lies beyond the smallest --max-body.
+    std::fs::write(
+        &case,
+        format!(
+            "cases:\n  - name: padded request\n    endpoint: mall-list\n    request:\n      body: {{ appid: \"{DEMO_APPID}\", filter: {{ seller: {{ merchantId: \"{}\", merchantUserId: \"{}\", role: super_admin }} }}, sort: {{ sortField: id, sort: DESC }}, cursor: {{ cursorField: id, endCursor: null, count: 3 }} }}\n      headers: {{ X-Pad: \"{}\" }}\n",
+            MAIN.merchant_id,
+            MAIN.merchant_user_id,
+            ".".repeat(1200)
+        ),
+    )
+    .unwrap();
+    let server = InProcess::start(Signer::new(SignerKind::Md5, MD5_KEY.to_string()));
+    let echo = server.fault_url(Fault::EchoRequest);
+    let case_arg = case.to_str().unwrap();
+    let excerpt = |report: &str| -> String {
+        let text = std::fs::read_to_string(dir.path().join(report)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["cases"][0]["exchanges"][0]["response"]["body_excerpt"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let whole = run(dir.path(), &echo, &["--cases", case_arg])
+        .args(["--json", "reports/whole.json"])
+        .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+        .output()
+        .unwrap();
+    assert_exit(&whole, 0);
+    // Where the echoed signature starts: nothing before it is redacted.
+    let echoed = format!("\"authorization\":\"{DEMO_APPID} ");
+    let shown = excerpt("reports/whole.json");
+    let at = shown.find(&format!("{echoed}{}", mallcheck::redact::REDACTED));
+    let at = at.unwrap_or_else(|| panic!("no echoed signature in {shown}")) + echoed.len();
+    assert!(at > 1024, "the signature is echoed at byte {at}");
+    // Cut the answer 20 characters into the signature.
+    let max_body = (at + 20).to_string();
+    let cut = run(dir.path(), &echo, &["--cases", case_arg, "--verbose"])
+        .args(["--max-body", &max_body, "--json", "reports/cut.json"])
+        .args(["--markdown", "reports/cut.md", "--html", "reports/cut.html"])
+        .args(["--junit", "reports/cut.xml"])
+        .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+        .output()
+        .unwrap();
+    assert_exit(&cut, 1);
+    assert!(
+        output_text(&cut).contains("transport.body-size"),
+        "{}",
+        output_text(&cut)
+    );
+    let shown = excerpt("reports/cut.json");
+    assert!(
+        shown.ends_with(&echoed),
+        "the excerpt should stop before the signature: …{}",
+        &shown[shown.len().saturating_sub(80)..]
+    );
+    let mut secrets = Secrets::default();
+    secrets.add("the md5 key", MD5_KEY);
+    for (i, sig) in md5_signatures(&dir.path().join("reports/cut.json"), MD5_KEY)
+        .iter()
+        .enumerate()
+    {
+        secrets.add(&format!("signature {i}"), sig);
+    }
+    secrets.assert_none_written(dir.path(), &[("run (cut)", &cut)]);
 }
 
 #[test]
