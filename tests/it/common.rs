@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
 
 /// Path of the binary under test.
 pub fn bin() -> PathBuf {
@@ -106,6 +106,32 @@ pub fn run_as_main(base_url: &str, dir: &Path) -> Command {
         .args(["run", "--base-url", base_url])
         .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
         .args(["--merchant-user-id", MAIN.merchant_user_id]);
+    cmd
+}
+
+/// `mallcheck fuzz --seed SEED` against `base_url` as the reference server's main merchant (and
+/// its other merchant), in `dir` with a clean environment; the JUnit report and the
+/// regressions land in `dir` (`junit.xml`, `regs/`).
+pub fn fuzz_as_main(base_url: &str, dir: &Path, seed: &str) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
+        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id)
+        .args([
+            "fuzz",
+            "--seed",
+            seed,
+            "--color",
+            "never",
+            "--base-url",
+            base_url,
+        ])
+        .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--junit", "junit.xml", "--regressions", "regs"]);
     cmd
 }
 

@@ -10,34 +10,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
-
-use crate::common::{Server, assert_exit, bin, output_text};
+use crate::common::{Server, assert_exit, fuzz_as_main, output_text};
 use crate::politeness::{RawRequest, raw_server, response};
 
-/// `mallcheck fuzz` in `dir` against `base_url` as the reference server's main merchant, with
-/// the JUnit report and the regressions in `dir`.
+/// `mallcheck fuzz --seed 1` in `dir` against `base_url` as the reference server's main
+/// merchant, with the JUnit report and the regressions in `dir`.
 fn fuzz(dir: &Path, base_url: &str) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
-        .env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
-        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id)
-        .args([
-            "fuzz",
-            "--seed",
-            "1",
-            "--color",
-            "never",
-            "--base-url",
-            base_url,
-        ])
-        .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
-        .args(["--merchant-user-id", MAIN.merchant_user_id])
-        .args(["--junit", "junit.xml", "--regressions", "regs"]);
-    cmd
+    fuzz_as_main(base_url, dir, "1")
 }
 
 fn stdout(out: &Output) -> String {

@@ -2,11 +2,9 @@
 //! text (§7.2-§7.4 show no error shape and no status) passes `run` and `fuzz`, still has its
 //! wrong key caught by the preflight, and a failing sign command stops the run at once.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
-
-use crate::common::{Server, bin, output_text, run_against};
+use crate::common::{Server, fuzz_as_main, output_text, run_against};
 
 fn report(dir: &std::path::Path) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join("report.json")).expect("report.json");
@@ -14,18 +12,8 @@ fn report(dir: &std::path::Path) -> serde_json::Value {
 }
 
 fn fuzz_at(dir: &std::path::Path, base_url: &str, seed: &str) -> Output {
-    Command::new(bin())
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
-        .env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
-        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id)
-        .args(["fuzz", "--seed", seed, "--cases", "300", "--color", "never"])
-        .args(["--junit", "junit.xml", "--regressions", "regs"])
-        .args(["--base-url", base_url, "--appid", DEMO_APPID])
-        .args(["--merchant-id", MAIN.merchant_id])
-        .args(["--merchant-user-id", MAIN.merchant_user_id])
+    fuzz_as_main(base_url, dir, seed)
+        .args(["--cases", "300"])
         .output()
         .expect("run mallcheck fuzz")
 }
