@@ -12,6 +12,7 @@ use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::release::compare::RESPONSE_SCHEMAS;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
 use crate::report::file::{FileReport, Render, ReportKind};
@@ -21,6 +22,7 @@ use crate::report::{html, json, markdown};
 use crate::runner::{PlannedCase, RunOptions, Runner, preflight};
 use crate::service::discover::Discovery;
 use crate::settings::{self, Target};
+use crate::snapshot::classify::Contract;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::Event;
 
@@ -223,8 +225,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             // One directory per target: the embedded server's committed snapshots are never
             // compared with another service's responses.
             let name = super::snapshots::target_name(&args, target.base_url.as_deref())?;
+            let contract = Contract::from_schema_documents(
+                RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
+            );
             Some(
                 s.with_secrets(target.signer.secrets().into_iter().cloned().collect())
+                    .with_contract(contract)
                     .for_target(&name),
             )
         }

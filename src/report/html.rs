@@ -191,9 +191,10 @@ fn sections_with_findings(run: &Run<'_>) -> Vec<(&'static str, Outcome)> {
 /// (its endpoint, `mallcheck fuzz` only) and the answers (none, or none that is JSON).
 /// `None` means the check ran there (or may have).
 fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
-    if check.id == crate::spec::catalog::SNAPSHOT_MATCH.id {
+    let snapshot = crate::spec::catalog::SNAPSHOT_MATCH.id;
+    if check.id == snapshot || check.id == crate::spec::catalog::SNAPSHOT_DATA.id {
         // The runner says in the coverage whether a snapshot was compared.
-        return match r.coverage.iter().find(|c| c.check == check.id) {
+        return match r.coverage.iter().find(|c| c.check == snapshot) {
             Some(c) if c.scope == crate::verdict::event::SNAPSHOT_COMPARED => None,
             Some(_) => Some("snapshots off (--snapshots off)"),
             None => Some("no case takes a snapshot"),

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::Value;
 
+use super::classify::{self, Contract};
 use super::engine::{self, Assertion, UpdateMode, Verdict};
 use super::{render, store};
 use crate::case::model::SnapshotSpec;
@@ -132,6 +133,7 @@ pub struct Snapshotter {
     options: SnapshotOptions,
     secrets: Vec<Secret>,
     written: Arc<Mutex<Written>>,
+    contract: Contract,
 }
 
 impl Snapshotter {
@@ -142,7 +144,16 @@ impl Snapshotter {
             options,
             secrets: vec![],
             written: Arc::default(),
+            contract: Contract::default(),
         }
+    }
+
+    /// Judges a difference by what the response schemas allow (closed sets, types), as
+    /// `mallcheck diff` does: a change of shape fails (`snapshot.match`), a change of data
+    /// only warns (`snapshot.data`), since a live service's data changes between two runs.
+    pub fn with_contract(mut self, contract: Contract) -> Self {
+        self.contract = contract;
+        self
     }
 
     /// Keeps this run's snapshots in `<dir>/<target>/` (see [`super::target`]), so the snapshots
@@ -273,13 +284,33 @@ impl Snapshotter {
                 ".new"
             ));
         }
-        Finding::new(
-            &catalog::SNAPSHOT_MATCH,
-            pointer,
-            format!("the recorded snapshot {}", shown.display()),
-            actual,
-        )
-        .with_detail(detail.replace('\n', "\n  "))
+        // Only a difference that a client of the interface could trip on fails the case; a
+        // difference of values, records or order in the same shape is the service's data.
+        let data_only = match (
+            serde_json::from_str::<Value>(reference),
+            serde_json::from_str::<Value>(test),
+        ) {
+            (Ok(old), Ok(new)) => {
+                let judged = classify::compare(&old, &new, &self.contract);
+                !judged.is_empty() && !classify::is_breaking(&judged)
+            }
+            _ => false,
+        };
+        let (check, expected) = if data_only {
+            (
+                &catalog::SNAPSHOT_DATA,
+                format!(
+                    "the data of the recorded snapshot {} (the shape is unchanged: a warning unless --strict)",
+                    shown.display()
+                ),
+            )
+        } else {
+            (
+                &catalog::SNAPSHOT_MATCH,
+                format!("the recorded snapshot {}", shown.display()),
+            )
+        };
+        Finding::new(check, pointer, expected, actual).with_detail(detail.replace('\n', "\n  "))
     }
 
     fn note_pending(&self, shown: &Path) {

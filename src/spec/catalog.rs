@@ -89,7 +89,8 @@ checks! {
 
     // Case-file assertions and snapshots.
     CASE_ASSERT = ("case.assert", "case file", Contract, Contract, "a JSONPath assertion written in the case file holds");
-    SNAPSHOT_MATCH = ("snapshot.match", "snapshot", Contract, Contract, "the response equals its recorded snapshot (after redactions)");
+    SNAPSHOT_MATCH = ("snapshot.match", "snapshot", Contract, Contract, "the response keeps the shape of its recorded snapshot: no field removed, no type changed, no value outside a closed set, nothing newly null (after redactions)");
+    SNAPSHOT_DATA = ("snapshot.data", "snapshot", Observed, Contract, "the response's data equals its recorded snapshot (values, records, order; after redactions): data changes on a live service, so a difference warns unless --strict");
 
     // Fuzzing properties (§4, §7).
     FUZZ_NO_SERVER_ERROR = ("fuzz.no-server-error", "§7", Contract, Contract, "no generated request is answered with a 5xx status");
