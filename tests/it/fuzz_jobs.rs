@@ -7,25 +7,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::common::{Server, bin};
+use crate::common::{Server, fuzz_as_main};
 use assert_cmd::Command;
-use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN, OTHER};
 
 /// `mallcheck fuzz --seed 1` on the mall list against `base_url` as the main merchant.
 fn fuzz(dir: &Path, base_url: &str, jobs: &str) -> Command {
-    let mut cmd = Command::new(bin());
-    cmd.current_dir(dir)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
-        .env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
-        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id)
-        .args(["fuzz", "--seed", "1", "--color", "never", "--jobs", jobs])
-        .args(["--cases", "150", "--endpoint", "mall-list"])
-        .args(["--junit", "junit.xml", "--regressions", "regs"])
-        .args(["--base-url", base_url, "--appid", DEMO_APPID])
-        .args(["--merchant-id", MAIN.merchant_id])
-        .args(["--merchant-user-id", MAIN.merchant_user_id]);
+    let mut cmd = Command::from_std(fuzz_as_main(base_url, dir, "1"));
+    cmd.args(["--jobs", jobs, "--cases", "150", "--endpoint", "mall-list"]);
     cmd
 }
 
