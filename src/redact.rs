@@ -10,6 +10,13 @@
 //! An excerpt is cut in the text it quotes, never in scrubbed text, and leaves out what the cut
 //! may have left of a secret.
 //!
+//! Each form is also registered normalised ([`normal`]: per-character escapes decoded, white
+//! space dropped, ASCII lower-cased) and searched in the normalised view of each text, the
+//! matches mapped back to the text: a secret echoed in another letter case, escaped character
+//! by character (JSON `\u`, `%XX`, HTML numeric and named entities), with a line break inside
+//! or as base64 wrapped at any width is found too. The view is built a chunk of text at a time,
+//! so its offset map stays small whatever the text's length.
+//!
 //! Matching stays linear however many requests a run signs. Forms made only of token bytes
 //! (letters, digits, `-_.~+/=`: every form of a hex signature) sit in a set looked up with each
 //! window of each run of token bytes, so registering one costs O(log n) (it is also kept in a
@@ -32,6 +39,8 @@ use base64::Engine as _;
 use base64::engine::GeneralPurpose;
 use base64::engine::general_purpose::{STANDARD_NO_PAD, STANDARD_PAD_INDIFFERENT, URL_SAFE_NO_PAD};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+mod normal;
 
 /// Placeholder written wherever a secret was.
 pub const REDACTED: &str = "<redacted>";
@@ -313,15 +322,13 @@ impl Sorted {
     }
 }
 
+/// One set of patterns, searched in one spelling of a text (as written, or normalised).
 #[derive(Default)]
-struct Registry {
+struct Patterns {
     /// Every pattern registered made only of token bytes.
     seen_tokens: Sorted,
     /// Every other pattern registered.
     seen_others: Sorted,
-    /// Every secret whose forms are registered, with its label: registering it again (the
-    /// signature of a body sent again) computes nothing.
-    registered: HashSet<(String, Label)>,
     /// Patterns made only of token bytes (every form of a hex signature).
     tokens: Tokens,
     /// Automata over the other patterns, of decreasing size: a new batch merges with every
@@ -330,13 +337,9 @@ struct Registry {
     tiers: Vec<Tier>,
     /// Length in bytes of the longest pattern.
     longest: usize,
-    /// Header names a case file marked secret (lower-cased).
-    marked: HashSet<String>,
-    /// The sign command as configured, whatever its length, for the errors that quote it.
-    sign_command: Option<String>,
 }
 
-impl Registry {
+impl Patterns {
     fn add(&mut self, forms: Vec<String>, label: Label) {
         let mut patterns = Vec::new();
         for form in forms {
@@ -370,17 +373,91 @@ impl Registry {
         self.tiers.push(Tier::new(patterns, labels));
     }
 
-    /// Every match in `bytes`, overlapping ones merged (a merge of two labels is a secret),
-    /// sorted.
-    fn find(&self, bytes: &[u8]) -> Vec<(Range<usize>, Label)> {
+    /// Every match in `bytes`, unsorted, overlapping.
+    fn find(&self, bytes: &[u8], out: &mut Vec<(Range<usize>, Label)>) {
         if bytes.len() < MIN_SECRET_LEN || self.longest == 0 {
+            return;
+        }
+        self.tokens.find(bytes, out);
+        for tier in &self.tiers {
+            tier.find(bytes, out);
+        }
+    }
+
+    /// Where the longest end of `text` that begins a registered pattern starts (`text.len()`
+    /// when none does).
+    fn partial_start(&self, text: &[u8]) -> usize {
+        // The beginning of a token pattern is in the run of token bytes that ends the text.
+        let run = text
+            .iter()
+            .rev()
+            .take_while(|&&b| TOKEN_BYTES[usize::from(b)])
+            .count();
+        let tokens_from = text.len() - run.min(self.seen_tokens.longest);
+        let others_from = text.len().saturating_sub(self.seen_others.longest);
+        (tokens_from.min(others_from)..text.len())
+            .find(|&at| {
+                (at >= tokens_from && self.seen_tokens.begins(&text[at..]))
+                    || (at >= others_from && self.seen_others.begins(&text[at..]))
+            })
+            .unwrap_or(text.len())
+    }
+}
+
+/// Bytes of text whose normalised view is built at once: a long text is searched in chunks,
+/// so the view's offset map stays small.
+const NORMAL_CHUNK: usize = 256 * 1024;
+
+/// How much text the echo of a normalised pattern of `longest` bytes may take: escapes of up
+/// to 12 bytes per character, and some white space.
+fn normal_reach(longest: usize) -> usize {
+    if longest == 0 { 0 } else { longest * 12 + 4096 }
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Every form of every secret, as an echo writes it.
+    raw: Patterns,
+    /// The same forms normalised ([`normal`]): searched in the normalised view of a text, they
+    /// find a secret in any letter case, escaped character by character, or broken by white
+    /// space (a line break inside it, base64 wrapped at any width).
+    normal: Patterns,
+    /// Every secret whose forms are registered, with its label: registering it again (the
+    /// signature of a body sent again) computes nothing.
+    registered: HashSet<(String, Label)>,
+    /// Header names a case file marked secret (lower-cased).
+    marked: HashSet<String>,
+    /// The sign command as configured, whatever its length, for the errors that quote it.
+    sign_command: Option<String>,
+}
+
+impl Registry {
+    fn add(&mut self, forms: Vec<String>, label: Label) {
+        let mut normal: Vec<String> = forms
+            .iter()
+            .map(|f| String::from_utf8_lossy(&normal::normalise(f)).into_owned())
+            .filter(|f| f.chars().count() >= MIN_SECRET_LEN)
+            .collect();
+        normal.sort();
+        normal.dedup();
+        self.raw.add(forms, label);
+        self.normal.add(normal, label);
+    }
+
+    /// How far past a point of a text a match that begins before it may reach.
+    fn reach(&self) -> usize {
+        self.raw.longest.max(normal_reach(self.normal.longest))
+    }
+
+    /// Every match in `bytes`, as written or in its normalised view, overlapping ones merged
+    /// (a merge of two labels is a secret), sorted.
+    fn find(&self, bytes: &[u8]) -> Vec<(Range<usize>, Label)> {
+        if bytes.len() < MIN_SECRET_LEN || self.raw.longest == 0 {
             return Vec::new();
         }
         let mut found = Vec::new();
-        self.tokens.find(bytes, &mut found);
-        for tier in &self.tiers {
-            tier.find(bytes, &mut found);
-        }
+        self.raw.find(bytes, &mut found);
+        self.find_normal(bytes, &mut found);
         found.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
         let mut merged: Vec<(Range<usize>, Label)> = Vec::with_capacity(found.len());
         for (range, label) in found {
@@ -397,23 +474,42 @@ impl Registry {
         merged
     }
 
-    /// Where the longest end of `text` that begins a registered pattern starts (`text.len()`
-    /// when none does): what a cut at the end of `text` may have left of a secret.
+    /// The matches of the normalised patterns, mapped back to `bytes`. The view is built a
+    /// chunk at a time, each chunk reaching past its end by as much text as an echo may take,
+    /// and keeps the matches that start in it.
+    fn find_normal(&self, bytes: &[u8], out: &mut Vec<(Range<usize>, Label)>) {
+        if self.normal.longest == 0 {
+            return;
+        }
+        let reach = normal_reach(self.normal.longest);
+        let mut start = 0;
+        while start < bytes.len() {
+            let end = bytes.len().min(start + NORMAL_CHUNK);
+            let view = normal::View::of(&bytes[start..bytes.len().min(end + reach)]);
+            let mut found = Vec::new();
+            self.normal.find(&view.bytes, &mut found);
+            for (range, label) in found {
+                let source = view.source(range);
+                if start + source.start < end {
+                    out.push((start + source.start..start + source.end, label));
+                }
+            }
+            start = end;
+        }
+    }
+
+    /// Where the longest end of `text` that begins a registered pattern, as written or
+    /// normalised, starts (`text.len()` when none does): what a cut at the end of `text` may
+    /// have left of a secret.
     fn partial_start(&self, text: &[u8]) -> usize {
-        // The beginning of a token pattern is in the run of token bytes that ends the text.
-        let run = text
-            .iter()
-            .rev()
-            .take_while(|&&b| TOKEN_BYTES[usize::from(b)])
-            .count();
-        let tokens_from = text.len() - run.min(self.seen_tokens.longest);
-        let others_from = text.len().saturating_sub(self.seen_others.longest);
-        (tokens_from.min(others_from)..text.len())
-            .find(|&at| {
-                (at >= tokens_from && self.seen_tokens.begins(&text[at..]))
-                    || (at >= others_from && self.seen_others.begins(&text[at..]))
-            })
-            .unwrap_or(text.len())
+        let raw = self.raw.partial_start(text);
+        if self.normal.longest == 0 {
+            return raw;
+        }
+        let from = text.len().saturating_sub(normal_reach(self.normal.longest));
+        let view = normal::View::of(&text[from..]);
+        let at = self.normal.partial_start(&view.bytes);
+        raw.min(from + view.source_start(at, text.len() - from))
     }
 }
 
@@ -640,7 +736,7 @@ impl Redactor {
             return String::from_utf8_lossy(&replace(body, &found, false)).into_owned();
         }
         let cut = body.len().min(max);
-        let window = &body[..body.len().min(cut.saturating_add(registry.longest))];
+        let window = &body[..body.len().min(cut.saturating_add(registry.reach()))];
         let found = registry.find(window);
         // The excerpt ends where the longest end of the cut body that begins a secret starts
         // (at the cut when none does), or after the match that this point falls in.
@@ -1164,7 +1260,7 @@ mod tests {
             r.add_credential(&format!("app {s}"));
         }
         assert!(
-            r.read().tiers.is_empty(),
+            r.read().raw.tiers.is_empty() && r.read().normal.tiers.is_empty(),
             "hex signatures need no automaton"
         );
         for s in [&sigs[0], &sigs[777], &sigs[1999]] {
@@ -1184,8 +1280,8 @@ mod tests {
             "xx<redacted>yy <redacted> <redacted>"
         );
         assert_eq!(
-            scrubbed(&r, "tok3n-abcde tok3n-abcdeF"),
-            "tok3n-abcde tok3n-abcdeF"
+            scrubbed(&r, "tok3n-abcde tok3n-abcdeX"),
+            "tok3n-abcde tok3n-abcdeX"
         );
     }
 
@@ -1396,6 +1492,93 @@ mod tests {
                 "{\"authorization\":\"app <redacted>\"}",
                 "{encoder}: {echoed}"
             );
+        }
+    }
+
+    const KEY: &str = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6Hj1Gf5Ds0Ay";
+
+    /// Every run of 8 characters of `key` that `text` still holds, in any letter case.
+    fn fragments_left(text: &str, key: &str) -> Vec<String> {
+        let lower = text.to_ascii_lowercase();
+        (0..=key.len() - 8)
+            .map(|i| key[i..i + 8].to_ascii_lowercase())
+            .filter(|w| lower.contains(w.as_str()))
+            .collect()
+    }
+
+    /// The echoes of a key that the issue's bar names, as a service writes them.
+    fn echoes(key: &str) -> Vec<(&'static str, String)> {
+        let b64 = base64::engine::general_purpose::STANDARD
+            .encode(format!("{{\"appid\":\"demo\",\"signature\":\"{key}\"}}").repeat(3));
+        let wrapped: Vec<&str> = b64
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        vec![
+            ("plain", format!("signature did not match: {key}")),
+            ("upper", key.to_ascii_uppercase()),
+            ("lower", key.to_ascii_lowercase()),
+            (
+                "json \\u",
+                key.chars()
+                    .map(|c| format!("\\u{:04x}", c as u32))
+                    .collect(),
+            ),
+            (
+                "percent",
+                key.bytes().map(|b| format!("%{b:02X}")).collect(),
+            ),
+            ("html", key.bytes().map(|b| format!("&#{b};")).collect()),
+            ("mime base64", wrapped.join("\r\n")),
+            ("mime base64 in json", wrapped.join("\\r\\n")),
+            (
+                "line break inside",
+                format!("{}\n{}", &key[..13], &key[13..]),
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_echo_form_of_the_bar_leaves_no_fragment_of_the_key() {
+        let r = Redactor::new();
+        r.add_secret(KEY);
+        for (form, echo) in echoes(KEY) {
+            let text = format!("{{\"msg\":\"{echo}\"}}");
+            let out = scrubbed(&r, &text);
+            assert!(fragments_left(&out, KEY).is_empty(), "{form}: {out}");
+            assert!(out.contains(REDACTED), "{form}: {out}");
+            assert!(out.starts_with("{\"msg\":\""), "{form}: {out}");
+        }
+    }
+
+    #[test]
+    fn a_key_across_the_chunks_of_the_normalised_view_is_found() {
+        let r = Redactor::new();
+        r.add_secret(KEY);
+        let upper = KEY.to_ascii_uppercase();
+        for at in [
+            NORMAL_CHUNK - 20,
+            NORMAL_CHUNK - 1,
+            NORMAL_CHUNK,
+            3 * NORMAL_CHUNK - 5,
+        ] {
+            let text = format!("{}{upper}{}", "x".repeat(at), "y".repeat(100));
+            let out = scrubbed(&r, &text);
+            assert!(fragments_left(&out, KEY).is_empty(), "key at {at}");
+            assert_eq!(out.len(), at + REDACTED.len() + 100, "key at {at}");
+        }
+    }
+
+    #[test]
+    fn an_excerpt_cut_in_an_upper_cased_key_leaves_nothing_of_it() {
+        let r = Redactor::new();
+        r.add_secret(KEY);
+        let body = format!("did not match: {}", KEY.to_ascii_uppercase());
+        for cut in 15..body.len() {
+            let out = r.excerpt(body.as_bytes(), cut, true);
+            let tail = out.trim_start_matches("did not match:").trim();
+            assert!(tail == REDACTED || tail.len() < 3, "cut at {cut}: {out}");
         }
     }
 

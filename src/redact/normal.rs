@@ -1,0 +1,201 @@
+//! The normalised view of a text, where an echo of a secret looks the same however it was
+//! spelt: per-character escapes decoded (JSON `\uXXXX` with surrogate pairs, `\n \r \t \/ \" \\`;
+//! `%XX`; HTML `&#NN;`, `&#xHH;`, `&amp; &lt; &gt; &quot; &apos;`), white space dropped (a line
+//! break inside a key, base64 wrapped at any width) and ASCII letters lower-cased. Each byte of
+//! the view knows the range of the text it came from, so a match in the view is replaced in the
+//! text.
+//!
+//! Escapes are decoded once, left to right, as the text reads: `\\u0041` is a backslash and
+//! `u0041`. A secret is registered as the view of each form it can take, so a form that itself
+//! escapes (`%25` of a key holding `%`) is found too.
+
+use std::ops::Range;
+
+/// A text's normalised bytes, each with the range of the text it came from.
+pub(super) struct View {
+    /// The normalised bytes.
+    pub bytes: Vec<u8>,
+    /// Where in the text each byte's escape (or byte) starts.
+    starts: Vec<u32>,
+    /// Where it ends.
+    ends: Vec<u32>,
+}
+
+impl View {
+    /// The view of `text` (at most `u32::MAX` bytes: callers work in chunks).
+    pub fn of(text: &[u8]) -> View {
+        let mut view = View {
+            bytes: Vec::with_capacity(text.len()),
+            starts: Vec::with_capacity(text.len()),
+            ends: Vec::with_capacity(text.len()),
+        };
+        let mut i = 0;
+        while i < text.len() {
+            let (decoded, len) = decode_at(text, i);
+            match decoded {
+                Decoded::Byte(b) => view.push(b, i, i + len),
+                Decoded::Char(c) => {
+                    let mut buf = [0u8; 4];
+                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                        view.push(b, i, i + len);
+                    }
+                }
+            }
+            i += len;
+        }
+        view
+    }
+
+    fn push(&mut self, b: u8, start: usize, end: usize) {
+        if is_space(b) {
+            return;
+        }
+        self.bytes.push(b.to_ascii_lowercase());
+        self.starts.push(start as u32);
+        self.ends.push(end as u32);
+    }
+
+    /// The range of the text that the view's `range` (not empty) came from.
+    pub fn source(&self, range: Range<usize>) -> Range<usize> {
+        self.starts[range.start] as usize..self.ends[range.end - 1] as usize
+    }
+
+    /// Where in the text the view's byte `at` starts (the text's length past the end).
+    pub fn source_start(&self, at: usize, text_len: usize) -> usize {
+        self.starts.get(at).map_or(text_len, |&s| s as usize)
+    }
+}
+
+/// The normalised bytes of `text` (how a secret's form is registered).
+pub(super) fn normalise(text: &str) -> Vec<u8> {
+    View::of(text.as_bytes()).bytes
+}
+
+/// White space, dropped from the view.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+enum Decoded {
+    Byte(u8),
+    Char(char),
+}
+
+/// What the text at `i` stands for, and how many bytes of it that takes.
+fn decode_at(text: &[u8], i: usize) -> (Decoded, usize) {
+    let rest = &text[i..];
+    let decoded = match rest[0] {
+        b'\\' => json_escape(rest),
+        b'%' => hex_digits(rest.get(1..3)).map(|v| (Decoded::Byte(v as u8), 3)),
+        b'&' => entity(rest),
+        _ => None,
+    };
+    decoded.unwrap_or((Decoded::Byte(rest[0]), 1))
+}
+
+/// The value of exactly the hex digits of `digits` (all of them must be hex).
+fn hex_digits(digits: Option<&[u8]>) -> Option<u32> {
+    let digits = digits?;
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
+}
+
+/// A JSON escape at the start of `rest` (which starts with `\`).
+fn json_escape(rest: &[u8]) -> Option<(Decoded, usize)> {
+    let simple = |b: u8| Some((Decoded::Byte(b), 2));
+    match rest.get(1)? {
+        b'n' => simple(b'\n'),
+        b'r' => simple(b'\r'),
+        b't' => simple(b'\t'),
+        b'/' => simple(b'/'),
+        b'"' => simple(b'"'),
+        b'\\' => simple(b'\\'),
+        b'u' => {
+            let unit = hex_digits(rest.get(2..6))?;
+            if (0xD800..0xDC00).contains(&unit) {
+                // A high surrogate is a character only with the low one after it.
+                let low = rest
+                    .get(6..8)
+                    .filter(|p| *p == b"\\u")
+                    .and_then(|_| hex_digits(rest.get(8..12)))
+                    .filter(|low| (0xDC00..0xE000).contains(low))?;
+                let c = char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00))?;
+                return Some((Decoded::Char(c), 12));
+            }
+            Some((Decoded::Char(char::from_u32(unit)?), 6))
+        }
+        _ => None,
+    }
+}
+
+/// Longest numeric character reference read, digits included (`&#x10FFFF;` and some zeros).
+const ENTITY_MAX: usize = 12;
+
+/// An HTML character reference at the start of `rest` (which starts with `&`).
+fn entity(rest: &[u8]) -> Option<(Decoded, usize)> {
+    for (name, b) in [
+        (&b"&amp;"[..], b'&'),
+        (b"&lt;", b'<'),
+        (b"&gt;", b'>'),
+        (b"&quot;", b'"'),
+        (b"&apos;", b'\''),
+    ] {
+        if rest.starts_with(name) {
+            return Some((Decoded::Byte(b), name.len()));
+        }
+    }
+    if rest.get(1) != Some(&b'#') {
+        return None;
+    }
+    let end = rest.iter().take(ENTITY_MAX).position(|&b| b == b';')?;
+    let (digits, radix) = match rest.get(2)? {
+        b'x' | b'X' => (&rest[3..end], 16),
+        _ => (&rest[2..end], 10),
+    };
+    if digits.is_empty() || !digits.iter().all(|b| b.is_ascii_digit() || radix == 16) {
+        return None;
+    }
+    let value = u32::from_str_radix(std::str::from_utf8(digits).ok()?, radix).ok()?;
+    Some((Decoded::Char(char::from_u32(value)?), end + 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(text: &str) -> String {
+        String::from_utf8(View::of(text.as_bytes()).bytes).unwrap()
+    }
+
+    #[test]
+    fn escapes_case_and_white_space_fall_away() {
+        for (text, normal) in [
+            ("AbC", "abc"),
+            ("a b\r\n\tc", "abc"),
+            (r#"\u0041\u00e9\n\/\"\\x"#, "aé/\"\\x"),
+            (r"\ud83d\ude00!", "😀!"),
+            (r"\ud83d!", r"\ud83d!"),
+            ("%41%2f%2F%zz%4", "a//%zz%4"),
+            (
+                "&#65;&#x42;&#X43;&amp;&lt;&gt;&quot;&apos;&#;&#x;&bogus;",
+                "abc&<>\"'&#;&#x;&bogus;",
+            ),
+            (r"\\u0041", r"\u0041"),
+            (r"a\u000ab", "ab"),
+        ] {
+            assert_eq!(view(text), normal, "{text}");
+        }
+    }
+
+    #[test]
+    fn each_byte_maps_back_to_its_escape() {
+        let text = "x \\u0041%42&#67; d";
+        let v = View::of(text.as_bytes());
+        assert_eq!(v.bytes, b"xabcd");
+        assert_eq!(&text[v.source(1..4)], "\\u0041%42&#67;");
+        assert_eq!(&text[v.source(4..5)], "d");
+        assert_eq!(v.source_start(5, text.len()), text.len());
+    }
+}
