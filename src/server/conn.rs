@@ -140,6 +140,9 @@ async fn serve_connection(
             let answer = hyper::service::Service::call(&service, req);
             async move {
                 let response: Response<axum::body::Body> = answer.await?;
+                if response.extensions().get::<CloseAfterResponse>().is_some() {
+                    done.0.close_after_response();
+                }
                 Ok::<_, std::convert::Infallible>(
                     response.map(|inner| ResponseBody { inner, _done: done }),
                 )
@@ -196,13 +199,22 @@ struct Clock(Mutex<ClockState>);
 struct ClockState {
     phase: Phase,
     write_blocked: Option<Instant>,
+    /// The answer asked for the connection to be dropped when the next request arrives.
+    closing: bool,
 }
+
+/// A response extension: drop the connection once this answer is sent, without saying so
+/// (no `Connection: close`), when the client's next request on it arrives; as uvicorn does
+/// after an unhandled exception, where the client only learns of it by a reset.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CloseAfterResponse;
 
 impl Clock {
     fn new() -> Clock {
         Clock(Mutex::new(ClockState {
             phase: Phase::Head(Instant::now()),
             write_blocked: None,
+            closing: false,
         }))
     }
 
@@ -212,6 +224,14 @@ impl Clock {
 
     fn set(&self, phase: Phase) {
         self.with(|s| s.phase = phase);
+    }
+
+    fn close_after_response(&self) {
+        self.with(|s| s.closing = true);
+    }
+
+    fn closing(&self) -> bool {
+        self.with(|s| s.closing)
     }
 
     /// Bytes arrived: the first of a request head ends an idle wait.
@@ -291,6 +311,16 @@ impl AsyncRead for Watched {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if this.clock.closing() {
+            // Once the next request is there, an end of stream: hyper drops the connection
+            // with the request unread, so the client gets a reset, not an answer.
+            let mut probe = [0u8; 1];
+            let mut probe = ReadBuf::new(&mut probe);
+            return match this.inner.poll_peek(cx, &mut probe) {
+                Poll::Ready(Ok(_)) => Poll::Ready(Ok(())),
+                other => other.map_ok(|_| ()),
+            };
+        }
         let before = buf.filled().len();
         let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
         if matches!(poll, Poll::Ready(Ok(()))) && buf.filled().len() > before {

@@ -249,6 +249,12 @@ faults! {
     EchoRequest = ("echo-request", Variation, "every answer echoes the request: its headers (Authorization included) and body in x-echo-* response headers and in an extra echo field of the JSON");
     /// An error page that echoes the request.
     EchoErrorPage = ("echo-error-page", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page quoting the request's headers (Authorization included) and body");
+
+    // ---- Faults of real stacks (issue 22: connections, robustness, raw-byte signatures,
+    // cross-merchant cursors). Kept in one block apart from the others.
+    /// A stock-framework 500 on NaN and other odd JSON, then a connection dropped without
+    /// `Connection: close`.
+    FuzzOddJsonCrashCloses = ("fuzz-odd-json-crash-closes", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 (plain text) when the request body holds NaN, Infinity, a number out of range (1e999) or a lone surrogate, and the connection is then dropped at the next request without Connection: close, as a stock FastAPI service on uvicorn does");
 }
 
 /// What the echo faults give back of a request: every header as received and the body text.
@@ -577,6 +583,29 @@ impl Fault {
     }
 }
 
+// ---- Triggers of the faults of real stacks (issue 22), apart from the others.
+
+impl Fault {
+    /// Whether this fault crashes (HTTP 500, connection dropped) on this raw request body:
+    /// `fuzz-odd-json-crash-closes` on what a stock FastAPI service cannot echo in its 422:
+    /// NaN or Infinity (not JSON), a number out of range, a lone surrogate.
+    pub(crate) fn crashes_on(self, body: &[u8]) -> bool {
+        if self != Fault::FuzzOddJsonCrashCloses {
+            return false;
+        }
+        let Err(e) = serde_json::from_slice::<Value>(body) else {
+            return false;
+        };
+        let token = |t: &[u8]| body.windows(t.len()).any(|w| w == t);
+        let why = e.to_string();
+        token(b"NaN")
+            || token(b"Infinity")
+            || why.contains("number out of range")
+            || why.contains("surrogate")
+            || why.contains("end of hex escape")
+    }
+}
+
 /// Prefix the `mall-sn-not-digits` fault puts before every mallSn; the server strips it again
 /// from cursors and products requests so that the rest of the interface keeps working.
 pub(crate) const MALL_SN_PREFIX: &str = "MS";
@@ -663,7 +692,7 @@ mod tests {
             .iter()
             .filter(|f| f.is_fuzz_trigger())
             .collect();
-        assert_eq!(fuzz.len(), 4);
+        assert_eq!(fuzz.len(), 5);
         for f in fuzz {
             let id = f.expected_check();
             assert!(id == Some(FUZZ_NO_SERVER_ERROR.id) || id == Some(FUZZ_TIMELY.id));
@@ -745,6 +774,23 @@ mod tests {
                 .any(|(k, v)| k == "x-echo-request" && v.contains("s1gnature"))
         );
         assert!(echo.error_page().contains("Authorization: app s1gnature"));
+    }
+
+    #[test]
+    fn odd_json_crashes_only_its_fault_and_only_on_odd_json() {
+        let f = Fault::FuzzOddJsonCrashCloses;
+        for odd in [
+            r#"{"count":NaN}"#,
+            r#"{"count":-Infinity}"#,
+            r#"{"count":1e999}"#,
+            r#"{"role":"\ud800"}"#,
+        ] {
+            assert!(f.crashes_on(odd.as_bytes()), "{odd}");
+            assert!(!Fault::Gzip.crashes_on(odd.as_bytes()), "{odd}");
+        }
+        for fine in [r#"{"role":"NaN"}"#, "{", r#"{"count":1e308}"#, "not json"] {
+            assert!(!f.crashes_on(fine.as_bytes()), "{fine}");
+        }
     }
 
     #[test]

@@ -353,6 +353,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
         return fail(&state, &call, too_large());
     };
+    if fault.is_some_and(|f| f.crashes_on(&bytes)) {
+        return wire::crash_and_close();
+    }
     match answer(&state, &call, op, &parts.headers, bytes).await {
         Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),

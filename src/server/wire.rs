@@ -29,6 +29,20 @@ const HUGE_BODY_BYTES: usize = 20 * 1024 * 1024;
 /// Nesting depth of the `deep-nesting` answer.
 const NESTING_DEPTH: usize = 100_000;
 
+/// A stock framework's answer to an unhandled exception: HTTP 500 in plain text, after which
+/// the connection is dropped at the client's next request without `Connection: close`.
+pub(crate) fn crash_and_close() -> Response {
+    let mut response = with_type(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "text/plain; charset=utf-8",
+        Body::from("Internal Server Error"),
+    );
+    response
+        .extensions_mut()
+        .insert(crate::server::conn::CloseAfterResponse);
+    response
+}
+
 /// Sleeps for `duration`, or less if the server is shutting down.
 pub(crate) async fn pause(shutdown: &watch::Receiver<bool>, duration: Duration) {
     let mut rx = shutdown.clone();

@@ -90,6 +90,9 @@ pub struct Sent {
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// A client that keeps no idle connection: every request it sends opens a new one. A
+    /// request that lost its reused keep-alive connection is sent again at once through it.
+    fresh: reqwest::Client,
     base_url: String,
     signer: Signer,
     options: ClientOptions,
@@ -110,31 +113,26 @@ impl Client {
         signer: Signer,
         options: ClientOptions,
     ) -> Result<Client, ClientBuildError> {
-        let policy = if options.follow_redirects {
-            redirect::Policy::custom(|attempt| {
-                if may_follow(attempt.previous(), attempt.url()) {
-                    attempt.follow()
-                } else {
-                    attempt.stop()
-                }
-            })
-        } else {
-            redirect::Policy::none()
+        let policy = redirect_policy(options.follow_redirects);
+        let build = |idle: usize, policy: redirect::Policy| {
+            crate::tls::client_builder_for(base_url)
+                .redirect(policy)
+                .timeout(options.timeout)
+                .connect_timeout(options.timeout)
+                .no_proxy()
+                .pool_max_idle_per_host(idle)
+                .build()
+                .map_err(|e| ClientBuildError(e.to_string()))
         };
-        let http = crate::tls::client_builder_for(base_url)
-            .redirect(policy)
-            .timeout(options.timeout)
-            .connect_timeout(options.timeout)
-            .no_proxy()
-            .pool_max_idle_per_host(64)
-            .build()
-            .map_err(|e| ClientBuildError(e.to_string()))?;
+        let http = build(64, policy)?;
+        let fresh = build(0, redirect_policy(options.follow_redirects))?;
         let limiter = options
             .rate
             .filter(|r| *r > 0.0)
             .map(|r| Arc::new(RateLimiter::new(r)));
         Ok(Client {
             http,
+            fresh,
             base_url: base_url.trim_end_matches('/').to_string(),
             signer,
             options,
@@ -275,6 +273,9 @@ impl Client {
         let mut throttled = 0u32;
         let mut waited = Duration::ZERO;
         let mut turned_away: Option<ResponseRecord> = None;
+        let mut reconnect = false;
+        // When the attempt that got the answer was sent: its time is the answer's.
+        let mut sent_at = started;
         let attempt = loop {
             // A place among the requests in flight, then a slot of the rate, then the pause
             // check: a pause noted while this request waited for its slot still holds it back.
@@ -296,16 +297,34 @@ impl Client {
                     break Attempt::RateLimited(throttle, turned_away.take());
                 }
             }
+            sent_at = Instant::now();
             let Some(attempt) = builder.try_clone() else {
                 break Attempt::Answer(tokio::time::timeout(deadline, self.receive(builder)).await);
             };
+            let attempt = if reconnect {
+                self.on_new_connection(attempt, &builder)
+            } else {
+                attempt
+            };
             let outcome = tokio::time::timeout(deadline, self.receive(attempt)).await;
             match &outcome {
+                // A keep-alive connection the service closed while it sat in the pool (uvicorn
+                // after a 500 does, without `Connection: close`): the request never reached
+                // the service, so it goes again at once on a new connection, once, and it is
+                // neither a retry of --retries nor waited for.
+                Ok(Err(failed)) if failed.lost_connection && !reconnect => {
+                    reconnect = true;
+                    drop(place);
+                    continue;
+                }
                 // Only a failed connection or a reset is retried: a timeout or a bad body is
                 // the service's answer, and retrying would hide it.
-                Ok(Err((None, f)))
-                    if f.check.id == catalog::TRANSPORT_CONNECT.id
-                        && retries < self.options.retries =>
+                Ok(Err(Failed {
+                    partial: None,
+                    finding: f,
+                    ..
+                })) if f.check.id == catalog::TRANSPORT_CONNECT.id
+                    && retries < self.options.retries =>
                 {
                     retries += 1;
                     politeness::note_retry();
@@ -345,13 +364,17 @@ impl Client {
                 };
             }
         };
-        let duration = started.elapsed();
+        let duration = sent_at.elapsed();
         match outcome {
             Err(_) => {
                 let f = timeout_finding(self.options.timeout);
-                self.failed(request, started, f)
+                self.failed(request, sent_at, f)
             }
-            Ok(Err((partial, mut f))) => {
+            Ok(Err(Failed {
+                partial,
+                finding: mut f,
+                ..
+            })) => {
                 self.scrub_finding(&mut f);
                 Sent {
                     exchange: Exchange {
@@ -390,14 +413,25 @@ impl Client {
         self.signer.authorization(appid, body).await
     }
 
-    async fn receive(
+    /// The same request, to be sent through the client that opens a new connection.
+    fn on_new_connection(
         &self,
-        builder: reqwest::RequestBuilder,
-    ) -> Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)> {
-        let mut response = builder
-            .send()
-            .await
-            .map_err(|e| (None, self.transport_finding(&e)))?;
+        attempt: reqwest::RequestBuilder,
+        original: &reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
+        match attempt.build_split() {
+            (_, Ok(request)) => reqwest::RequestBuilder::from_parts(self.fresh.clone(), request),
+            // It was built once already; should it fail now, the pool's client sends it.
+            (_, Err(_)) => original.try_clone().unwrap_or_else(|| self.http.post("")),
+        }
+    }
+
+    async fn receive(&self, builder: reqwest::RequestBuilder) -> Received {
+        let mut response = builder.send().await.map_err(|e| Failed {
+            partial: None,
+            finding: self.transport_finding(&e),
+            lost_connection: is_lost_connection(&e),
+        })?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let mut body = BytesMut::new();
@@ -414,7 +448,7 @@ impl Client {
                             format!("a body of at most {limit} bytes (--max-body)"),
                             format!("more than {limit} bytes"),
                         );
-                        return Err((Some(record), f));
+                        return Err(Failed::after_answer(record, f));
                     }
                     body.extend_from_slice(&chunk);
                 }
@@ -423,7 +457,7 @@ impl Client {
                     let record = response_record(status, &headers, &body, false);
                     let mut f = self.transport_finding(&e);
                     f.detail = format!("after {} bytes of body", body.len());
-                    return Err((Some(record), f));
+                    return Err(Failed::after_answer(record, f));
                 }
             }
         }
@@ -549,7 +583,72 @@ enum Attempt {
     RateLimited(Throttle, Option<ResponseRecord>),
 }
 
-type Received = Result<(ResponseRecord, RawResponse), (Option<ResponseRecord>, Finding)>;
+type Received = Result<(ResponseRecord, RawResponse), Failed>;
+
+/// A request that got no usable answer.
+struct Failed {
+    /// What came of the answer before it failed, if anything.
+    partial: Option<ResponseRecord>,
+    /// The transport or decoding finding.
+    finding: Finding,
+    /// The connection was lost after it was established and before any byte of the answer
+    /// (reset, or closed by the service): a keep-alive connection the service had closed.
+    lost_connection: bool,
+}
+
+impl Failed {
+    fn after_answer(record: ResponseRecord, finding: Finding) -> Failed {
+        Failed {
+            partial: Some(record),
+            finding,
+            lost_connection: false,
+        }
+    }
+}
+
+/// Whether a request failed because its connection was reset or closed before any byte of the
+/// answer, not because no connection could be made or the answer was late.
+fn is_lost_connection(e: &reqwest::Error) -> bool {
+    if e.is_connect() || e.is_timeout() || !e.is_request() {
+        return false;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled())
+        {
+            return true;
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// Same-origin redirects under `--follow-redirects` (see [`may_follow`]), else none.
+fn redirect_policy(follow: bool) -> redirect::Policy {
+    if follow {
+        redirect::Policy::custom(|attempt| {
+            if may_follow(attempt.previous(), attempt.url()) {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        })
+    } else {
+        redirect::Policy::none()
+    }
+}
 
 /// Redirects followed at most under `--follow-redirects`.
 const MAX_REDIRECTS: usize = 5;

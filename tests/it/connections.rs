@@ -1,0 +1,100 @@
+//! Keep-alive connections a service drops without saying so. A stock FastAPI service on uvicorn
+//! answers 500 to a body holding NaN and then closes the connection without `Connection:
+//! close`; the reference server's `fuzz-odd-json-crash-closes` does the same (it drops the
+//! connection when the next request arrives on it). The next request on that connection must be
+//! sent again at once on a new connection: no transport error, no retry of `--retries`.
+
+use serde_json::json;
+
+use crate::common::{Server, fuzz_as_main, output_text};
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+use mallcheck::server::faults::Fault;
+use mallcheck::server::{RunningServer, ServerOptions};
+use mallcheck::service::client::{Client, ClientOptions};
+use mallcheck::service::politeness::counting_retries;
+use mallcheck::sign::{Signer, SignerKind};
+use mallcheck::verdict::endpoint::{AuthMode, Endpoint};
+
+fn list_body() -> serde_json::Value {
+    json!({
+        "appid": DEMO_APPID,
+        "filter": {"seller": {"merchantId": MAIN.merchant_id,
+                              "merchantUserId": MAIN.merchant_user_id, "role": "super_admin"}},
+        "sort": {"sortField": "id", "sort": "DESC"},
+        "cursor": {"cursorField": "id", "endCursor": null, "count": 3}
+    })
+}
+
+/// Sends a NaN body (the service crashes and drops the connection), then a good body on the
+/// same client; returns the good body's status or transport finding, and the retries made.
+async fn crash_then_ask(server: &RunningServer, retries: u32) -> (Result<u16, String>, u32) {
+    let url = format!(
+        "{}/fault/{}",
+        server.base_url(),
+        Fault::FuzzOddJsonCrashCloses.name()
+    );
+    let signer = Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string());
+    let options = ClientOptions {
+        retries,
+        ..ClientOptions::default()
+    };
+    let client = Client::new(&url, signer, options).unwrap();
+    let nan = br#"{"appid":"mallcheck-demo-app","cursor":{"count":NaN}}"#.to_vec();
+    let crashed = client
+        .send_raw(Endpoint::MallList, nan, DEMO_APPID, &AuthMode::Signed, &[])
+        .await;
+    assert_eq!(
+        crashed.exchange.response.as_ref().map(|r| r.status),
+        Some(500),
+        "the fault answers NaN with a 500"
+    );
+    let (sent, retried) = counting_retries(client.send_json(
+        Endpoint::MallList,
+        &list_body(),
+        &AuthMode::Signed,
+        &[],
+    ))
+    .await;
+    let outcome = match sent.result {
+        Ok(r) => Ok(r.status),
+        Err(f) => Err(format!("{}: {}", f.check.id, f.actual)),
+    };
+    (outcome, retried)
+}
+
+#[test]
+fn a_connection_dropped_after_a_500_is_replaced_at_once() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let server = mallcheck::server::start(ServerOptions::default())
+            .await
+            .unwrap();
+        // Without --retries (run's default) the next request is still answered...
+        let (outcome, retried) = crash_then_ask(&server, 0).await;
+        assert_eq!(outcome, Ok(200), "no transport error after the crash");
+        assert_eq!(retried, 0);
+        // ...and with them, it is not a retry (no back-off, no flaky case).
+        let (outcome, retried) = crash_then_ask(&server, 2).await;
+        assert_eq!(outcome, Ok(200));
+        assert_eq!(retried, 0, "a lost keep-alive connection is not a --retries retry");
+        server.shutdown().await;
+    });
+}
+
+#[test]
+fn fuzz_reports_the_crash_as_a_500_without_transport_errors() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url(Fault::FuzzOddJsonCrashCloses.name());
+    let out = fuzz_as_main(&url, dir.path(), "7")
+        .args(["--cases", "150"])
+        .output()
+        .unwrap();
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("HTTP 500"), "{text}");
+    assert!(!text.contains("transport.connect"), "{text}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(!junit.contains("transport.connect"), "{junit}");
+    assert!(!junit.contains("flaky"), "{junit}");
+}
