@@ -31,5 +31,6 @@ mod secrets;
 mod serve_guide;
 mod serve_limits;
 mod snapshots;
+mod standalone;
 mod streamed;
 mod tolerance;
