@@ -53,6 +53,9 @@ pub enum Command {
     /// Measure mallcheck against the loopback limit on the embedded server and print every
     /// figure as a ratio with its target (build with --release).
     Bench(BenchArgs),
+    /// Write editable copies of the shipped cases and schemas, an example mallcheck.toml and
+    /// the .gitignore lines for reports; existing files are kept.
+    Init(InitArgs),
 }
 
 /// When to colour output.
@@ -294,10 +297,11 @@ pub struct RunArgs {
     /// Reports and console.
     #[command(flatten)]
     pub output: OutputArgs,
-    /// Case files or directories (default: ./cases).
+    /// Case files or directories (default: ./cases, else the shipped cases).
     #[arg(long = "cases", value_name = "PATH", num_args = 1.., help_heading = "Cases")]
     pub cases: Vec<PathBuf>,
-    /// Directory of JSON Schemas replacing the built-in ones.
+    /// Directory of JSON Schemas replacing the built-in ones (default: ./schemas when it holds
+    /// them).
     #[arg(long, value_name = "DIR", help_heading = "Cases")]
     pub schemas: Option<PathBuf>,
     /// Run only matching cases (repeatable): `tag:NAME`, `check:ID`, or text in the case name,
@@ -552,7 +556,8 @@ pub struct DiffArgs {
     /// candidate's own target (same --base-url or --profile).
     #[arg(long, value_name = "NAME")]
     pub baseline_target: Option<String>,
-    /// Case files or directories (default: ./cases); only cases with a snapshot are compared.
+    /// Case files or directories (default: ./cases, else the shipped cases); only cases with a
+    /// snapshot are compared.
     #[arg(long = "cases", value_name = "PATH", num_args = 1..)]
     pub cases: Vec<PathBuf>,
     /// Markdown summary path (for a pull-request comment).
@@ -587,7 +592,8 @@ pub struct OpenapiArgs {
     /// Write the document here instead of standard output.
     #[arg(long, short, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// Directory of JSON Schemas replacing the built-in ones.
+    /// Directory of JSON Schemas replacing the built-in ones (default: ./schemas when it holds
+    /// them).
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
 }
@@ -601,7 +607,8 @@ pub struct ValidateArgs {
     /// Captured JSON response bodies.
     #[arg(value_name = "FILE", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
-    /// Directory of JSON Schemas replacing the built-in ones.
+    /// Directory of JSON Schemas replacing the built-in ones (default: ./schemas when it holds
+    /// them).
     #[arg(long, value_name = "DIR")]
     pub schemas: Option<PathBuf>,
     /// Colour.
@@ -609,10 +616,19 @@ pub struct ValidateArgs {
     pub color: ColorChoice,
 }
 
+/// `mallcheck init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Directory to write into.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
 /// `mallcheck bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Case files or directories of the suite measured (default: ./cases).
+    /// Case files or directories of the suite measured (default: ./cases, else the shipped
+    /// cases).
     #[arg(long = "cases", value_name = "PATH", num_args = 1..)]
     pub cases: Vec<PathBuf>,
     /// Timed rounds of each side-by-side pair; medians are compared.

@@ -23,6 +23,7 @@ pub mod runner;
 pub mod server;
 pub mod service;
 pub mod settings;
+pub mod shipped;
 pub mod sign;
 pub mod snapshot;
 pub mod spec;

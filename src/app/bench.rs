@@ -1,7 +1,6 @@
 //! `mallcheck bench`: validates the flags and runs the bench lines (or, with the hidden
 //! `--memory-probe`, the child of line (d)).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,11 +50,7 @@ pub fn bench(args: BenchArgs) -> Result<i32, UsageError> {
         ));
     }
     let options = BenchOptions {
-        cases: if args.cases.is_empty() {
-            vec![PathBuf::from("cases")]
-        } else {
-            args.cases.clone()
-        },
+        cases: args.cases.clone(),
         rounds: args.rounds,
         jobs: args.jobs.unwrap_or(RunOptions::default().jobs),
         scales: args.scales.clone(),

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod checks;
 pub mod diff;
 pub mod fuzz;
+pub mod init;
 pub mod merge;
 pub mod openapi;
 pub mod run;
@@ -32,6 +33,7 @@ pub fn main(cli: Cli) -> Result<i32, UsageError> {
         Command::Openapi(args) => openapi::openapi(&args),
         Command::Validate(args) => validate::validate(&args),
         Command::Bench(args) => bench::bench(args),
+        Command::Init(args) => init::init(&args),
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::case::model::{CaseFile, CursorRule};
 use crate::case::parse::ParseContext;
-use crate::case::parse::files::load_paths;
+use crate::case::parse::files::load_paths_or_shipped;
 use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
@@ -31,31 +31,35 @@ use super::signals::Stop;
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
 pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
 
-/// Loads schemas (built-in or `--schemas DIR`).
+/// Loads schemas: `--schemas DIR`, else `./schemas` when it holds schema files of mallcheck's
+/// (editable copies, see `mallcheck init`), else the ones built in.
 pub fn load_schemas(dir: Option<&PathBuf>) -> Result<SchemaSet, UsageError> {
+    let local = PathBuf::from(crate::shipped::SCHEMAS_DIR);
+    let local_holds_schemas = || {
+        crate::spec::schemas::SCHEMA_NAMES
+            .iter()
+            .any(|name| local.join(format!("{name}.json")).is_file())
+    };
     Ok(match dir {
         Some(d) => SchemaSet::load_dir(d)?,
+        None if local_holds_schemas() => SchemaSet::load_dir(&local)?,
         None => SchemaSet::embedded()?,
     })
 }
 
-/// Parses every case file before anything is sent.
+/// Parses every case file before anything is sent: those of `paths`, or with none those of
+/// `./cases`, or without one the shipped cases.
 pub fn load_cases(
     paths: &[PathBuf],
     schemas: &SchemaSet,
     target: &Target,
 ) -> Result<Vec<CaseFile>, UsageError> {
-    let paths = if paths.is_empty() {
-        vec![PathBuf::from("cases")]
-    } else {
-        paths.to_vec()
-    };
     let names = schemas.names();
     let cx = ParseContext {
         vars: &target.vars,
         schema_names: &names,
     };
-    load_paths(&paths, &cx).map_err(UsageError::Cases)
+    load_paths_or_shipped(paths, &cx).map_err(UsageError::Cases)
 }
 
 /// Parses `--shard K/N` into a 0-based index and a count.

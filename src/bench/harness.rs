@@ -24,7 +24,7 @@ use crate::bench::memory::{MEMORY_TARGET, memory};
 use crate::bench::proxy::{Proxy, Recorded};
 use crate::bench::validation::validation;
 use crate::case::parse::ParseContext;
-use crate::case::parse::files::load_paths;
+use crate::case::parse::files::load_paths_or_shipped;
 use crate::error::UsageError;
 use crate::profile::Profile;
 use crate::report::FanOut;
@@ -196,7 +196,7 @@ pub(crate) fn planned_cases(env: &SuiteEnv) -> Result<Vec<PlannedCase>, String> 
         vars: &env.target.vars,
         schema_names: &names,
     };
-    let files = load_paths(&env.cases, &cx)
+    let files = load_paths_or_shipped(&env.cases, &cx)
         .map_err(|d| format!("cannot load the cases: {}", crate::diag::render(&d, false)))?;
     let mut planned = Vec::new();
     for file in files {

@@ -3,7 +3,11 @@
 //! Every schema file becomes `components.schemas.<name>` with its `$schema` and `$id` dropped
 //! and its `$ref`s rewritten to `#/components/schemas/<name>…`; the two POST operations of
 //! spec §4 reference the request and response schemas; §5's Authorization header is an
-//! `apiKey` security scheme.
+//! `apiKey` security scheme. Each schema is then reshaped for client generators and linters
+//! without changing what it accepts (see [`typed`]): `required` at object level, `items` on
+//! every array.
+
+mod typed;
 
 use std::collections::HashMap;
 
@@ -107,6 +111,7 @@ fn components(schemas: &SchemaSet) -> Result<Map<String, Value>, OpenapiError> {
             map.remove("$id");
         }
         rewrite_refs(&mut doc, &base, &names).map_err(|e| problem(format!("schema {name}"), e))?;
+        typed::for_typed_clients(&mut doc);
         out.insert(name.to_string(), doc);
     }
     // §2.7: productIntroduction is a string holding JSON; say so in JSON Schema's own words.
@@ -311,6 +316,20 @@ mod tests {
             (&json!("apiKey"), &json!("header"), &json!("Authorization"))
         );
         assert_eq!(d["security"][0][SECURITY_SCHEME], json!([]));
+    }
+
+    #[test]
+    fn the_mall_requires_its_fields_at_object_level() {
+        let d = doc();
+        let mall = &d["components"]["schemas"]["mall"];
+        let required = mall["required"].as_array().expect("object-level required");
+        for field in ["mallSn", "signature", "seller", "taskId"] {
+            assert!(required.contains(&json!(field)), "{field}: {required:?}");
+        }
+        assert_eq!(
+            mall["x-required-checks"]["mall.always-null-fields"][0],
+            "riskDisableTags"
+        );
     }
 
     #[test]

@@ -32,5 +32,6 @@ mod secrets;
 mod serve_guide;
 mod serve_limits;
 mod snapshots;
+mod standalone;
 mod streamed;
 mod tolerance;

@@ -5,6 +5,9 @@
 //! Without the validator the OpenAPI test prints a note and checks the document's own
 //! references only, unless `MALLCHECK_REQUIRE_TOOLS` is set (as CI does).
 //!
+//! spectral, redocly and openapi-typescript (npm, installed by `.ci/install-openapi-lint.sh`)
+//! lint the export and type it: no lint error, and the fields every record carries required.
+//!
 //! Schemathesis (PyPI, installed by `.ci/install-schemathesis.sh`) runs every one of its checks
 //! with the exported document against `mallcheck serve`, signing each request with the hooks
 //! of `tests/it/schemathesis_hooks.py`: no schema-valid request may be rejected, no invalid one
@@ -122,6 +125,108 @@ fn openapi_export_validates_with_openapi_spec_validator() {
     let broken_path = dir.path().join("broken.json");
     std::fs::write(&broken_path, broken.to_string()).expect("write");
     assert!(!validate_openapi(&broken_path).status.success());
+}
+
+/// The npm tools of `.ci/install-openapi-lint.sh` (spectral, redocly, openapi-typescript, tsc),
+/// or `None` with a note (a failure under `MALLCHECK_REQUIRE_TOOLS`).
+fn lint_tools() -> Option<PathBuf> {
+    let bin = repo().join("target/openapi-lint/node_modules/.bin");
+    let present = ["spectral", "redocly", "openapi-typescript", "tsc"]
+        .iter()
+        .all(|t| bin.join(t).is_file());
+    if !present {
+        assert!(
+            std::env::var_os("MALLCHECK_REQUIRE_TOOLS").is_none(),
+            "MALLCHECK_REQUIRE_TOOLS is set but the OpenAPI linters are missing \
+             (run .ci/install-openapi-lint.sh)"
+        );
+        eprintln!(
+            "note: spectral, redocly or openapi-typescript is not installed; skipped \
+             (see .ci/install-openapi-lint.sh)"
+        );
+        return None;
+    }
+    Some(bin)
+}
+
+fn tool(bin: &Path, name: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new(bin.join(name));
+    cmd.current_dir(dir)
+        .env("REDOCLY_TELEMETRY", "off")
+        .env("REDOCLY_SUPPRESS_UPDATE_NOTICE", "true")
+        .env("NO_UPDATE_NOTIFIER", "1");
+    cmd
+}
+
+fn outputs(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+/// Issue 23: spectral's oas ruleset and redocly's recommended rules find no error in the
+/// export, and openapi-typescript makes the fields every mall carries required.
+#[test]
+fn openapi_export_lints_clean_and_types_required_fields() {
+    let Some(bin) = lint_tools() else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = mallcheck(dir.path(), &["openapi", "--output", "openapi.json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::write(dir.path().join(".spectral.yaml"), "extends: [\"spectral:oas\"]\n")
+        .expect("ruleset");
+
+    let spectral = tool(&bin, "spectral", dir.path())
+        .args(["lint", "--ruleset", ".spectral.yaml", "--fail-severity", "error"])
+        .arg("openapi.json")
+        .output()
+        .expect("run spectral");
+    assert!(spectral.status.success(), "spectral:\n{}", outputs(&spectral));
+    assert!(outputs(&spectral).contains("0 errors"), "{}", outputs(&spectral));
+
+    let redocly = tool(&bin, "redocly", dir.path())
+        .args(["lint", "openapi.json"])
+        .output()
+        .expect("run redocly");
+    assert!(redocly.status.success(), "redocly:\n{}", outputs(&redocly));
+
+    let generated = tool(&bin, "openapi-typescript", dir.path())
+        .args(["openapi.json", "--output", "api.d.ts"])
+        .output()
+        .expect("run openapi-typescript");
+    assert!(generated.status.success(), "{}", outputs(&generated));
+    let types = std::fs::read_to_string(dir.path().join("api.d.ts")).expect("api.d.ts");
+    assert!(!types.contains("mallSn?:"), "mallSn is optional:\n{types}");
+    // A strict compile fails when a field the spec lists may be undefined.
+    std::fs::write(
+        dir.path().join("use.ts"),
+        "import type { components } from \"./api\";\n\
+         type Mall = components[\"schemas\"][\"mall\"];\n\
+         type Product = components[\"schemas\"][\"product\"];\n\
+         export function sn(m: Mall): string { return m.mallSn; }\n\
+         export function state(m: Mall): number { return m.state; }\n\
+         export function merchant(m: Mall): string { return m.seller.merchantId; }\n\
+         export function title(p: Product): string { return p.title; }\n",
+    )
+    .expect("use.ts");
+    let tsc = tool(&bin, "tsc", dir.path())
+        .args(["--strict", "--noEmit", "--skipLibCheck", "use.ts"])
+        .output()
+        .expect("run tsc");
+    assert!(tsc.status.success(), "tsc:\n{}", outputs(&tsc));
+
+    // The linter can say no: an array without items is spectral's `array-items` error.
+    let mut doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("openapi.json")).expect("read"),
+    )
+    .expect("JSON");
+    doc["components"]["schemas"]["product"]["properties"]["converImages"] = json!({"type": "array"});
+    std::fs::write(dir.path().join("broken.json"), doc.to_string()).expect("write");
+    let broken = tool(&bin, "spectral", dir.path())
+        .args(["lint", "--ruleset", ".spectral.yaml", "broken.json"])
+        .output()
+        .expect("run spectral");
+    assert!(!broken.status.success(), "{}", outputs(&broken));
+    assert!(outputs(&broken).contains("array-items"), "{}", outputs(&broken));
 }
 
 const GOOD_LIST: &str = r#"{"success":true,"code":"0000","msg":"ok","data":[]}"#;

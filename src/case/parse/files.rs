@@ -9,10 +9,43 @@ use super::{ParseContext, parse_file};
 use crate::case::model::{CaseFile, limits};
 use crate::case::node;
 use crate::diag::Diagnostic;
+use crate::shipped;
 use crate::verdict::source::SourceFile;
 
 /// Extensions of case files found when a directory is given.
 const CASE_EXTENSIONS: &[&str] = &["yaml", "yml", "json"];
+
+/// Loads the case files named by `paths`; with none, those of `./cases` when the working
+/// directory has one, else the case files shipped in the binary ([`crate::shipped`]).
+pub fn load_paths_or_shipped(
+    paths: &[PathBuf],
+    cx: &ParseContext,
+) -> Result<Vec<CaseFile>, Vec<Diagnostic>> {
+    if !paths.is_empty() {
+        return load_paths(paths, cx);
+    }
+    match shipped::local_cases_dir() {
+        Some(dir) => load_paths(&[dir], cx),
+        None => load_shipped(cx),
+    }
+}
+
+/// Parses the shipped case files, named `<embedded>/cases/NAME` in diagnostics and reports.
+pub fn load_shipped(cx: &ParseContext) -> Result<Vec<CaseFile>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut diags = Vec::new();
+    for (name, text) in shipped::CASE_FILES {
+        match parse_file(&shipped::embedded_case_path(name), text.to_string(), cx) {
+            Ok(case_file) => out.push(case_file),
+            Err(mut d) => diags.append(&mut d),
+        }
+    }
+    if diags.is_empty() {
+        Ok(out)
+    } else {
+        Err(diags)
+    }
+}
 
 /// Loads every case file named by `paths` (files, or directories searched recursively for
 /// `*.yaml`, `*.yml` and `*.json`, in sorted order) and returns all of them or every problem of
