@@ -1,9 +1,10 @@
 //! `mallcheck merge`: combines the JUnit XML and JSON reports of several runs (CI shards) into
-//! one of each, and exits 1 when the merged result holds a failure or an error.
+//! one of each, and exits 1 when the merged result holds a failure or an error, misses a shard
+//! or holds a run that did not complete; inputs of different targets are refused (exit 2).
 
 use std::path::{Path, PathBuf};
 
-use quick_junit::{TestCaseStatus, TestSuite};
+use quick_junit::TestCaseStatus;
 use serde_json::Value;
 
 use crate::atomic;
@@ -12,7 +13,8 @@ use crate::error::UsageError;
 use crate::exit;
 use crate::report::file::ReportKind;
 use crate::report::merge::{
-    Duplicates, Input, merge_json, merge_junit, order_like_json, parse_input,
+    Duplicates, Input, JunitInput, describe, junit_runs, merge_json, merge_junit, order_like_json,
+    parse_input,
 };
 use crate::spec::catalog;
 
@@ -27,7 +29,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
     .collect();
     super::check_reports(&outputs)?;
     let mut json_inputs: Vec<(PathBuf, Value)> = Vec::new();
-    let mut junit_inputs: Vec<(PathBuf, Vec<TestSuite>)> = Vec::new();
+    let mut junit_inputs: Vec<(PathBuf, JunitInput)> = Vec::new();
     for path in &args.inputs {
         match read_input(path)? {
             Input::Json(v) => json_inputs.push((path.clone(), v)),
@@ -48,18 +50,31 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
             Some("pass the junit.xml files of the runs, or drop --junit"),
         ));
     }
+    let refused =
+        |e: crate::report::merge::MergeError| UsageError::setting(e.subject, e.message, None);
     let merged = if json_inputs.is_empty() {
         None
     } else {
-        Some(
-            merge_json(&json_inputs)
-                .map_err(|e| UsageError::setting(e.subject, e.message, None))?,
-        )
+        Some(merge_json(&json_inputs).map_err(refused)?)
     };
+    // What the JUnit inputs say of their runs, held to the same rules as the JSON reports.
+    let junit_runs = junit_runs(&junit_inputs).map_err(refused)?;
+    let mut runs = crate::report::merge::Runs::default();
+    runs.absorb(&junit_runs);
+    if let Some(m) = &merged {
+        runs.absorb(&m.runs);
+    }
+    if let Err(message) = runs.single_target() {
+        return Err(UsageError::setting(
+            "merge",
+            message,
+            Some("a merged report speaks for one service: merge the shards of one run"),
+        ));
+    }
     let junit = args
         .junit
         .as_ref()
-        .map(|_| merge_junit(junit_inputs.iter().map(|(_, s)| s.clone())));
+        .map(|_| merge_junit(junit_inputs.iter().map(|(_, j)| j.suites.clone())));
     for note in merged.iter().flat_map(|m| &m.notes) {
         eprintln!("note: {note}");
     }
@@ -78,7 +93,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
     incomplete.extend(
         junit_inputs
             .iter()
-            .filter(|(_, suites)| interrupted(suites))
+            .filter(|(_, input)| interrupted(&input.suites))
             .map(|(path, _)| path.as_path()),
     );
     for path in &incomplete {
@@ -87,7 +102,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
             path.display()
         );
     }
-    let missing: Vec<&String> = merged.iter().flat_map(|m| &m.missing_shards).collect();
+    let missing = runs.missing_shards();
     for shard in &missing {
         eprintln!(
             "error: shard {shard} is missing from the inputs: the merged result covers part of the run"
@@ -121,10 +136,12 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         if let Some(merged) = &merged {
             order_like_json(&mut suites, &merged.document);
         }
+        describe(&mut suites, &runs_with_times(&runs, &junit_runs));
         failing |= suites.iter().any(|s| s.failures > 0 || s.errors > 0);
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
-        let written = crate::report::junit::document("mallcheck merge", suites)
-            .and_then(|xml| atomic::write(out, xml.as_bytes()));
+        let written =
+            crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
+                .and_then(|xml| atomic::write(out, xml.as_bytes()));
         if let Err(e) = written {
             eprintln!("error: {}", ReportKind::Junit.write_error(out, &e));
             unwritten = true;
@@ -145,9 +162,22 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
     })
 }
 
+/// The targets and shards of every input with the times of the JUnit ones: what the merged
+/// JUnit says of its run.
+fn runs_with_times(
+    all: &crate::report::merge::Runs,
+    junit: &crate::report::merge::Runs,
+) -> crate::report::merge::Runs {
+    crate::report::merge::Runs {
+        targets: all.targets.clone(),
+        shards: all.shards.clone(),
+        times: junit.times.clone(),
+    }
+}
+
 /// Whether a JUnit report is of a run that did not complete: it holds the `run interrupted`
 /// testcase `report::junit` writes for one.
-fn interrupted(suites: &[TestSuite]) -> bool {
+fn interrupted(suites: &[quick_junit::TestSuite]) -> bool {
     suites.iter().flat_map(|s| &s.test_cases).any(|c| {
         matches!(
             &c.status,

@@ -308,9 +308,16 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         console
     };
     sinks.push(Box::new(console));
-    sinks.push(Box::new(Junit::new(args.output.junit.clone(), args.strict)));
+    let embedded = target.base_url.is_none();
+    sinks.push(Box::new(
+        Junit::new(args.output.junit.clone(), args.strict).with_run(shard, embedded),
+    ));
     let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
-        Box::new(FileReport::new(kind, path.clone(), args.strict, render).with_shard(shard))
+        Box::new(
+            FileReport::new(kind, path.clone(), args.strict, render)
+                .with_shard(shard)
+                .with_embedded(embedded),
+        )
     };
     sinks.push(report(ReportKind::Json, &args.output.json, json::render));
     sinks.push(report(ReportKind::Markdown, &args.output.markdown, |r| {

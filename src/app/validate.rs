@@ -71,6 +71,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
                 name: format!("schema {}", args.schema),
                 endpoint: "offline".into(),
                 index,
+                line: None,
             },
             outcome,
             findings,

@@ -123,6 +123,8 @@ pub struct EndpointStats {
     pub rejected: BTreeMap<u16, u32>,
     /// Why generation on this endpoint ended early, if the run halted here.
     pub halted: Option<Halt>,
+    /// Wall time spent on this endpoint.
+    pub duration: Duration,
 }
 
 /// Why a fuzz run ended before its budget: an error of the run, never a property failure.
@@ -645,7 +647,8 @@ impl Fuzzer {
                 found: found.remove(endpoint.name()).unwrap_or_default(),
                 sent: sent.remove(endpoint.name()).unwrap_or_default(),
             };
-            let stats = run.fuzz(&mut session, &mut out);
+            let mut stats = run.fuzz(&mut session, &mut out);
+            stats.duration = now.elapsed();
             out.event(FuzzEvent::EndpointFinished(stats.clone()));
             out.report.endpoints.push(stats);
         }
@@ -700,6 +703,7 @@ impl EndpointRun {
             violations: BTreeMap::new(),
             rejected: BTreeMap::new(),
             halted: None,
+            duration: Duration::ZERO,
         };
         out.event(FuzzEvent::EndpointStarted {
             endpoint: self.endpoint,

@@ -346,6 +346,7 @@ mod tests {
                 name: name.to_string(),
                 endpoint: "mall-list".to_string(),
                 index,
+                line: None,
             },
             outcome,
             findings: vec![],

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use crate::atomic;
 use crate::report::Sink;
@@ -38,6 +38,10 @@ pub struct Run<'a> {
     pub results: &'a [CaseResult],
     /// The shard this run is (1-based index, count) under `--shard K/N`.
     pub shard: Option<(usize, usize)>,
+    /// The target is the reference server mallcheck started (no base URL was given).
+    pub embedded: bool,
+    /// When the run started (clock time), for reports a merge puts on one time line.
+    pub started_at: Option<SystemTime>,
 }
 
 /// Renders a whole report from the run so far.
@@ -94,6 +98,8 @@ pub struct FileReport {
     cadence: Cadence,
     failed: Option<io::Error>,
     shard: Option<(usize, usize)>,
+    embedded: bool,
+    started_at: Option<SystemTime>,
 }
 
 impl FileReport {
@@ -115,6 +121,8 @@ impl FileReport {
             cadence: Cadence::default(),
             failed: None,
             shard: None,
+            embedded: false,
+            started_at: None,
         }
     }
 
@@ -122,6 +130,13 @@ impl FileReport {
     /// can tell a missing shard.
     pub fn with_shard(mut self, shard: Option<(usize, usize)>) -> Self {
         self.shard = shard;
+        self
+    }
+
+    /// Records that the target is the embedded reference server, which reports name
+    /// `embedded` (its loopback URL changes from run to run).
+    pub fn with_embedded(mut self, embedded: bool) -> Self {
+        self.embedded = embedded;
         self
     }
 
@@ -157,6 +172,8 @@ impl FileReport {
             summary: &summary,
             results: &self.results,
             shard: self.shard,
+            embedded: self.embedded,
+            started_at: self.started_at,
         });
         if !not_run.is_empty() {
             self.results.retain(|r| !not_run.contains(&r.id.index));
@@ -191,6 +208,7 @@ impl Sink for FileReport {
             Event::RunStarted { base_url, planned } => {
                 self.base_url = base_url.clone();
                 self.planned = planned.clone();
+                self.started_at = Some(SystemTime::now());
                 self.write()
             }
             Event::CaseStarted(_) => Ok(()),
@@ -244,6 +262,7 @@ pub(crate) mod tests {
                 name: format!("case {index}"),
                 endpoint: "mall-list".into(),
                 index,
+                line: None,
             },
             outcome: Outcome::Pass,
             findings: vec![],

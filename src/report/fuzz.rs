@@ -437,6 +437,8 @@ pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
         summary: &summary,
         results: std::slice::from_ref(preflight),
         shard: None,
+        embedded: false,
+        started_at: None,
     };
     crate::report::junit::render_named("mallcheck fuzz", &run)
 }
@@ -461,8 +463,7 @@ fn halt_testcase(halt: &Halt) -> TestCase {
     junit::testcase(
         name,
         &classname,
-        None,
-        None,
+        std::time::Duration::ZERO,
         Verdict::Error {
             ty: name.to_string(),
             message,
@@ -518,11 +519,12 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                     (Verdict::Pass, Some(out))
                 }
             };
+            // Every property is judged on every response of the endpoint's session: each
+            // testcase takes the session's time.
             let mut case = junit::testcase(
                 name,
                 &format!("fuzz.{}", stats.endpoint.name()),
-                None,
-                None,
+                stats.duration,
                 verdict,
             );
             if let Some(out) = out {
@@ -530,11 +532,9 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
             }
             cases.push(case);
         }
-        suites.push(junit::suite(
-            &format!("fuzz {}", stats.endpoint.name()),
-            None,
-            cases,
-        ));
+        let mut suite = junit::suite(&format!("fuzz {}", stats.endpoint.name()), None, cases);
+        suite.set_time(stats.duration);
+        suites.push(suite);
     }
     if let Some(halt) = &report.halt {
         suites.push(junit::suite("fuzz run", None, vec![halt_testcase(halt)]));
@@ -673,6 +673,7 @@ mod tests {
                 violations: Default::default(),
                 rejected: [(431, 2)].into_iter().collect(),
                 halted: None,
+                duration: Duration::from_secs(1),
             }],
             failures: vec![],
             replayed: 0,
@@ -699,6 +700,7 @@ mod tests {
             violations: Default::default(),
             rejected: Default::default(),
             halted,
+            duration: Duration::ZERO,
         };
         let limited = Halt::RateLimited {
             endpoint: Endpoint::MallList,

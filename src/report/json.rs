@@ -1,12 +1,14 @@
 //! JSON report sink. The format is public API: `format_version` changes on any incompatible
-//! change. Fields: `format_version`, `tool`, `version`, `base_url`, `strict`, `complete`
+//! change. Fields: `format_version`, `tool`, `version`, `target` (`embedded` for the
+//! reference server mallcheck started, else the base URL), `base_url`, `started_at` (RFC 3339,
+//! UTC), `strict`, `complete`
 //! (false until the run reached its end), `interrupted` (the signal that stopped it, or null),
 //! `shard` (`index`, 1-based, and `total` under `--shard K/N`, or null),
 //! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
 //! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
 //! saying why), each with
-//! `id` (`file`, `name`, `endpoint`, `index`), `outcome`, `findings` (`check`, `pointer`,
-//! `expected`, `actual`, `detail`, `location`; the first findings of each check), `omitted`
+//! `id` (`file`, `name`, `endpoint`, `index`, `line`: where the case starts in its file),
+//! `outcome`, `findings` (`check`, `pointer`, `expected`, `actual`, `detail`, `location`; the first findings of each check), `omitted`
 //! (`check`, `count`: the findings of a check counted beyond those kept), `exchanges`
 //! (redacted) and `duration`.
 
@@ -25,7 +27,10 @@ struct Document<'a> {
     format_version: u32,
     tool: &'static str,
     version: &'static str,
+    target: &'a str,
     base_url: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
     strict: bool,
     complete: bool,
     interrupted: Option<&'a str>,
@@ -47,7 +52,13 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         format_version: FORMAT_VERSION,
         tool: "mallcheck",
         version: env!("CARGO_PKG_VERSION"),
+        target: if run.embedded {
+            "embedded"
+        } else {
+            run.base_url
+        },
         base_url: run.base_url,
+        started_at: run.started_at.map(crate::report::text::rfc3339),
         strict: run.strict,
         complete: run.complete,
         interrupted: run.interrupted,

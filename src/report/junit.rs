@@ -2,18 +2,27 @@
 //! documents of `fuzz` and `diff` (built with [`testcase`], [`suite`] and [`document`]), and the
 //! reader `merge` uses ([`read`]).
 //!
+//! Every document is valid against the strict JUnit schemas pipelines check, unmodified:
+//! pytest's and Jenkins xunit's `junit-10.xsd` (tests/fixtures/junit/). What they have no
+//! attribute for goes where they allow it:
+//! - the case file is the `file` attribute of `<testsuite>` (not of `<testcase>`: pytest's
+//!   schema has none); the line of a failing case starts its failure text (`at FILE:LINE`);
+//! - the run's target, base URL and shard are `<properties>` of every `<testsuite>` (the only
+//!   place the schemas allow properties), which `merge` reads back;
+//! - `<testsuites>` carries `tests`, `failures`, `errors` and `time`, not `skipped` (the
+//!   schemas have no such attribute there): each `<testsuite>` counts its skipped cases;
+//! - every `<testcase>` has a `time`.
+//!
 //! Conventions, for what Jenkins, GitLab and the GitHub test reporters show:
 //! - `classname` has no file-extension dot (Jenkins splits it on its last dot into package and
 //!   class): `cases/auth.yaml` becomes `cases.auth`;
-//! - the case file is in a `file` attribute on `<testsuite>` and `<testcase>` (GitLab and the
-//!   GitHub reporters use it for annotations);
-//! - `<testsuites>` carries the totals (`tests`, `failures`, `errors`, `skipped`, `time`); no
-//!   `package`, `hostname`, `id` or timestamp defaults;
+//! - no `package`, `hostname`, `id` or timestamp defaults;
 //! - a finding repeated word for word (two walks of the same pages) is listed once, with a count.
 //!
 //! In `run`, one `<testsuite>` per case file, one `<testcase>` per case. A contract finding is a
-//! `<failure>`, a transport or harness problem an `<error>`, warnings stay passing and are
-//! listed in `<system-out>`. The file is rewritten atomically as cases finish (on the schedule of
+//! `<failure>`, a transport or harness problem an `<error>`. A case that warned passes, named
+//! with the [`WARN_PREFIX`] (the one place every JUnit viewer shows in its list), its warnings
+//! in `<system-out>`, and its suite counts them in the `warnings` property. The file is rewritten atomically as cases finish (on the schedule of
 //! [`Cadence`](crate::report::cadence::Cadence)) and when the run ends or is interrupted, so it is always a valid report of what
 //! ran.
 
@@ -22,7 +31,7 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::report::file::{FileReport, ReportKind, Run};
 use crate::report::{Sink, text};
@@ -36,6 +45,12 @@ impl Junit {
     /// A sink writing `path`.
     pub fn new(path: PathBuf, strict: bool) -> Self {
         Junit(FileReport::new(ReportKind::Junit, path, strict, render))
+    }
+
+    /// Records the run's shard and whether its target is the embedded server (see
+    /// [`FileReport::with_shard`] and [`FileReport::with_embedded`]).
+    pub fn with_run(self, shard: Option<(usize, usize)>, embedded: bool) -> Self {
+        Junit(self.0.with_shard(shard).with_embedded(embedded))
     }
 }
 
@@ -79,15 +94,27 @@ pub enum Verdict {
     },
 }
 
-/// A `<testcase>`: `file` is the case file (or other source) the case comes from, given as the
-/// user gave it; the classname is derived from it unless `classname` says otherwise.
-pub fn testcase(
-    name: &str,
-    classname: &str,
-    file: Option<&Path>,
-    time: Option<Duration>,
-    verdict: Verdict,
-) -> TestCase {
+/// Starts the name of a testcase that passed with warnings: `[WARN] first page …`.
+pub const WARN_PREFIX: &str = "[WARN] ";
+
+/// The name of a testcase without its [`WARN_PREFIX`]: the case's identity across runs.
+pub fn unmarked(name: &str) -> &str {
+    name.strip_prefix(WARN_PREFIX).unwrap_or(name)
+}
+
+/// Suite property naming the target: `embedded` (the reference server mallcheck started) or
+/// the base URL.
+pub const TARGET_PROPERTY: &str = "target";
+/// Suite property giving the base URL the run sent its requests to.
+pub const BASE_URL_PROPERTY: &str = "base_url";
+/// Suite property giving the shard(s) the suite comes from, `K/N` (a merge lists several,
+/// comma-separated).
+pub const SHARD_PROPERTY: &str = "shard";
+/// Suite property counting its testcases that passed with warnings.
+pub const WARNINGS_PROPERTY: &str = "warnings";
+
+/// A `<testcase>` of class `classname` (a case file's [`classname`], or another source).
+pub fn testcase(name: &str, classname: &str, time: Duration, verdict: Verdict) -> TestCase {
     let status = match verdict {
         Verdict::Pass => TestCaseStatus::success(),
         Verdict::Failure {
@@ -108,13 +135,7 @@ pub fn testcase(
     };
     let mut case = TestCase::new(xml_safe(name), status);
     case.set_classname(xml_safe(classname));
-    if let Some(time) = time {
-        case.set_time(time);
-    }
-    if let Some(file) = file {
-        case.extra
-            .insert("file".into(), xml_safe(&file_attr(file)).into());
-    }
+    case.set_time(time);
     case
 }
 
@@ -155,7 +176,44 @@ pub fn document_timed(name: &str, suites: Vec<TestSuite>, time: Duration) -> io:
     let mut report = Report::new(name);
     report.add_test_suites(suites);
     report.set_time(time);
-    report.to_string().map_err(io::Error::other)
+    let xml = report.to_string().map_err(io::Error::other)?;
+    Ok(without_root_skipped(xml))
+}
+
+/// Drops the `skipped` attribute quick-junit always writes on `<testsuites>`, which neither
+/// strict schema allows. Attribute values are escaped (`"` is `&quot;`), so the first
+/// ` skipped="` inside the root tag is the attribute itself.
+fn without_root_skipped(mut xml: String) -> String {
+    let Some(start) = xml.find("<testsuites") else {
+        return xml;
+    };
+    let end = xml[start..].find('>').map_or(xml.len(), |e| start + e);
+    const ATTR: &str = " skipped=\"";
+    if let Some(at) = xml[start..end].find(ATTR).map(|a| start + a)
+        && let Some(close) = xml[at + ATTR.len()..end].find('"')
+    {
+        xml.replace_range(at..at + ATTR.len() + close + 1, "");
+    }
+    xml
+}
+
+/// Adds `<properties>` to a suite, in order.
+pub fn add_properties<'a>(
+    suite: &mut TestSuite,
+    properties: impl IntoIterator<Item = (&'a str, String)>,
+) {
+    for (name, value) in properties {
+        suite.add_property(Property::new(name, xml_safe(&value)));
+    }
+}
+
+/// The values of a suite's property `name`.
+pub fn property<'a>(suite: &'a TestSuite, name: &str) -> impl Iterator<Item = &'a str> {
+    suite
+        .properties
+        .iter()
+        .filter(move |p| p.name.as_str() == name)
+        .map(|p| p.value.as_str())
 }
 
 /// Name and class of the testcase that marks a run that did not complete.
@@ -193,6 +251,7 @@ pub fn read(text: &str) -> Result<Report, String> {
     for s in suites {
         let mut counted = TestSuite::new(s.name.clone());
         counted.time = s.time;
+        counted.timestamp = s.timestamp;
         counted.properties = s.properties.clone();
         counted.system_out = s.system_out.clone();
         counted.system_err = s.system_err.clone();
@@ -290,9 +349,17 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
             } else {
                 headline
             };
-            // The failure body: the distinct findings, the findings counted but not kept, then the
-            // exchange that failed (or the first).
-            let detail = text::case_detail_with(result, &blocking, distinct_findings(&blocking));
+            // The failure body: where in the case file, the distinct findings, the findings
+            // counted but not kept, then the exchange that failed (or the first).
+            let mut detail = match text::case_line(result, &blocking) {
+                Some(line) => format!("at {}:{line}\n", file_attr(&result.id.file)),
+                None => String::new(),
+            };
+            detail.push_str(&text::case_detail_with(
+                result,
+                &blocking,
+                distinct_findings(&blocking),
+            ));
             if result.outcome == Outcome::Fail {
                 Verdict::Failure {
                     ty,
@@ -315,14 +382,12 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
         },
         Outcome::Pass | Outcome::Warn => Verdict::Pass,
     };
-    let time = (result.outcome != Outcome::Skip).then_some(result.duration);
-    let mut case = testcase(
-        &result.id.name,
-        &classname(&result.id.file),
-        Some(&result.id.file),
-        time,
-        verdict,
-    );
+    let name = if result.outcome == Outcome::Warn {
+        format!("{WARN_PREFIX}{}", result.id.name)
+    } else {
+        result.id.name.clone()
+    };
+    let mut case = testcase(&name, &classname(&result.id.file), result.duration, verdict);
     let notes: Vec<&Finding> = result
         .findings
         .iter()
@@ -363,25 +428,55 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
     let mut suites = Vec::new();
     for (file, mut cases) in by_file {
         cases.sort_by_key(|r| r.id.index);
+        let warnings = cases.iter().filter(|r| r.outcome == Outcome::Warn).count();
         let cases = cases.into_iter().map(|r| run_case(r, run.strict)).collect();
-        suites.push(suite(&file_attr(file), Some(file), cases));
+        let mut suite = suite(&file_attr(file), Some(file), cases);
+        add_properties(&mut suite, run_properties(run));
+        if let Some(t) = run.started_at {
+            suite.set_timestamp(chrono::DateTime::<chrono::Utc>::from(t));
+        }
+        if warnings > 0 {
+            add_properties(&mut suite, [(WARNINGS_PROPERTY, warnings.to_string())]);
+        }
+        suites.push(suite);
     }
     if let Some(note) = text::incomplete_note(run) {
         let (name, class) = INTERRUPTED_CASE;
         let marker = testcase(
             name,
             class,
-            None,
-            None,
+            Duration::ZERO,
             Verdict::Error {
                 ty: catalog::HARNESS_INTERRUPTED.id.to_string(),
                 message: note,
                 detail: String::new(),
             },
         );
-        suites.push(suite(class, None, vec![marker]));
+        let mut suite = suite(class, None, vec![marker]);
+        add_properties(&mut suite, run_properties(run));
+        suites.push(suite);
     }
     document_timed(name, suites, run.summary.duration)
+}
+
+/// The properties every suite of a run carries: its target, base URL and shard.
+fn run_properties(run: &Run<'_>) -> Vec<(&'static str, String)> {
+    let target = if run.embedded {
+        "embedded".to_string()
+    } else {
+        run.base_url.to_string()
+    };
+    let mut properties = Vec::new();
+    if !target.is_empty() {
+        properties.push((TARGET_PROPERTY, target));
+    }
+    if !run.base_url.is_empty() {
+        properties.push((BASE_URL_PROPERTY, run.base_url.to_string()));
+    }
+    if let Some((index, total)) = run.shard {
+        properties.push((SHARD_PROPERTY, format!("{index}/{total}")));
+    }
+    properties
 }
 
 impl Sink for Junit {

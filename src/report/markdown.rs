@@ -325,6 +325,8 @@ mod tests {
             summary: &summary,
             results,
             shard: None,
+            embedded: false,
+            started_at: None,
         })
     }
 

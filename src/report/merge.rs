@@ -6,6 +6,12 @@
 //! (`report::junit`), testsuites merged by name and testcases deduplicated by class and name;
 //! when JSON reports are among the inputs, testcases follow the merged JSON case order.
 //!
+//! Inputs must be of one run: every input that names its target (`target` in JSON, the
+//! `target` property of a JUnit testsuite) names the same one, and every shard of a sharded run
+//! is there (`shard`, `K/N`). The merged time is wall time: from the earliest start to the
+//! latest end when every input gives its start (`started_at`, the testsuite `timestamp`), the
+//! sum of the inputs' times otherwise.
+//!
 //! A case found in several inputs (a rerun, overlapping shards) keeps its worst outcome:
 //! error, then fail, then warn, then pass, then skip (a case skipped in one run and run in
 //! another was run). Equal outcomes are told apart by their content, so the merged result, its
@@ -13,6 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use quick_junit::{NonSuccessKind, TestCase, TestCaseStatus, TestSuite};
 use serde_json::{Map, Value, json};
@@ -43,8 +50,158 @@ fn bad_input(path: &Path, message: impl Into<String>) -> MergeError {
 pub enum Input {
     /// A JSON report.
     Json(Value),
-    /// The testsuites of a JUnit XML report.
-    Junit(Vec<TestSuite>),
+    /// A JUnit XML report.
+    Junit(JunitInput),
+}
+
+/// A JUnit XML report read back.
+#[derive(Debug, Clone)]
+pub struct JunitInput {
+    /// Its testsuites.
+    pub suites: Vec<TestSuite>,
+    /// The `time` of `<testsuites>` (the run's wall time), or the sum of the suites' times.
+    pub time: Duration,
+}
+
+/// What the inputs say of the runs they come from: targets, shards, times.
+#[derive(Debug, Default)]
+pub struct Runs {
+    /// Per target (`embedded` or a base URL), the inputs that name it.
+    pub targets: BTreeMap<String, BTreeSet<PathBuf>>,
+    /// Per shard count, the 1-based shards present.
+    pub shards: BTreeMap<u64, BTreeSet<u64>>,
+    /// Per input, its start (when it gives one) and its wall time.
+    pub times: Vec<(Option<SystemTime>, Duration)>,
+}
+
+impl Runs {
+    /// Records that `path` was run against `target`.
+    pub fn target(&mut self, path: &Path, target: &str) {
+        if !target.is_empty() {
+            self.targets
+                .entry(target.to_string())
+                .or_default()
+                .insert(path.to_path_buf());
+        }
+    }
+
+    /// Records shard `index` of `total`, refusing an index beyond the total.
+    fn shard(&mut self, path: &Path, index: u64, total: u64) -> Result<(), MergeError> {
+        if !(1..=total).contains(&index) {
+            return Err(bad_input(
+                path,
+                format!("shard {index}/{total} is not K/N with 1 <= K <= N"),
+            ));
+        }
+        self.shards.entry(total).or_default().insert(index);
+        Ok(())
+    }
+
+    /// Adds what `other` says.
+    pub fn absorb(&mut self, other: &Runs) {
+        for (target, paths) in &other.targets {
+            self.targets
+                .entry(target.clone())
+                .or_default()
+                .extend(paths.iter().cloned());
+        }
+        for (total, seen) in &other.shards {
+            self.shards.entry(*total).or_default().extend(seen);
+        }
+    }
+
+    /// Shards (`K/N`) of a sharded run that no input holds: a lost CI job must not pass as a
+    /// smaller run.
+    pub fn missing_shards(&self) -> Vec<String> {
+        self.shards
+            .iter()
+            .flat_map(|(total, seen)| {
+                (1..=*total)
+                    .filter(|i| !seen.contains(i))
+                    .map(move |i| format!("{i}/{total}"))
+            })
+            .collect()
+    }
+
+    /// The shards present, `K/N` comma-separated, as the merged JUnit gives them.
+    pub fn shard_list(&self) -> String {
+        self.shards
+            .iter()
+            .flat_map(|(total, seen)| seen.iter().map(move |i| format!("{i}/{total}")))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The one target of the inputs, or why there is not one.
+    pub fn single_target(&self) -> Result<Option<&str>, String> {
+        if self.targets.len() <= 1 {
+            return Ok(self.targets.keys().next().map(String::as_str));
+        }
+        let list = self
+            .targets
+            .iter()
+            .map(|(target, paths)| {
+                let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                format!("{target} ({})", paths.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(format!(
+            "the inputs were run against different targets: {list}; merge the reports of one target"
+        ))
+    }
+
+    /// The earliest start, when every input gives one.
+    pub fn started(&self) -> Option<SystemTime> {
+        self.times.iter().map(|(start, _)| *start).min().flatten()
+    }
+
+    /// Wall time of the runs: from the earliest start to the latest end when every input gives
+    /// its start, the sum of their times otherwise.
+    pub fn wall_time(&self) -> Duration {
+        let Some(first) = self.started() else {
+            return self.times.iter().map(|(_, t)| *t).sum();
+        };
+        self.times
+            .iter()
+            .filter_map(|(start, time)| start.map(|s| s + *time))
+            .filter_map(|end| end.duration_since(first).ok())
+            .max()
+            .unwrap_or_default()
+    }
+}
+
+/// Parses `K/N`.
+fn parse_shard(text: &str) -> Option<(u64, u64)> {
+    let (k, n) = text.trim().split_once('/')?;
+    Some((k.trim().parse().ok()?, n.trim().parse().ok()?))
+}
+
+/// What JUnit inputs say of their runs, from their testsuites' properties and timestamps.
+pub fn junit_runs(inputs: &[(PathBuf, JunitInput)]) -> Result<Runs, MergeError> {
+    let mut runs = Runs::default();
+    for (path, input) in inputs {
+        let mut start: Option<SystemTime> = None;
+        for suite in &input.suites {
+            for target in junit::property(suite, junit::TARGET_PROPERTY) {
+                runs.target(path, target);
+            }
+            for list in junit::property(suite, junit::SHARD_PROPERTY) {
+                for text in list.split(',').filter(|t| !t.trim().is_empty()) {
+                    let (index, total) = parse_shard(text).ok_or_else(|| {
+                        bad_input(path, format!("the shard property {text:?} is not K/N"))
+                    })?;
+                    runs.shard(path, index, total)?;
+                }
+            }
+            if let Some(t) = suite.timestamp {
+                let t = SystemTime::from(t);
+                start = Some(start.map_or(t, |s| s.min(t)));
+            }
+        }
+        runs.times.push((start, input.time));
+    }
+    Ok(runs)
 }
 
 /// Parses one input, telling JSON from XML by its first non-blank character.
@@ -55,7 +212,15 @@ pub fn parse_input(text: &str) -> Result<Input, String> {
             .map(Input::Json)
             .map_err(|e| format!("not valid JSON: {e}")),
         Some('<') => junit::read(body)
-            .map(|r| Input::Junit(r.test_suites))
+            .map(|r| {
+                let time = r
+                    .time
+                    .unwrap_or_else(|| r.test_suites.iter().filter_map(|s| s.time).sum());
+                Input::Junit(JunitInput {
+                    suites: r.test_suites,
+                    time,
+                })
+            })
             .map_err(|e| format!("not a JUnit XML report: {e}")),
         _ => Err("neither a JSON report nor a JUnit XML report".to_string()),
     }
@@ -77,6 +242,8 @@ pub struct MergedJson {
     pub incomplete: Vec<PathBuf>,
     /// Shards (`K/N`) of a sharded run that no input holds: the merge covers part of the run.
     pub missing_shards: Vec<String>,
+    /// Targets, shards and times of the inputs.
+    pub runs: Runs,
 }
 
 /// Cases found in more than one input.
@@ -144,9 +311,8 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
     let mut notes = Vec::new();
     // Per case (file, name): the worst copy so far, its index, and the outcomes seen.
     let mut kept: BTreeMap<(String, String), (u64, Value, Vec<String>)> = BTreeMap::new();
-    let mut duration = 0.0_f64;
     let mut incomplete = Vec::new();
-    let mut shards: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    let mut runs = Runs::default();
     let mut first: Option<&Map<String, Value>> = None;
     for (path, doc) in inputs {
         let obj = doc
@@ -171,6 +337,11 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
             None => first = Some(obj),
             Some(f) => {
                 for key in ["base_url", "strict"] {
+                    // A target differs in more than a note (see below); the embedded server's
+                    // base URL differs from run to run.
+                    if key == "base_url" && obj.contains_key("target") {
+                        continue;
+                    }
                     if f.get(key) != obj.get(key) {
                         notes.push(format!(
                             "{} has {key} {}, the first input has {}; the merged report keeps the first",
@@ -188,9 +359,7 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         if let Some(shard) = obj.get("shard").filter(|s| !s.is_null()) {
             let field = |k: &str| shard.get(k).and_then(Value::as_u64);
             match (field("index"), field("total")) {
-                (Some(index), Some(total)) if (1..=total).contains(&index) => {
-                    shards.entry(total).or_default().insert(index);
-                }
+                (Some(index), Some(total)) => runs.shard(path, index, total)?,
                 _ => {
                     return Err(bad_input(
                         path,
@@ -199,11 +368,20 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
                 }
             }
         }
-        duration += obj
+        let text = |key: &str| obj.get(key).and_then(Value::as_str);
+        if let Some(target) = text("target") {
+            runs.target(path, target);
+        }
+        let duration = obj
             .get("summary")
             .and_then(|s| s.get("duration"))
             .and_then(Value::as_f64)
-            .unwrap_or(0.0);
+            .and_then(|d| Duration::try_from_secs_f64(d).ok())
+            .unwrap_or_default();
+        let started = text("started_at")
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(SystemTime::from);
+        runs.times.push((started, duration));
         for case in list {
             let key = case_key(case)
                 .ok_or_else(|| bad_input(path, "a case has no `id` with a `file` and a `name`"))?;
@@ -270,9 +448,9 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         }
         merged_cases.push(case);
     }
-    summary.duration = std::time::Duration::try_from_secs_f64(duration).unwrap_or_default();
+    summary.duration = runs.wall_time();
     let first = first.cloned().unwrap_or_default();
-    let document = json!({
+    let mut document = json!({
         "format_version": FORMAT_VERSION,
         "tool": "mallcheck",
         "version": env!("CARGO_PKG_VERSION"),
@@ -282,22 +460,20 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         "summary": summary,
         "cases": merged_cases,
     });
-    // Every shard of a sharded run must be there: a lost CI job must not pass as a smaller run.
-    let missing_shards = shards
-        .iter()
-        .flat_map(|(total, seen)| {
-            (1..=*total)
-                .filter(|i| !seen.contains(i))
-                .map(move |i| format!("{i}/{total}"))
-        })
-        .collect();
+    if let Some(target) = first.get("target") {
+        document["target"] = target.clone();
+    }
+    if let Some(started) = runs.started() {
+        document["started_at"] = json!(crate::report::text::rfc3339(started));
+    }
     Ok(MergedJson {
         document,
         summary,
         notes,
         duplicates,
         incomplete,
-        missing_shards,
+        missing_shards: runs.missing_shards(),
+        runs,
     })
 }
 
@@ -314,6 +490,7 @@ fn junit_rank(case: &TestCase) -> (u8, String) {
             kind: NonSuccessKind::Failure,
             ..
         } => 3,
+        TestCaseStatus::Success { .. } if case.name.as_str() != junit::unmarked(&case.name) => 2,
         TestCaseStatus::Success { .. } => 1,
         TestCaseStatus::Skipped { .. } => 0,
     };
@@ -339,19 +516,20 @@ pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> MergedJu
     for suites in inputs {
         for suite in suites {
             let name = suite.name.as_str().to_string();
+            // The properties of the run (target, shard) are written anew by [`describe`].
             let merged = by_name.entry(name.clone()).or_insert_with(|| {
                 let mut fresh = TestSuite::new(suite.name.clone());
                 fresh.extra = suite.extra.clone();
-                fresh.properties = suite.properties.clone();
                 fresh
             });
-            for case in suite.test_cases {
+            for mut case in suite.test_cases {
+                strictly(&mut case);
                 let key = (
                     name.clone(),
                     case.classname
                         .as_ref()
                         .map_or_else(String::new, |c| c.as_str().to_string()),
-                    case.name.as_str().to_string(),
+                    junit::unmarked(&case.name).to_string(),
                 );
                 let rank = junit_rank(&case);
                 match seen.get_mut(&key) {
@@ -388,7 +566,6 @@ pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> MergedJu
             // Recounted from the kept testcases.
             let mut counted = TestSuite::new(s.name.clone());
             counted.extra = s.extra;
-            counted.properties = s.properties;
             counted.system_out = s.system_out;
             counted.system_err = s.system_err;
             let time = s.test_cases.iter().filter_map(|c| c.time).sum();
@@ -400,8 +577,44 @@ pub fn merge_junit(inputs: impl IntoIterator<Item = Vec<TestSuite>>) -> MergedJu
     MergedJunit { suites, duplicates }
 }
 
+/// A testcase as the strict schemas take it, whatever wrote the input: no attributes beyond
+/// theirs (an earlier mallcheck wrote `file`), no properties, and a time.
+fn strictly(case: &mut TestCase) {
+    case.extra.clear();
+    case.properties.clear();
+    case.time.get_or_insert(Duration::ZERO);
+}
+
+/// Writes the properties of the merged run on every suite: the one target, the shards merged,
+/// the warnings counted; and the earliest start as the suites' timestamp.
+pub fn describe(suites: &mut [TestSuite], runs: &Runs) {
+    let target = runs.single_target().ok().flatten();
+    let shards = runs.shard_list();
+    for suite in suites {
+        let mut properties = Vec::new();
+        if let Some(target) = target {
+            properties.push((junit::TARGET_PROPERTY, target.to_string()));
+        }
+        if !shards.is_empty() {
+            properties.push((junit::SHARD_PROPERTY, shards.clone()));
+        }
+        let warnings = suite
+            .test_cases
+            .iter()
+            .filter(|c| c.name.as_str() != junit::unmarked(&c.name))
+            .count();
+        if warnings > 0 {
+            properties.push((junit::WARNINGS_PROPERTY, warnings.to_string()));
+        }
+        junit::add_properties(suite, properties);
+        if let Some(started) = runs.started() {
+            suite.set_timestamp(chrono::DateTime::<chrono::Utc>::from(started));
+        }
+    }
+}
+
 /// Orders each suite's testcases like the cases of a merged JSON report (case file = the
-/// testcase's `file`, or the suite name; case name = testcase name), so shards give the order
+/// suite's `file`, or its name; case name = testcase name without its warning mark), so shards give the order
 /// of one unsharded run. Testcases the report does not know keep their relative order after
 /// the known ones.
 pub fn order_like_json(suites: &mut [TestSuite], report: &Value) {
@@ -413,14 +626,13 @@ pub fn order_like_json(suites: &mut [TestSuite], report: &Value) {
         }
     }
     for suite in suites {
-        let name = suite.name.as_str().to_string();
+        let file = suite.extra.get("file").map_or_else(
+            || suite.name.as_str().to_string(),
+            |f| f.as_str().to_string(),
+        );
         suite.test_cases.sort_by_key(|c| {
-            let file = c
-                .extra
-                .get("file")
-                .map_or_else(|| name.clone(), |f| f.as_str().to_string());
             position
-                .get(&(file, c.name.as_str().to_string()))
+                .get(&(file.clone(), junit::unmarked(&c.name).to_string()))
                 .copied()
                 .unwrap_or(usize::MAX)
         });

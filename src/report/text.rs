@@ -164,6 +164,22 @@ pub fn blocking(result: &CaseResult, strict: bool) -> Vec<&Finding> {
         .collect()
 }
 
+/// A clock time as RFC 3339 in UTC, to the millisecond (`2026-11-26T05:01:02.345Z`).
+pub fn rfc3339(t: std::time::SystemTime) -> String {
+    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The line of its case file a case's outcome points at: that of the first of `shown` that
+/// names a place in the case's own file, else the line the case starts on.
+pub fn case_line(result: &CaseResult, shown: &[&Finding]) -> Option<usize> {
+    shown
+        .iter()
+        .filter_map(|f| f.location.as_ref())
+        .find(|l| l.file == result.id.file)
+        .map(|l| l.line)
+        .or(result.id.line)
+}
+
 /// `cases/mall-list.yaml › first page`: a case as reports name it.
 pub fn case_label(r: &CaseResult) -> String {
     format!("{} › {}", r.id.file.display(), r.id.name)
@@ -337,6 +353,7 @@ pub(crate) mod fixtures {
                 name: name.into(),
                 endpoint: "mall-list".into(),
                 index,
+                line: None,
             },
             outcome: Outcome::of(&findings, false),
             findings,

@@ -91,6 +91,7 @@ impl PlannedCase {
             name: self.case.name.value.clone(),
             endpoint: self.case.endpoint().name().to_string(),
             index,
+            line: Some(self.source.line_col(self.case.span.start).0),
         }
     }
 }

@@ -177,6 +177,7 @@ fn result_named(
             name: name.to_string(),
             endpoint: Endpoint::MallList.name().to_string(),
             index: 0,
+            line: None,
         },
         outcome: Outcome::Error,
         findings: vec![finding],

@@ -166,6 +166,9 @@ pub struct CaseId {
     pub endpoint: String,
     /// Position of the case in the run.
     pub index: usize,
+    /// 1-based line of the case in its file, when it comes from one (annotations point there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 /// Result of one case.

@@ -1,94 +1,77 @@
-//! The JUnit report validates against the schema Jenkins' xunit plugin uses (junit-10.xsd), for
-//! a passing run, a run with failures, and a run with transport errors, and follows what
-//! Jenkins, GitLab and the GitHub test reporters read (read back with an independent parser).
+//! Every JUnit file mallcheck writes (`run` passing, failing, with errors and skips, and
+//! interrupted; `fuzz`; `diff`; `merge`) validates against the two strict schemas pipelines
+//! check, unmodified: pytest's and Jenkins xunit's junit-10.xsd (copies in
+//! tests/fixtures/junit/). It also follows what Jenkins, GitLab and the GitHub test reporters
+//! read (read back with an independent parser).
 //!
-//! junit-10.xsd knows neither the `file` attribute on `<testcase>` (GitLab and the GitHub
-//! reporters read it for annotations) nor `skipped` on `<testsuites>` (the totals the issue asks
-//! for; quick-junit always writes it). The schema used here is junit-10.xsd with exactly these
-//! two optional attributes added; everything else is validated as Jenkins' schema says.
-//!
-//! `.ci/install-junit-xsd.sh` fetches the XSD and xmllint. Locally, a missing tool skips the
-//! test with a note; with `MALLCHECK_REQUIRE_TOOLS=1` (CI) it fails instead.
+//! `.ci/install-junit-xsd.sh` installs xmllint. Locally, a missing xmllint skips the schema
+//! checks with a note; with `MALLCHECK_REQUIRE_TOOLS=1` (CI) it fails instead.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 
-use crate::common::{Server, bin, repo, run_against};
+use crate::common::{Server, bin, fuzz_as_main, repo, run_against};
 
-fn xsd() -> Option<PathBuf> {
-    let path = std::env::var_os("MALLCHECK_JUNIT_XSD")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("target/junit-xsd/junit-10.xsd"));
-    let xmllint = Command::new("xmllint").arg("--version").output().is_ok();
-    if path.exists() && xmllint {
-        return Some(extended(&path));
+/// The strict schemas, unmodified, in tests/fixtures/junit/.
+const SCHEMAS: [&str; 2] = ["pytest-junit-10.xsd", "jenkins-xunit-junit-10.xsd"];
+
+/// Whether xmllint is there to validate with.
+fn xmllint() -> bool {
+    if Command::new("xmllint").arg("--version").output().is_ok() {
+        return true;
     }
     assert!(
         std::env::var_os("MALLCHECK_REQUIRE_TOOLS").is_none(),
-        "junit-10.xsd or xmllint missing: run .ci/install-junit-xsd.sh"
+        "xmllint missing: run .ci/install-junit-xsd.sh"
     );
-    eprintln!("note: junit-10.xsd or xmllint missing; run .ci/install-junit-xsd.sh");
-    None
+    eprintln!("note: xmllint missing; run .ci/install-junit-xsd.sh");
+    false
 }
 
-/// junit-10.xsd with `file` allowed on `<testcase>` and `skipped` on `<testsuites>`.
-fn extended(xsd: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(xsd).unwrap();
-    let case = r#"<xs:attribute name="group" type="xs:string"/>
-        </xs:complexType>
-    </xs:element>
-
-    <xs:element name="testsuite">"#;
-    let suites = r#"<xs:attribute name="errors" type="xs:string" />
-        </xs:complexType>
-    </xs:element>
-
-</xs:schema>"#;
+/// Asserts that `junit` validates against both strict schemas, and that every testcase has a
+/// time (the schemas leave it optional; the consumers sum it).
+pub fn assert_strict(junit: &Path) {
+    let xml = std::fs::read_to_string(junit).unwrap();
+    let cases = elements(&xml)
+        .into_iter()
+        .filter(|(name, _, _)| name == "testcase")
+        .collect::<Vec<_>>();
     assert!(
-        text.contains(case) && text.contains(suites),
-        "unexpected junit-10.xsd"
+        !cases.is_empty(),
+        "no testcase in {}:\n{xml}",
+        junit.display()
     );
-    let text = text
-        .replace(
-            case,
-            &case.replace(
-                "/>\n",
-                "/>\n            <xs:attribute name=\"file\" type=\"xs:string\"/>\n",
-            ),
-        )
-        .replace(
-            suites,
-            &suites.replace(
-                "/>\n",
-                "/>\n            <xs:attribute name=\"skipped\" type=\"xs:string\"/>\n",
-            ),
+    for (_, attrs, _) in &cases {
+        assert!(
+            attr(attrs, "time").is_some(),
+            "a testcase without time:\n{xml}"
         );
-    let out = std::env::temp_dir().join(format!("mallcheck-junit-{}.xsd", std::process::id()));
-    std::fs::write(&out, text).unwrap();
-    out
-}
-
-fn assert_valid(xsd: &Path, junit: &Path) {
-    let out = Command::new("xmllint")
-        .arg("--noout")
-        .arg("--schema")
-        .arg(xsd)
-        .arg(junit)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{} does not validate:\n{}",
-        junit.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    }
+    if !xmllint() {
+        return;
+    }
+    for schema in SCHEMAS {
+        let xsd = repo().join("tests/fixtures/junit").join(schema);
+        let out = Command::new("xmllint")
+            .arg("--noout")
+            .arg("--schema")
+            .arg(&xsd)
+            .arg(junit)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{} does not validate against {schema}:\n{}",
+            junit.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
-fn junit_reports_validate_against_the_jenkins_schema() {
-    let Some(xsd) = xsd() else { return };
+fn run_junit_validates_against_the_strict_schemas() {
     let dir = tempfile::tempdir().unwrap();
     let passing = Command::new(bin())
         .current_dir(dir.path())
@@ -98,7 +81,7 @@ fn junit_reports_validate_against_the_jenkins_schema() {
         .status()
         .unwrap();
     assert_eq!(passing.code(), Some(0));
-    assert_valid(&xsd, &dir.path().join("pass.xml"));
+    assert_strict(&dir.path().join("pass.xml"));
     let server = Server::start(&[]);
     for (fault, file, element) in [
         ("mall-state-out-of-range", "fail.xml", "<failure"),
@@ -115,7 +98,7 @@ fn junit_reports_validate_against_the_jenkins_schema() {
         let text = std::fs::read_to_string(&junit).unwrap();
         assert!(text.contains(element), "{fault}: no {element} in\n{text}");
         std::fs::copy(&junit, dir.path().join(file)).unwrap();
-        assert_valid(&xsd, &junit);
+        assert_strict(&junit);
     }
 }
 
@@ -221,7 +204,6 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
         ("tests", "testcase"),
         ("failures", "failure"),
         ("errors", "error"),
-        ("skipped", "skipped"),
     ] {
         assert_eq!(
             attr(totals, total),
@@ -229,8 +211,16 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
             "<testsuites {total}> in\n{xml}"
         );
     }
+    // The strict schemas have no `skipped` on <testsuites>: the suites count them.
+    let skipped: usize = all
+        .iter()
+        .filter(|(n, _, _)| n == "testsuite")
+        .map(|(_, a, _)| attr(a, "skipped").unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(skipped, count("skipped"));
     assert!(count("failure") > 0);
     assert!(attr(totals, "time").is_some(), "no total time");
+    let mut suite_file = String::new();
     for (name, attrs, body) in &all {
         for meaningless in ["package", "hostname"] {
             assert!(
@@ -238,18 +228,26 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
                 "<{name} {meaningless}> in\n{xml}"
             );
         }
-        if name == "testcase" {
-            let classname = attr(attrs, "classname").expect("classname");
+        if name == "testsuite" {
             let file = attr(attrs, "file").expect("file attribute");
             assert!(
                 file.starts_with("cases/") && file.ends_with(".yaml"),
                 "file={file}"
             );
+            suite_file = file.to_string();
+        }
+        if name == "testcase" {
+            let classname = attr(attrs, "classname").expect("classname");
             // Jenkins splits the classname on its last dot: the class must be the case file.
-            let expected = file.trim_end_matches(".yaml").replace('/', ".");
+            let expected = suite_file.trim_end_matches(".yaml").replace('/', ".");
             assert_eq!(classname, expected);
         }
         if name == "failure" {
+            // The failure text starts at the case file and line.
+            assert!(
+                body.starts_with(&format!("at {suite_file}:")),
+                "no case line in:\n{body}"
+            );
             let findings: Vec<&str> = body.lines().filter(|l| l.starts_with('[')).collect();
             let mut distinct = findings.clone();
             distinct.sort_unstable();
@@ -277,8 +275,7 @@ fn junit_follows_what_jenkins_gitlab_and_github_read() {
 /// The JUnit report of a run stopped by a signal validates too: the cases not run are
 /// `<skipped>`, and one `<error>` of type `harness.interrupted` says the run did not complete.
 #[test]
-fn interrupted_run_junit_validates_against_the_jenkins_schema() {
-    let Some(xsd) = xsd() else { return };
+fn interrupted_run_junit_validates_against_the_strict_schemas() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let child = run_against(&server.fault_url("slow-first-byte"), dir.path())
@@ -303,5 +300,160 @@ fn interrupted_run_junit_validates_against_the_jenkins_schema() {
         xml.contains("<skipped") && xml.contains("type=\"harness.interrupted\""),
         "{xml}"
     );
-    assert_valid(&xsd, &junit);
+    assert_strict(&junit);
+}
+
+/// The JUnit of `fuzz`, passing and failing, validates; its testcases are timed with the
+/// endpoint's session.
+#[test]
+fn fuzz_junit_validates_against_the_strict_schemas() {
+    let server = Server::start(&[]);
+    for (url, code) in [
+        (server.base_url.clone(), 0),
+        (server.fault_url("fuzz-count-over-80"), 1),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = fuzz_as_main(&url, dir.path(), "3")
+            .args(["--cases", "120", "--endpoint", "mall-list"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let junit = dir.path().join("junit.xml");
+        if code == 1 {
+            let xml = std::fs::read_to_string(&junit).unwrap();
+            assert!(xml.contains("<failure"), "{xml}");
+        }
+        assert_strict(&junit);
+    }
+}
+
+/// The JUnit of `diff`, with a breaking change, validates: the snapshot compared is in the
+/// testcase's output, not in properties the schemas do not allow there.
+#[test]
+fn diff_junit_validates_against_the_strict_schemas() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = run_against(&server.base_url, dir.path())
+        .args(["--quiet", "--snapshots", "update"])
+        .status()
+        .unwrap();
+    assert_eq!(recorded.code(), Some(0));
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["diff", "--color", "never", "--cases"])
+        .arg(repo().join("cases"))
+        .args(["--baseline-target", &server.base_url])
+        .args(["--base-url", &server.fault_url("mall-name-missing")])
+        .args(["--appid", DEMO_APPID, "--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--junit", "diff.xml", "--markdown", "diff.md"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let junit = dir.path().join("diff.xml");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("type=\"release-diff.breaking\"") && xml.contains("snapshot: "),
+        "{xml}"
+    );
+    assert_strict(&junit);
+}
+
+/// The JUnit `merge` writes validates, and keeps the target and shard properties.
+#[test]
+fn merge_junit_validates_against_the_strict_schemas() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in 1..=2 {
+        let sub = dir.path().join(format!("s{k}"));
+        std::fs::create_dir(&sub).unwrap();
+        run_against(&server.fault_url("mall-state-out-of-range"), &sub)
+            .args(["--quiet", "--shard", &format!("{k}/2")])
+            .status()
+            .unwrap();
+    }
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args([
+            "merge",
+            "--junit",
+            "merged.xml",
+            "s1/junit.xml",
+            "s2/junit.xml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = dir.path().join("merged.xml");
+    let xml = std::fs::read_to_string(&merged).unwrap();
+    assert!(
+        xml.contains("<property name=\"shard\" value=\"1/2,2/2\"/>")
+            && xml.contains(&format!(
+                "<property name=\"target\" value=\"{}\"/>",
+                server.fault_url("mall-state-out-of-range")
+            )),
+        "{xml}"
+    );
+    assert_strict(&merged);
+}
+
+/// A case that passed with warnings is named `[WARN] …` (what every JUnit viewer lists), its
+/// warnings are in its output and its suite counts them; the file still validates, and a
+/// merge keeps the mark and the case's identity.
+#[test]
+fn warnings_show_in_the_testcase_name_and_validate() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let status = run_against(&server.fault_url("products-ascending"), dir.path())
+        .arg("--quiet")
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let junit = dir.path().join("junit.xml");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let all = elements(&xml);
+    let warned: Vec<&Element> = all
+        .iter()
+        .filter(|(n, a, _)| n == "testcase" && attr(a, "name").unwrap().starts_with("[WARN] "))
+        .collect();
+    assert!(!warned.is_empty(), "{xml}");
+    assert!(
+        xml.contains("<property name=\"warnings\" value=\"")
+            && xml.contains("[observed] products.order"),
+        "{xml}"
+    );
+    assert_strict(&junit);
+    let merged = dir.path().join("merged.xml");
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args(["merge", "--junit", "merged.xml", "junit.xml", "junit.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let again = std::fs::read_to_string(&merged).unwrap();
+    assert_eq!(
+        again.matches("<testcase name=\"[WARN] ").count(),
+        warned.len(),
+        "{again}"
+    );
+    assert_strict(&merged);
 }

@@ -18,6 +18,7 @@ mod interrupt;
 mod junit_xsd;
 mod layout;
 mod long_range;
+mod merge_strict;
 mod noticed;
 mod openapi;
 mod politeness;

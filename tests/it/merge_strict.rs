@@ -1,0 +1,145 @@
+//! `merge` holds JUnit inputs to the rules of JSON ones: every shard of a sharded run, one
+//! target, and the merged time is the wall time of the runs.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::{Server, bin, run_against};
+
+/// Runs shard `k` of `n` against `url` in `dir/s<k>` (reports `junit.xml`, `report.json`).
+fn shard(dir: &Path, url: &str, k: usize, n: usize) {
+    let sub = dir.join(format!("s{k}"));
+    std::fs::create_dir(&sub).unwrap();
+    let status = run_against(url, &sub)
+        .args(["--quiet", "--shard", &format!("{k}/{n}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+fn merge(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .arg("merge")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_junit_only_merge_missing_a_shard_fails_naming_it() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in [1, 3] {
+        shard(dir.path(), &server.base_url, k, 3);
+    }
+    let out = merge(
+        dir.path(),
+        &["--junit", "merged.xml", "s1/junit.xml", "s3/junit.xml"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("shard 2/3 is missing"), "{stderr}");
+    let xml = std::fs::read_to_string(dir.path().join("merged.xml")).unwrap();
+    assert!(
+        xml.contains("<property name=\"shard\" value=\"1/3,3/3\"/>"),
+        "{xml}"
+    );
+}
+
+#[test]
+fn shards_run_against_different_targets_are_not_merged() {
+    let server = Server::start(&[]);
+    let second = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let other = second.base_url.clone();
+    shard(dir.path(), &server.base_url, 1, 2);
+    shard(dir.path(), &other, 2, 2);
+    for args in [
+        ["--junit", "m.xml", "s1/junit.xml", "s2/junit.xml"],
+        ["--json", "m.json", "s1/report.json", "s2/report.json"],
+    ] {
+        let out = merge(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("different targets")
+                && stderr.contains(&server.base_url)
+                && stderr.contains(&other),
+            "{stderr}"
+        );
+        assert!(!dir.path().join(args[1]).exists(), "{args:?}");
+    }
+}
+
+/// The merged time is from the earliest start to the latest end, as the inputs give them.
+#[test]
+fn the_merged_time_is_wall_time() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in 1..=2 {
+        shard(dir.path(), &server.base_url, k, 2);
+    }
+    let out = merge(
+        dir.path(),
+        &[
+            "--junit",
+            "m.xml",
+            "--json",
+            "m.json",
+            "s1/junit.xml",
+            "s2/junit.xml",
+            "s1/report.json",
+            "s2/report.json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(p)).unwrap()).unwrap()
+    };
+    let span = |reports: &[serde_json::Value]| {
+        let start = |r: &serde_json::Value| {
+            chrono::DateTime::parse_from_rfc3339(r["started_at"].as_str().unwrap()).unwrap()
+        };
+        let first = reports.iter().map(start).min().unwrap();
+        reports
+            .iter()
+            .map(|r| {
+                (start(r) - first).as_seconds_f64() + r["summary"]["duration"].as_f64().unwrap()
+            })
+            .fold(0.0, f64::max)
+    };
+    let inputs = [json("s1/report.json"), json("s2/report.json")];
+    let sum: f64 = inputs
+        .iter()
+        .map(|r| r["summary"]["duration"].as_f64().unwrap())
+        .sum();
+    let merged = json("m.json");
+    let wall = merged["summary"]["duration"].as_f64().unwrap();
+    assert!(
+        (wall - span(&inputs)).abs() < 0.002,
+        "{wall} vs {}",
+        span(&inputs)
+    );
+    assert_eq!(merged["started_at"], inputs[0]["started_at"]);
+    // Run one after the other, the wall time holds both runs and the gap between them.
+    assert!(wall >= sum - 0.002, "{wall} < {sum}");
+    // The JUnit's total time is the same span, from its timestamps and times.
+    let xml = std::fs::read_to_string(dir.path().join("m.xml")).unwrap();
+    let time: f64 = xml
+        .split("<testsuites ")
+        .nth(1)
+        .and_then(|t| t.split("time=\"").nth(1))
+        .and_then(|t| t.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((time - wall).abs() < 0.05, "JUnit {time} vs JSON {wall}");
+}
