@@ -479,9 +479,10 @@ pub struct FuzzArgs {
     /// Stop generating after this many seconds.
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub max_time: u64,
-    /// Requests per second (0 = unlimited).
-    #[arg(long, value_name = "R", default_value_t = 0.0)]
-    pub rate: f64,
+    /// Requests per second, at most; 0 = unlimited [default: the profile's `rate`, else
+    /// unlimited on loopback and 10 for other hosts].
+    #[arg(long, value_name = "R", env = "MALLCHECK_RATE")]
+    pub rate: Option<f64>,
     /// Generated requests in flight at once (shrinking sends one at a time; a seed reports the
     /// same failures whatever this is).
     #[arg(long, value_name = "N", default_value_t = 4)]

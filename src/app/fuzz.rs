@@ -94,13 +94,12 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
     if args.cases == 0 {
         return Err(UsageError::setting("--cases", "must be at least 1", None));
     }
-    if !(args.rate.is_finite() && args.rate >= 0.0) {
+    if let Some(rate) = args.rate
+        && !(rate.is_finite() && rate >= 0.0)
+    {
         return Err(UsageError::setting(
             "--rate",
-            format!(
-                "{} is not a number of requests per second (0 = unlimited)",
-                args.rate
-            ),
+            format!("{rate} is not a number of requests per second (0 = unlimited)"),
             None,
         ));
     }
@@ -124,7 +123,8 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
         cases: args.cases,
         seed,
         max_time: Duration::from_secs(args.max_time),
-        rate: args.rate,
+        // Resolved with the target's profile and host in `fuzz`.
+        rate: 0.0,
         max_shrink_tries: MAX_SHRINK_TRIES,
         save: None,
         limits: Limits::new(args.oversize),
@@ -212,7 +212,12 @@ fn replays(
 pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
     let seed = args.seed.unwrap_or_else(clock_seed);
     let mut options = options(&args, seed)?;
-    let target = settings::from_process(&settings::Flags::from(&args.target))?;
+    let mut target = settings::from_process(&settings::Flags::from(&args.target))?;
+    // As `run` paces: flag or MALLCHECK_RATE, the profile, 10/s toward a remote host; every
+    // request counts (discovery, replays, generated bodies, shrinking).
+    let rate = super::run::request_rate(args.rate, &target).filter(|r| *r > 0.0);
+    options.rate = rate.unwrap_or(0.0);
+    target.client.rate = rate;
     let schemas = Arc::new(SchemaSet::embedded()?);
     let names = schemas.names();
     let cx = ParseContext {

@@ -31,6 +31,20 @@ use super::signals::Stop;
 /// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
 pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
 
+/// Requests per second of a run (`run` and `fuzz` alike): the flag (or `MALLCHECK_RATE`), else
+/// the profile's `rate`, else [`DEFAULT_REMOTE_RATE`] toward a remote host; `None` = unlimited.
+pub fn request_rate(flag: Option<f64>, target: &Target) -> Option<f64> {
+    rate_of(flag, target.profile.rate, target.base_url.as_deref())
+}
+
+fn rate_of(flag: Option<f64>, profile: Option<f64>, base_url: Option<&str>) -> Option<f64> {
+    flag.or(profile).or_else(|| {
+        // Conservative toward shared servers; our own loopback server needs no protection.
+        let remote = base_url.is_some_and(|u| !settings::is_loopback(u));
+        remote.then_some(DEFAULT_REMOTE_RATE)
+    })
+}
+
 /// Loads schemas: `--schemas DIR`, else `./schemas` when it holds schema files of mallcheck's
 /// (editable copies, see `mallcheck init`), else the ones built in.
 pub fn load_schemas(dir: Option<&PathBuf>) -> Result<SchemaSet, UsageError> {
@@ -267,14 +281,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         .or(target.profile.jobs)
         .unwrap_or(RunOptions::default().jobs);
     target.client.retries = args.retries;
-    target.client.rate = args.rate.or(target.profile.rate).or_else(|| {
-        // Conservative toward shared servers; our own loopback server needs no protection.
-        let remote = target
-            .base_url
-            .as_deref()
-            .is_some_and(|u| !settings::is_loopback(u));
-        remote.then_some(DEFAULT_REMOTE_RATE)
-    });
+    target.client.rate = request_rate(args.rate, &target);
     let color = style::use_color(args.output.color.into());
     let verbosity = if args.output.quiet {
         Verbosity::Quiet
@@ -433,6 +440,16 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rate_comes_from_the_flag_the_profile_or_the_remote_default() {
+        let remote = Some("https://staging.example.com");
+        assert_eq!(rate_of(Some(3.0), Some(5.0), remote), Some(3.0));
+        assert_eq!(rate_of(None, Some(5.0), remote), Some(5.0));
+        assert_eq!(rate_of(None, None, remote), Some(DEFAULT_REMOTE_RATE));
+        assert_eq!(rate_of(None, None, Some("http://127.0.0.1:8080")), None);
+        assert_eq!(rate_of(None, None, None), None, "the embedded server");
+    }
 
     #[test]
     fn cursor_rules_parse_and_bad_ones_name_the_flag() {

@@ -13,6 +13,7 @@ mod faults;
 mod fuzz;
 mod fuzz_chain;
 mod fuzz_jobs;
+mod fuzz_rate;
 mod fuzz_stops;
 mod interrupt;
 mod junit_xsd;
