@@ -249,6 +249,17 @@ faults! {
     EchoRequest = ("echo-request", Variation, "every answer echoes the request: its headers (Authorization included) and body in x-echo-* response headers and in an extra echo field of the JSON");
     /// An error page that echoes the request.
     EchoErrorPage = ("echo-error-page", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page quoting the request's headers (Authorization included) and body");
+
+    // ---- Number spellings and parsing (issue 22 item 1, issue 20 item 6): how the body is
+    // written, not what it holds. Applied by `mutate_spelling` and `Fault::respell` below.
+    /// An Integer written with a fraction.
+    SkuPriceFloat = ("sku-price-float", Contract(&SKU_FIELDS), "price (Integer) is written 3800.0, a float literal, as a float column or a default JSON encoder writes it");
+    /// A Long written with a fraction.
+    OrderTotalNumFloat = ("order-total-num-float", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum (Long) is written 105112.0, a float literal");
+    /// A Long written with an exponent.
+    OrderTotalNumExponent = ("order-total-num-exponent", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum (Long) is written 1e5, an exponent literal");
+    /// A Byte written with a fraction.
+    MallStateFloat = ("mall-state-float", Contract(&MALL_STATE), "state (Byte) is written 1.0, a float literal");
 }
 
 /// What the echo faults give back of a request: every header as received and the body text.
@@ -503,7 +514,7 @@ impl Fault {
                 set_in(mall, "seller", "crossCityTerminalSn", Value::Null);
             }
             Fault::EmptyCrossCityPayments => set(mall, "crossCityPayments", json!([])),
-            _ => {}
+            _ => self.mutate_mall_spelling(mall),
         }
     }
 
@@ -572,7 +583,54 @@ impl Fault {
                 sku.shift_remove("quantity");
             }
             Fault::ExtraFields => set(sku, "barcode", json!("6901234567890")),
+            _ => self.mutate_sku_spelling(sku),
+        }
+    }
+}
+
+// ---- Number spellings and parsing faults (kept apart from the others to ease merging).
+
+/// What `order-total-num-exponent` puts in the data; the wire writes it as [`EXPONENT_LITERAL`].
+const EXPONENT_FLOAT: f64 = 100_000.0;
+/// The exponent literal of `order-total-num-exponent`.
+const EXPONENT_LITERAL: &str = "1e5";
+
+impl Fault {
+    /// The values of the spelling faults: floats, which serde_json writes with a fraction.
+    fn mutate_mall_spelling(self, mall: &mut Map<String, Value>) {
+        match self {
+            Fault::OrderTotalNumFloat => {
+                set_in(mall, "orderStatistics", "totalNum", json!(105_112.0));
+            }
+            Fault::OrderTotalNumExponent => {
+                set_in(mall, "orderStatistics", "totalNum", json!(EXPONENT_FLOAT));
+            }
+            Fault::MallStateFloat => set(mall, "state", json!(1.0)),
             _ => {}
+        }
+    }
+
+    fn mutate_sku_spelling(self, sku: &mut Map<String, Value>) {
+        if self == Fault::SkuPriceFloat {
+            set(sku, "price", json!(3800.0));
+        }
+    }
+
+    /// The encoded JSON answer as the spelling faults write it (what a `Value` cannot hold).
+    pub(crate) fn respell(self, bytes: Vec<u8>) -> Vec<u8> {
+        let replace = |from: &str, to: &str| {
+            let text = String::from_utf8_lossy(&bytes).replace(from, to);
+            text.into_bytes()
+        };
+        match self {
+            Fault::OrderTotalNumExponent => {
+                let float = serde_json::to_string(&EXPONENT_FLOAT).unwrap_or_default();
+                replace(
+                    &format!("\"totalNum\":{float}"),
+                    &format!("\"totalNum\":{EXPONENT_LITERAL}"),
+                )
+            }
+            _ => bytes,
         }
     }
 }

@@ -16,6 +16,7 @@ mod fuzz_stops;
 mod interrupt;
 mod junit_xsd;
 mod layout;
+mod literals;
 mod long_range;
 mod noticed;
 mod openapi;
