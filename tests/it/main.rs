@@ -20,6 +20,7 @@ mod literals;
 mod long_range;
 mod noticed;
 mod openapi;
+mod parsing;
 mod politeness;
 mod preflight;
 mod readme;
