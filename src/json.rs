@@ -1,6 +1,8 @@
 //! JSON value helpers shared by the checks, the schemas and the change classifier: type names
 //! as JSON Schema spells them, and JSON Pointer (RFC 6901) tokens.
 
+pub mod scan;
+
 use serde_json::Value;
 
 /// The JSON type of a value, with integers told apart from other numbers (as JSON Schema does).

@@ -11,15 +11,23 @@ use crate::exit;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
 use crate::report::style;
+use crate::service::lazy_json::LazyJson;
 use crate::spec::catalog::RESPONSE_JSON;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, CaseResult, Event, Finding, Outcome, RunSummary};
+use bytes::Bytes;
 
-/// Findings of one captured body: a `response.json` finding when it is not JSON, else the
-/// schema's findings.
+/// Findings of one captured body: a `response.json` finding when it is not JSON, else what
+/// its parse found (keys given twice, numbers beyond a double) and the schema's findings, an
+/// integer written as a float quoted as written.
 pub fn check_body(schemas: &SchemaSet, schema: &str, bytes: &[u8]) -> Vec<Finding> {
-    match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Ok(value) => schemas.validate(schema, &value),
+    match LazyJson::parse(Bytes::copy_from_slice(bytes)) {
+        Ok(json) => {
+            let mut findings = json.findings();
+            findings.extend(schemas.validate(schema, &json));
+            json.spell(&mut findings);
+            findings
+        }
         Err(e) => vec![Finding::new(
             &RESPONSE_JSON,
             "",

@@ -125,6 +125,8 @@ pub fn exercises(case: &Case, id: &str) -> bool {
     if matches!(check.family, Family::Transport | Family::Harness)
         || id == catalog::HTTP_SERVER_ERROR.id
         || id == catalog::RESPONSE_CONTENT_TYPE.id
+        || id == catalog::RESPONSE_DUPLICATE_KEY.id
+        || id == catalog::RESPONSE_NUMBER_RANGE.id
     {
         return true;
     }

@@ -134,11 +134,14 @@ fn contract(
     response: &Response,
     schemas: &crate::spec::schemas::SchemaSet,
 ) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = schemas
-        .validate(endpoint.response_schema(), &response.json)
+    let mut findings: Vec<Finding> = response
+        .json
+        .findings()
         .into_iter()
+        .chain(schemas.validate(endpoint.response_schema(), &response.json))
         .filter(|f| matches!(f.outcome(false), Outcome::Fail | Outcome::Error))
         .collect();
+    response.json.spell(&mut findings);
     if endpoint == Endpoint::MallList {
         // A count below 1 asks for no page at all: a service may refuse it or serve its
         // default size (§4.1 gives no rule for it), so only a positive count bounds the page.

@@ -117,11 +117,15 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Records the exchange and returns the response, or adds the transport finding.
+    /// Records the exchange and returns the response (adding what its parse found: keys
+    /// given twice, numbers beyond a double), or adds the transport finding.
     fn take(&mut self, sent: Sent, span: &Span) -> Option<Response> {
         self.record(sent.exchange);
         match sent.result {
-            Ok(r) => Some(r),
+            Ok(r) => {
+                self.add(r.json.findings(), span);
+                Some(r)
+            }
             Err(f) => {
                 self.add(vec![*f], span);
                 None
@@ -199,11 +203,15 @@ impl Part {
         self.findings.append(found);
     }
 
-    /// Records the exchange and returns the response, or adds the transport finding.
+    /// Records the exchange and returns the response (adding what its parse found), or adds
+    /// the transport finding.
     fn take(&mut self, sent: Sent) -> Option<Response> {
         self.record(sent.exchange);
         match sent.result {
-            Ok(r) => Some(r),
+            Ok(r) => {
+                self.add(r.json.findings());
+                Some(r)
+            }
             Err(f) => {
                 self.add(vec![*f]);
                 None
@@ -309,7 +317,10 @@ async fn exchange_case(
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
         let mut found = c.bounded();
-        crate::cpu::cpu_bound(|| runner.schemas.check_into(name, &response.json, &mut found));
+        crate::cpu::cpu_bound(|| {
+            runner.schemas.check_into(name, &response.json, &mut found);
+            response.json.spell(found.kept_mut());
+        });
         c.absorb(found, &span);
     }
     for check in &expect.checks {
@@ -405,8 +416,10 @@ impl PageSource for ClientPages<'_> {
         }
         let schemas = &self.runner.schemas;
         let mut found = self.part.bounded();
+        found.extend(response.json.findings());
         crate::cpu::cpu_bound(|| {
             schemas.validate_into("mall-list-response", &response.json, &mut found);
+            response.json.spell(found.kept_mut());
         });
         if let Some(merchant) = &self.merchant {
             ownership::merchant_into(&response.json, merchant, &mut found);
@@ -969,12 +982,13 @@ async fn products_call(
             // The bytes are well-formed JSON (the client checked them), so this cannot fail.
             let _ = runner.schemas.check_bytes_into(
                 "products-response",
-                &r.body,
+                r.json.bytes(),
                 &mut found,
                 &mut each,
             );
         }
     });
+    r.json.spell(found.kept_mut());
     part.absorb(found);
     if s.order {
         part.add(products::order_of_ids(&ids));

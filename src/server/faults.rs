@@ -19,8 +19,8 @@ use crate::spec::catalog::{
     MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
     PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
     PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
-    PRODUCTS_SIGNATURE_BOUND, RESPONSE_JSON, SKU_FIELDS, TRANSPORT_BODY_SIZE,
-    TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE,
+    SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -255,6 +255,24 @@ faults! {
     /// A stock-framework 500 on NaN and other odd JSON, then a connection dropped without
     /// `Connection: close`.
     FuzzOddJsonCrashCloses = ("fuzz-odd-json-crash-closes", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 (plain text) when the request body holds NaN, Infinity, a number out of range (1e999) or a lone surrogate, and the connection is then dropped at the next request without Connection: close, as a stock FastAPI service on uvicorn does");
+    // ---- Number spellings and parsing (issue 22 item 1, issue 20 item 6): how the body is
+    // written, not what it holds. Applied by `mutate_spelling` and `Fault::respell` below.
+    /// An Integer written with a fraction.
+    SkuPriceFloat = ("sku-price-float", Contract(&SKU_FIELDS), "price (Integer) is written 3800.0, a float literal, as a float column or a default JSON encoder writes it");
+    /// A Long written with a fraction.
+    OrderTotalNumFloat = ("order-total-num-float", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum (Long) is written 105112.0, a float literal");
+    /// A Long written with an exponent.
+    OrderTotalNumExponent = ("order-total-num-exponent", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum (Long) is written 1e5, an exponent literal");
+    /// A Byte written with a fraction.
+    MallStateFloat = ("mall-state-float", Contract(&MALL_STATE), "state (Byte) is written 1.0, a float literal");
+    /// A foreign merchantId before the right one in every seller.
+    DuplicateMerchantId = ("duplicate-merchant-id", Contract(&RESPONSE_DUPLICATE_KEY), "every seller names merchantId twice: another merchant's id, then the right one (a last-wins reader sees only the right one)");
+    /// An empty data list before the real one.
+    DuplicateData = ("duplicate-data", Contract(&RESPONSE_DUPLICATE_KEY), "the mall list envelope names data twice: [] first, then the malls");
+    /// A number beyond a double.
+    OrderTotalNumHuge = ("order-total-num-huge", Contract(&RESPONSE_NUMBER_RANGE), "orderStatistics.totalNum is written 1e999, beyond a double's range");
+    /// A number of ten thousand digits.
+    OrderTotalAmountDigits = ("order-total-amount-digits", Contract(&RESPONSE_NUMBER_RANGE), "orderStatistics.totalAmount is an integer of 10,000 digits");
 }
 
 /// What the echo faults give back of a request: every header as received and the body text.
@@ -509,7 +527,7 @@ impl Fault {
                 set_in(mall, "seller", "crossCityTerminalSn", Value::Null);
             }
             Fault::EmptyCrossCityPayments => set(mall, "crossCityPayments", json!([])),
-            _ => {}
+            _ => self.mutate_mall_spelling(mall),
         }
     }
 
@@ -578,7 +596,85 @@ impl Fault {
                 sku.shift_remove("quantity");
             }
             Fault::ExtraFields => set(sku, "barcode", json!("6901234567890")),
+            _ => self.mutate_sku_spelling(sku),
+        }
+    }
+}
+
+// ---- Number spellings and parsing faults (kept apart from the others to ease merging).
+
+/// What `order-total-num-exponent` puts in the data; the wire writes it as [`EXPONENT_LITERAL`].
+const EXPONENT_FLOAT: f64 = 100_000.0;
+/// The exponent literal of `order-total-num-exponent`.
+const EXPONENT_LITERAL: &str = "1e5";
+/// What `order-total-num-huge` and `order-total-amount-digits` put in the data; the wire
+/// writes them as `1e999` and as ten thousand digits.
+const HUGE_FLOAT: f64 = -0.125;
+const DIGITS_FLOAT: f64 = -0.375;
+
+impl Fault {
+    /// The values of the spelling faults: floats, which serde_json writes with a fraction.
+    fn mutate_mall_spelling(self, mall: &mut Map<String, Value>) {
+        match self {
+            Fault::OrderTotalNumFloat => {
+                set_in(mall, "orderStatistics", "totalNum", json!(105_112.0));
+            }
+            Fault::OrderTotalNumExponent => {
+                set_in(mall, "orderStatistics", "totalNum", json!(EXPONENT_FLOAT));
+            }
+            Fault::MallStateFloat => set(mall, "state", json!(1.0)),
+            Fault::OrderTotalNumHuge => {
+                set_in(mall, "orderStatistics", "totalNum", json!(HUGE_FLOAT));
+            }
+            Fault::OrderTotalAmountDigits => {
+                set_in(mall, "orderStatistics", "totalAmount", json!(DIGITS_FLOAT));
+            }
             _ => {}
+        }
+    }
+
+    fn mutate_sku_spelling(self, sku: &mut Map<String, Value>) {
+        if self == Fault::SkuPriceFloat {
+            set(sku, "price", json!(3800.0));
+        }
+    }
+
+    /// The encoded JSON answer as the spelling faults write it (what a `Value` cannot hold).
+    pub(crate) fn respell(self, bytes: Vec<u8>) -> Vec<u8> {
+        let replace = |from: &str, to: &str| {
+            let text = String::from_utf8_lossy(&bytes).replace(from, to);
+            text.into_bytes()
+        };
+        let float = |f: f64| serde_json::to_string(&f).unwrap_or_default();
+        match self {
+            Fault::DuplicateMerchantId => replace(
+                "\"seller\":{",
+                &format!(
+                    "\"seller\":{{\"merchantId\":\"{}\",",
+                    crate::server::data::OTHER.merchant_id
+                ),
+            ),
+            Fault::DuplicateData => {
+                let text = String::from_utf8_lossy(&bytes);
+                text.replacen("\"data\":[", "\"data\":[],\"data\":[", 1)
+                    .into_bytes()
+            }
+            Fault::OrderTotalNumHuge => replace(
+                &format!("\"totalNum\":{}", float(HUGE_FLOAT)),
+                "\"totalNum\":1e999",
+            ),
+            Fault::OrderTotalAmountDigits => replace(
+                &format!("\"totalAmount\":{}", float(DIGITS_FLOAT)),
+                &format!("\"totalAmount\":9{}", "0".repeat(9_999)),
+            ),
+            Fault::OrderTotalNumExponent => {
+                let float = serde_json::to_string(&EXPONENT_FLOAT).unwrap_or_default();
+                replace(
+                    &format!("\"totalNum\":{float}"),
+                    &format!("\"totalNum\":{EXPONENT_LITERAL}"),
+                )
+            }
+            _ => bytes,
         }
     }
 }

@@ -80,7 +80,8 @@ pub(crate) fn json_response(
             let text = String::from_utf8_lossy(&bytes).replace(&float, BELOW_LONG_LITERAL);
             bytes = text.into_bytes();
         }
-        _ => {}
+        Some(other) => bytes = other.respell(bytes),
+        None => {}
     }
     let mut gzip = false;
     if fault == Some(Fault::Gzip) && accepts_gzip {

@@ -6,9 +6,16 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::OnceLock;
 
+use std::collections::HashSet;
+
 use bytes::Bytes;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+
+use crate::json::scan::{self, Anomalies};
+use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE};
+use crate::spec::schemas::INTEGER_LITERAL_EXPECTED;
+use crate::verdict::event::Finding;
 
 /// Whether `bytes` are one JSON value, with exactly the error a `serde_json::Value` parse
 /// would give (same deserializer, same nesting limit), but building nothing.
@@ -23,10 +30,13 @@ pub fn well_formed(bytes: &[u8]) -> Result<(), serde_json::Error> {
 pub const EAGER_TREE_BYTES: usize = 64 * 1024;
 
 /// A JSON body: its bytes, and its tree once something needed it. Dereferences to the tree.
+/// It also holds what a tree hides (keys given twice, numbers beyond a double), found by one
+/// scan of the bytes when it was parsed.
 #[derive(Clone, Default)]
 pub struct LazyJson {
     bytes: Bytes,
     tree: OnceLock<Value>,
+    anomalies: Anomalies,
 }
 
 impl LazyJson {
@@ -35,21 +45,120 @@ impl LazyJson {
         LazyJson {
             bytes,
             tree: OnceLock::new(),
+            anomalies: Anomalies::default(),
         }
     }
 
     /// The body `bytes` if they are one JSON value (the error is a `Value` parse's): a body of
     /// at most [`EAGER_TREE_BYTES`] is parsed to its tree at once, a larger one only checked.
+    ///
+    /// The bytes are scanned once more for what a tree hides: keys given twice in an object
+    /// and numbers beyond a double (`1e999`, ten thousand digits). Such numbers make a `Value`
+    /// parse fail, yet the body is JSON: they are read as 0 (the bytes kept are those with the
+    /// zeros) and reported by [`LazyJson::findings`], and the rest of the body is checked.
     pub fn parse(bytes: Bytes) -> Result<Self, serde_json::Error> {
+        match Self::parse_plain(bytes.clone()) {
+            Ok(mut json) => {
+                if let Ok(found) = scan::anomalies(&json.bytes) {
+                    json.anomalies = found;
+                }
+                Ok(json)
+            }
+            Err(e) if e.to_string().starts_with("number out of range") => {
+                let found = match scan::anomalies(&bytes) {
+                    Ok(found) if !found.out_of_range_spans.is_empty() => found,
+                    _ => return Err(e),
+                };
+                let zeroed = Bytes::from(scan::zero_numbers(&bytes, &found.out_of_range_spans));
+                let mut json = Self::parse_plain(zeroed)?;
+                json.anomalies = found;
+                Ok(json)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn parse_plain(bytes: Bytes) -> Result<Self, serde_json::Error> {
         if bytes.len() <= EAGER_TREE_BYTES {
             let tree: Value = serde_json::from_slice(&bytes)?;
             return Ok(LazyJson {
                 bytes,
                 tree: OnceLock::from(tree),
+                anomalies: Anomalies::default(),
             });
         }
         well_formed(&bytes)?;
         Ok(LazyJson::from_checked_bytes(bytes))
+    }
+
+    /// The findings of what the scan found: each key given twice (`response.duplicate-key`)
+    /// and each number beyond a double (`response.number-range`), the first
+    /// [`Anomalies::KEPT`] of each with their pointer, the rest counted in the last one.
+    pub fn findings(&self) -> Vec<Finding> {
+        let a = &self.anomalies;
+        let mut out = Vec::new();
+        for (pointer, key) in &a.duplicates {
+            out.push(
+                Finding::new(
+                    &RESPONSE_DUPLICATE_KEY,
+                    pointer,
+                    "each member name once per object (RFC 8259 §4)",
+                    format!("`{key}` given more than once in the same object"),
+                )
+                .with_detail(
+                    "readers disagree on which value counts (serde_json, JavaScript and Python keep the last, others the first or refuse the body): checks here saw the last",
+                ),
+            );
+        }
+        if a.duplicate_count > a.duplicates.len()
+            && let Some(last) = out.last_mut()
+        {
+            last.detail = format!(
+                "{}; {} more duplicate keys in the body",
+                last.detail,
+                a.duplicate_count - a.duplicates.len()
+            );
+        }
+        let total = a.out_of_range_spans.len();
+        for (i, (pointer, literal)) in a.out_of_range.iter().enumerate() {
+            let mut f = Finding::new(
+                &RESPONSE_NUMBER_RANGE,
+                pointer,
+                "a number the spec's types can carry (Byte, Integer, Long)",
+                literal.clone(),
+            )
+            .with_detail(
+                "the number is beyond a double's range: JSON in its grammar, but no parser of a Byte, Integer or Long reads it (it was read as 0 to check the rest)",
+            );
+            if i + 1 == a.out_of_range.len() && total > a.out_of_range.len() {
+                f.detail = format!("{}; {} more such numbers", f.detail, total - i - 1);
+            }
+            out.push(f);
+        }
+        out
+    }
+
+    /// Gives each integer-literal finding (a whole number written `1e5` or `105112.0` where
+    /// the spec types an integer) the literal as the body wrote it, in place of the value as
+    /// the tree renders it (`100000.0`).
+    pub fn spell(&self, findings: &mut [Finding]) {
+        let pointers: HashSet<String> = findings
+            .iter()
+            .filter(|f| f.expected.starts_with(INTEGER_LITERAL_EXPECTED))
+            .map(|f| f.pointer.clone())
+            .collect();
+        if pointers.is_empty() {
+            return;
+        }
+        let written = scan::literals_at(&self.bytes, &pointers);
+        for f in findings
+            .iter_mut()
+            .filter(|f| f.expected.starts_with(INTEGER_LITERAL_EXPECTED))
+        {
+            if let Some((_, literal)) = written.iter().find(|(p, _)| *p == f.pointer) {
+                f.actual = literal.clone();
+            }
+        }
     }
 
     /// The tree, if it has been built.
@@ -100,6 +209,7 @@ impl From<Value> for LazyJson {
         LazyJson {
             bytes: Bytes::from(serde_json::to_vec(&value).unwrap_or_default()),
             tree: OnceLock::from(value),
+            anomalies: Anomalies::default(),
         }
     }
 }

@@ -476,7 +476,9 @@ impl Walker<'_> {
     }
 
     fn scalar(&mut self, b: &Value, c: &Value, at: &Place<'_>) {
-        if same_value(b, c) {
+        // `3` now written `3.0` or `3e0` is the same number but no longer an integer
+        // literal: a type change (strict clients refuse it in an integer field).
+        if same_value(b, c) && json_type(b) == json_type(c) {
             return;
         }
         let field = at.field;
@@ -904,6 +906,18 @@ mod tests {
             "{}",
             changes[0].describe()
         );
+    }
+
+    #[test]
+    fn integer_now_written_as_a_float_is_a_type_change() {
+        for written in ["3.0", "3e0"] {
+            let candidate: Value =
+                serde_json::from_str(&format!("{{\"edition\": {written}}}")).unwrap();
+            let changes = compare(&json!({"edition": 3}), &candidate, &contract());
+            assert_eq!(changes.len(), 1, "{written}");
+            assert_eq!(changes[0].kind, ChangeKind::TypeChanged, "{written}");
+            assert_eq!(changes[0].class, Class::Breaking, "{written}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod load;
 mod stream;
 mod validate;
 
+pub use load::INTEGER_LITERAL_EXPECTED;
 pub use stream::Streamed;
 
 use std::collections::{BTreeMap, HashMap};

@@ -125,6 +125,11 @@ impl Findings {
         }
     }
 
+    /// The kept findings, to reword (never to add or remove one).
+    pub fn kept_mut(&mut self) -> &mut [Finding] {
+        &mut self.kept
+    }
+
     /// The kept findings, in the order they came.
     pub fn kept(&self) -> &[Finding] {
         &self.kept

@@ -27,9 +27,11 @@ pub(super) const RAW_TEXTS: &[&str] = &[
 ];
 
 /// Raw tokens spliced where a value belongs: JSON that many parsers reject or misread.
+/// [`token_label`] tells what each is: not JSON, a number out of range, or unusual JSON.
 pub(super) const RAW_TOKENS: &[&str] = &[
     "1e999",
     "-1e999",
+    MANY_DIGITS,
     "1E2",
     "01",
     "-0",
@@ -46,6 +48,36 @@ pub(super) const RAW_TOKENS: &[&str] = &[
     "'x'",
     "\"\u{ff}\"",
 ];
+
+/// Stands for a number of ten thousand digits in [`RAW_TOKENS`] (spelt out by [`token_text`]).
+const MANY_DIGITS: &str = "<10000 digits>";
+
+/// The text a raw token is spliced as.
+fn token_text(token: &str) -> String {
+    if token == MANY_DIGITS {
+        format!("1{}", "0".repeat(9_999))
+    } else {
+        token.to_string()
+    }
+}
+
+/// What a raw token is: JSON's grammar refuses it (`NaN`, `Infinity`, `0x10`, `01`, quotes
+/// other than double), it is JSON but no parser of a number type holds it (`1e999`, ten
+/// thousand digits), or it is JSON that parsers read differently (`-0`, `1E2`, lone
+/// surrogates, NUL).
+pub(super) fn token_label(token: &str) -> &'static str {
+    let text = token_text(token);
+    let out_of_range = text.parse::<f64>().is_ok_and(f64::is_infinite);
+    if out_of_range && crate::json::scan::anomalies(text.as_bytes()).is_ok() {
+        "JSON number out of range"
+    } else if serde_json::from_str::<serde_json::Value>(&text).is_err()
+        && crate::json::scan::anomalies(text.as_bytes()).is_err()
+    {
+        "not JSON"
+    } else {
+        "unusual JSON"
+    }
+}
 
 pub(super) fn raw(label: &str, bytes: Vec<u8>) -> FuzzBody {
     FuzzBody::Raw {
@@ -131,8 +163,8 @@ pub(super) fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> Boxed
             2,
             (select(leaves.clone()), select(RAW_TOKENS))
                 .prop_map(move |(p, token)| {
-                    let bytes = splice(&b1, p, token).unwrap_or_default();
-                    raw(&format!("non-standard JSON at {p}"), bytes)
+                    let bytes = splice(&b1, p, &token_text(token)).unwrap_or_default();
+                    raw(&format!("{} at {p}", token_label(token)), bytes)
                 })
                 .boxed(),
         ),
@@ -212,5 +244,25 @@ pub(super) fn rename_keys(v: &Value) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_tokens_are_labelled_by_what_they_are() {
+        let label = |t: &str| token_label(t);
+        for t in ["1e999", "-1e999", MANY_DIGITS] {
+            assert_eq!(label(t), "JSON number out of range", "{t}");
+        }
+        for t in ["NaN", "Infinity", "0x10", "01", "undefined", "'x'"] {
+            assert_eq!(label(t), "not JSON", "{t}");
+        }
+        for t in ["1E2", "-0", "1.0e1", "\"\\ud800\"", "\"\\u0000\""] {
+            assert_eq!(label(t), "unusual JSON", "{t}");
+        }
+        assert_eq!(token_text(MANY_DIGITS).len(), 10_000);
     }
 }

@@ -405,6 +405,7 @@ fn options<'a>(registry: &'a Registry<'a>) -> ValidationOptions<'a> {
         .with_format("digit-string", is_digit_string)
         .with_format("decimal-text", is_decimal_text)
         .with_keyword(EXACT_LONG_KEYWORD, exact_long_factory)
+        .with_keyword(INTEGER_LITERAL_KEYWORD, integer_literal_factory)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
 }
@@ -458,6 +459,75 @@ fn exact_long_factory<'a>(
         Err(ValidationError::schema(format!(
             "the '{EXACT_LONG_KEYWORD}' keyword must be true"
         )))
+    }
+}
+
+/// Keyword of every field the spec types Integer, Long or Byte, its value the type's name:
+/// the number is written as an integer literal, without fraction or exponent. JSON Schema's
+/// `integer` accepts `3800.0` and `1e5` (a number whose value is whole), but strict clients
+/// (Go's `encoding/json` into an int, serde's `i64`, System.Text.Json) refuse those literals.
+/// serde_json reads a literal with a fraction or an exponent as a float and one without as an
+/// integer, so the tree still tells them apart (and so does a re-serialized snapshot).
+pub const INTEGER_LITERAL_KEYWORD: &str = "x-integer-literal";
+
+/// How the expected phrase of an integer-literal finding starts: its `actual` is the value
+/// as serde_json renders it (`100000.0`), which a caller holding the bytes replaces with the
+/// literal as written (`1e5`).
+pub const INTEGER_LITERAL_EXPECTED: &str = "an integer literal, without fraction or exponent";
+
+/// The spec's integer types the keyword names.
+const INTEGER_TYPES: [&str; 3] = ["Integer", "Long", "Byte"];
+
+/// What an integer field's value breaks of the integer-literal rule, if anything. Only a whole
+/// number read as a float is this rule's business: a fraction is `type: integer`'s, another
+/// type the field's own. A whole float beyond 2^63 may be an integer literal too long for an
+/// i64 (serde_json reads those as floats): for a Long that is the range checks' finding, for
+/// an Integer or a Byte it is out of range either way.
+pub fn integer_literal_problem(kind: &str, value: &Value) -> Option<String> {
+    let Value::Number(n) = value else {
+        return None;
+    };
+    let x = n.as_f64().filter(|_| n.is_f64())?;
+    if x.fract() != 0.0 || x.is_nan() {
+        return None;
+    }
+    if x.abs() < TWO_POW_63 {
+        Some(format!("{INTEGER_LITERAL_EXPECTED} ({kind})"))
+    } else if kind == "Long" {
+        None
+    } else {
+        Some(format!("an integer literal within the {kind} range"))
+    }
+}
+
+struct IntegerLiteral {
+    kind: &'static str,
+}
+
+impl<'i> jsonschema::Keyword<'i> for IntegerLiteral {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        match integer_literal_problem(self.kind, instance) {
+            None => Ok(()),
+            Some(message) => Err(ValidationError::custom(message)),
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        integer_literal_problem(self.kind, instance).is_none()
+    }
+}
+
+fn integer_literal_factory<'a>(
+    _parent: &'a serde_json::Map<String, Value>,
+    value: &'a Value,
+    _path: jsonschema::paths::Location,
+) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
+    match INTEGER_TYPES.iter().find(|t| value.as_str() == Some(t)) {
+        Some(kind) => Ok(Box::new(IntegerLiteral { kind })),
+        None => Err(ValidationError::schema(format!(
+            "the '{INTEGER_LITERAL_KEYWORD}' keyword must name one of {}",
+            INTEGER_TYPES.join(", ")
+        ))),
     }
 }
 

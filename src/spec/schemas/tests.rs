@@ -1140,3 +1140,146 @@ fn load_dir_errors_name_the_file_and_the_problem() {
     let err = SchemaSet::load_dir(dir.path()).expect_err("broken JSON");
     assert!(matches!(err.kind, SchemaErrorKind::Json(_)), "{err:?}");
 }
+
+#[test]
+fn integer_fields_written_as_floats_are_findings_naming_the_field() {
+    let set = set();
+    let mut m = mall();
+    m["sellerStatisticsModel"] = json!({"orderFailNum": 0});
+    let list = envelope(vec![m]).to_string();
+    let products = Value::Array(vec![product()]).to_string();
+    // (schema, text, field as written, literal, check, pointer)
+    let cases = [
+        (
+            "mall-list-response",
+            &list,
+            "\"state\":1",
+            "1.0",
+            &MALL_STATE,
+            "/data/0/state",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"internalState\":1",
+            "1e0",
+            &MALL_INTERNAL_STATE,
+            "/data/0/internalState",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"isDelete\":0",
+            "0.0",
+            &MALL_IS_DELETE,
+            "/data/0/isDelete",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"appType\":0",
+            "0.0",
+            &MALL_FIELDS,
+            "/data/0/appType",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"edition\":1",
+            "1.0",
+            &MALL_FIELDS,
+            "/data/0/edition",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"payToolCode\":2",
+            "2.0",
+            &MALL_CROSS_CITY,
+            "/data/0/crossCityPayments/0/payToolCode",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"totalNum\":12",
+            "105112.0",
+            &MALL_ORDER_STATISTICS,
+            "/data/0/orderStatistics/totalNum",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"totalAmount\":125000",
+            "1e5",
+            &MALL_ORDER_STATISTICS,
+            "/data/0/orderStatistics/totalAmount",
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"orderFailNum\":0",
+            "0E+2",
+            &MALL_SELLER_STATISTICS,
+            "/data/0/sellerStatisticsModel/orderFailNum",
+        ),
+        (
+            "products-response",
+            &products,
+            "\"price\":1200",
+            "3800.0",
+            &SKU_FIELDS,
+            "/0/skuResults/0/price",
+        ),
+        (
+            "products-response",
+            &products,
+            "\"stockType\":0",
+            "0.0",
+            &SKU_FIELDS,
+            "/0/skuResults/0/stockType",
+        ),
+    ];
+    for (schema, text, field, literal, check, pointer) in cases {
+        assert_eq!(text.matches(field).count(), 1, "{field}");
+        let name = field.split(':').next().unwrap_or_default();
+        let broken = text.replace(field, &format!("{name}:{literal}"));
+        let value: Value = serde_json::from_str(&broken).expect("valid JSON");
+        let f = set.validate(schema, &value);
+        assert_eq!(f.len(), 1, "{field} as {literal}: {f:?}");
+        assert_eq!(f[0].check.id, check.id, "{field} as {literal}");
+        assert_eq!(f[0].pointer, pointer);
+        assert!(
+            f[0].expected
+                .contains("integer literal, without fraction or exponent"),
+            "{}",
+            f[0].expected
+        );
+        let mut out = Findings::new(MAX_FINDINGS);
+        let _ = set.check_bytes_into(schema, broken.as_bytes(), &mut out, &mut |_, _| {});
+        assert!(
+            out.into_vec()
+                .iter()
+                .any(|g| g.pointer == pointer && g.check.id == check.id),
+            "streamed: {field} as {literal}"
+        );
+    }
+    // Integer literals pass, even far beyond 2^53; a fraction stays a type finding only.
+    let big = list.replace("\"totalNum\":12", "\"totalNum\":9007199254740993");
+    assert!(
+        set.validate("mall-list-response", &serde_json::from_str(&big).unwrap())
+            .is_empty()
+    );
+    let half = products.replace("\"price\":1200", "\"price\":1200.5");
+    let f = set.validate("products-response", &serde_json::from_str(&half).unwrap());
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].expected.contains("type integer"), "{}", f[0].expected);
+    // An Integer beyond any integer type is out of range, whatever its spelling.
+    let huge = products.replace("\"price\":1200", "\"price\":100000000000000000000");
+    let f = set.validate("products-response", &serde_json::from_str(&huge).unwrap());
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(
+        f[0].expected.contains("within the Integer range"),
+        "{}",
+        f[0].expected
+    );
+}
