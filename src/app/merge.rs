@@ -1,5 +1,6 @@
 //! `mallcheck merge`: combines the JUnit XML and JSON reports of several runs (CI shards) into
-//! one of each, and exits 1 when the merged result holds a failure or an error.
+//! one of each, and exits 1 when the merged result holds a failure (or is incomplete), 3 when
+//! it holds only errors (cases that could not test the service).
 
 use std::path::{Path, PathBuf};
 
@@ -94,9 +95,12 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         );
     }
     let mut failing = !incomplete.is_empty() || !missing.is_empty();
+    // Could-not-test (3) unless a case failed (1): the same codes as `run`.
+    let mut could_not_test = false;
     let mut unwritten = false;
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
-        failing |= merged.summary.failed + merged.summary.errored > 0;
+        failing |= merged.summary.failed > 0;
+        could_not_test |= merged.summary.errored > 0;
         let written = serde_json::to_string_pretty(&merged.document)
             .map_err(std::io::Error::other)
             .and_then(|text| atomic::write(out, text.as_bytes()));
@@ -121,7 +125,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         if let Some(merged) = &merged {
             order_like_json(&mut suites, &merged.document);
         }
-        failing |= suites.iter().any(|s| s.failures > 0 || s.errors > 0);
+        failing |= suites.iter().any(|s| s.failures > 0);
+        could_not_test |= suites.iter().any(|s| s.errors > 0);
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
         let written = crate::report::junit::document("mallcheck merge", suites)
             .and_then(|xml| atomic::write(out, xml.as_bytes()));
@@ -140,6 +145,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
     // A merged report that could not be written fails the gate like a failure would.
     Ok(if failing || unwritten {
         exit::FAILURE
+    } else if could_not_test {
+        exit::COULD_NOT_TEST
     } else {
         exit::PASS
     })

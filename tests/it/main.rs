@@ -7,6 +7,7 @@ mod case_inputs;
 mod case_schema;
 mod common;
 mod concurrency;
+mod coverage;
 mod diagnostics;
 mod faults;
 mod fuzz;
