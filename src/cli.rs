@@ -5,11 +5,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Exit codes, shown at the end of `--help`.
-const EXIT_CODES: &str = "Exit codes:
+const EXIT_CODES: &str = "Exit codes (run, fuzz, diff, merge):
   0  every case passed (warnings allowed unless --strict)
-  1  a contract failure, or an unreachable or broken service (also a failed preflight:
-     the first signed request was refused or unanswered, so the suite did not run)
-  2  a usage or configuration error (bad flag, malformed case file, unknown schema)";
+  1  the service breaks the contract: wrong data, a 5xx, a body that is not JSON, an answer
+     that times out (also an interrupted run, and a report that cannot be written)
+  2  a usage or configuration error (bad flag, malformed case file, unknown schema)
+  3  could not test: unreachable (refused, DNS, TLS), the preflight refused or unanswered,
+     rate-limited until the run gave up, or the selected checks covered nothing (the merchant
+     lists no mall: --allow-empty-merchant if that is expected)
+The JSON report says which in `exit_code` and `verdict`; JUnit in the testsuite properties
+mallcheck.exit-code and mallcheck.verdict.";
 
 /// Contract and conformance harness for the Mall Query Interface.
 #[derive(Debug, Parser)]
@@ -353,10 +358,24 @@ pub struct RunArgs {
         help_heading = "Cases"
     )]
     pub cursor: Option<String>,
-    /// Products sweeps call at most N malls (default 8 in a bounded run: the first, the last,
-    /// a deleted one and a seeded sample; every listed mall with --exhaustive).
+    /// Products sweeps call exactly N malls when the list holds more (the first, the last, a
+    /// deleted one and a seeded sample), instead of what --sweep-budget allows.
     #[arg(long, value_name = "N", help_heading = "Limits")]
     pub sample: Option<usize>,
+    /// Requests one products sweep may send, its walk of the list included (default 110;
+    /// profile key `sweep_budget`): every listed mall while the merchant fits, else the first,
+    /// the last, a deleted one and a sample drawn with the run's seed (at least 8 malls).
+    #[arg(long, value_name = "N", help_heading = "Limits")]
+    pub sweep_budget: Option<usize>,
+    /// Seed of the sweep's sample of malls: printed by every run that samples, a new one each
+    /// run (so repeated runs cover the whole merchant); give it to replay a run's sample.
+    #[arg(long, value_name = "SEED", help_heading = "Limits")]
+    pub seed: Option<String>,
+    /// A merchant that lists no mall is expected: the run may pass although no mall record or
+    /// products call was checked (profile key `allow_empty_merchant`). Without it, such a run
+    /// exits 3.
+    #[arg(long, help_heading = "Cases")]
+    pub allow_empty_merchant: bool,
     /// Walk every page size to the end of the list and sweep every listed mall: the run's
     /// request count then grows with the merchant's data (profile key `exhaustive`).
     #[arg(long, help_heading = "Limits")]

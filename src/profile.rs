@@ -49,6 +49,11 @@ pub struct Profile {
     pub exhaustive: Option<bool>,
     /// Records walked at the smaller page sizes of a bounded run (`--walk-prefix`).
     pub walk_prefix: Option<usize>,
+    /// An empty merchant is expected: a run that finds no mall may pass
+    /// (`--allow-empty-merchant`).
+    pub allow_empty_merchant: Option<bool>,
+    /// Requests one products sweep may send, its walk of the list included (`--sweep-budget`).
+    pub sweep_budget: Option<usize>,
 }
 
 impl fmt::Debug for Profile {
@@ -69,6 +74,8 @@ impl fmt::Debug for Profile {
             .field("jobs", &self.jobs)
             .field("exhaustive", &self.exhaustive)
             .field("walk_prefix", &self.walk_prefix)
+            .field("allow_empty_merchant", &self.allow_empty_merchant)
+            .field("sweep_budget", &self.sweep_budget)
             .finish()
     }
 }

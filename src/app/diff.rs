@@ -1,6 +1,7 @@
 //! `mallcheck diff`: release verification. Each case with a snapshot recorded against the
 //! baseline release is sent to the candidate and compared field by field; output: console,
-//! JUnit and a Markdown summary for a pull-request comment. Exit 1 when a change is breaking.
+//! JUnit and a Markdown summary for a pull-request comment. Exit 1 when a change is breaking,
+//! 3 when the candidate could not be compared.
 
 use std::path::{Path, PathBuf};
 
@@ -73,7 +74,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
-            return Ok(exit::FAILURE);
+            return Ok(exit::COULD_NOT_TEST);
         }
     };
     let color = style::use_color(args.color.into());
@@ -88,7 +89,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         let written = bytes.and_then(|b| atomic::write(path, b.as_bytes()));
         if let Err(e) = written {
             eprintln!("error: {}", kind.write_error(path, &e));
-            code = code.max(exit::FAILURE);
+            code = exit::combine(code, exit::FAILURE);
         }
     }
     Ok(code)

@@ -242,7 +242,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
             .await
             .unwrap_or_else(|e| {
                 eprintln!("error: {e}");
-                exit::FAILURE
+                exit::COULD_NOT_TEST
             })
     });
     Ok(code)
@@ -269,7 +269,7 @@ async fn fuzz_target(
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
-            return exit::FAILURE;
+            return exit::COULD_NOT_TEST;
         }
     };
     let embedded = if target.base_url.is_none() {
@@ -359,14 +359,14 @@ async fn fuzz_target(
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: the fuzzer crashed (a bug: please report it): {e}");
-            return exit::FAILURE;
+            return exit::COULD_NOT_TEST;
         }
     };
     finish(&report, args, &signer, style)
 }
 
 /// Before anything is generated: `run`'s preflight (one signed first mall-list page; a refused
-/// or unanswered one stops here with its message, exit 1 and a JUnit report holding the
+/// or unanswered one stops here with its message, exit 3 and a JUnit report holding the
 /// `preflight` error), then what the fuzzer learns about the service. Err is the exit code.
 async fn prepare(
     target: &Target,
@@ -385,7 +385,7 @@ async fn prepare(
     {
         write_junit(&args.junit, render::preflight_junit(&stopped.result));
         print_error(&format!("error: {}", stopped.message));
-        return Err(exit::FAILURE);
+        return Err(exit::for_outcome(stopped.result.outcome));
     }
     let unknown = vec![target.identity.unknown_merchant_id.clone()];
     let pause = if options.rate > 0.0 {
@@ -404,7 +404,7 @@ async fn prepare(
     .await
     .map_err(|e| {
         eprintln!("error: {e}");
-        exit::FAILURE
+        exit::COULD_NOT_TEST
     })?;
     for note in &known.notes {
         print(&format!("note: {note}\n"));
@@ -413,7 +413,8 @@ async fn prepare(
 }
 
 /// Prints the summary (and why the run halted, if it did), writes the JUnit report and picks
-/// the exit code: 1 when a property failed or the run halted (a rate limit, a signal).
+/// the exit code: 1 when a property failed or a signal stopped the run, 3 when a rate limit
+/// stopped it before anything failed.
 fn finish(report: &FuzzReport, args: &FuzzArgs, signer: &Signer, style: Style) -> i32 {
     print(&render::summary(report, style));
     let written = write_junit(&args.junit, render::junit(report, signer));
@@ -424,9 +425,19 @@ fn finish(report: &FuzzReport, args: &FuzzArgs, signer: &Signer, style: Style) -
         Some(halt @ Halt::Interrupted { .. }) => print_error(&render::halt_message(halt)),
         None => {}
     }
-    if report.passed() && written {
-        exit::PASS
-    } else {
+    let code = if report.failed() {
         exit::FAILURE
+    } else {
+        match &report.halt {
+            // Rate-limited until it gave up: the service could not be fuzzed to the end.
+            Some(Halt::RateLimited { .. }) => exit::COULD_NOT_TEST,
+            Some(Halt::Interrupted { .. }) => exit::FAILURE,
+            None => exit::PASS,
+        }
+    };
+    if written {
+        code
+    } else {
+        exit::combine(code, exit::FAILURE)
     }
 }

@@ -1,6 +1,7 @@
 //! `mallcheck merge`: combines the JUnit XML and JSON reports of several runs (CI shards) into
-//! one of each, and exits 1 when the merged result holds a failure or an error, misses a shard
-//! or holds a run that did not complete; inputs of different targets are refused (exit 2).
+//! one of each, and exits 1 when the merged result holds a failure, misses a shard or holds a
+//! run that did not complete, 3 when it holds only errors (cases that could not test the
+//! service); inputs of different targets are refused (exit 2).
 
 use std::path::{Path, PathBuf};
 
@@ -109,9 +110,12 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         );
     }
     let mut failing = !incomplete.is_empty() || !missing.is_empty();
+    // Could-not-test (3) unless a case failed (1): the same codes as `run`.
+    let mut could_not_test = false;
     let mut unwritten = false;
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
-        failing |= merged.summary.failed + merged.summary.errored > 0;
+        failing |= merged.summary.failed > 0;
+        could_not_test |= merged.summary.errored > 0;
         let written = serde_json::to_string_pretty(&merged.document)
             .map_err(std::io::Error::other)
             .and_then(|text| atomic::write(out, text.as_bytes()));
@@ -137,7 +141,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
             order_like_json(&mut suites, &merged.document);
         }
         describe(&mut suites, &runs_with_times(&runs, &junit_runs));
-        failing |= suites.iter().any(|s| s.failures > 0 || s.errors > 0);
+        failing |= suites.iter().any(|s| s.failures > 0);
+        could_not_test |= suites.iter().any(|s| s.errors > 0);
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
         let written =
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
@@ -157,6 +162,8 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
     // A merged report that could not be written fails the gate like a failure would.
     Ok(if failing || unwritten {
         exit::FAILURE
+    } else if could_not_test {
+        exit::COULD_NOT_TEST
     } else {
         exit::PASS
     })

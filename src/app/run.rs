@@ -339,6 +339,8 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         // Before anything starts: a signal from here on stops the run and finishes the reports.
         let mut stop = Stop::listen();
         let no_preflight = args.no_preflight;
+        let allow_empty_merchant =
+            args.allow_empty_merchant || target.profile.allow_empty_merchant.unwrap_or(false);
         let preflight_body = target.first_page_body(10);
         let signer = target.signer.kind_name();
         let appid = target.identity.appid.clone();
@@ -359,20 +361,23 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                 let mut discovery_stop = None;
                 let mut discovery_note = None;
                 let mut on_event = |event: Event| {
+                    let empty = preflight::EmptyMerchant {
+                        seen: watched.discovery.merchant_empty(),
+                        allowed: allow_empty_merchant,
+                    };
                     if let Event::RunFinished(summary) = &event {
-                        discovery_note =
-                            preflight::discovery_note(watched.discovery.failure(), summary);
+                        discovery_note = preflight::discovery_note(empty, summary);
                     }
                     if let Event::RunFinished(summary) = &event
                         && let Some((message, case)) =
-                            preflight::discovery_stop(watched.discovery.failure(), summary)
+                            preflight::discovery_stop(watched.discovery.failure(), empty, summary)
                     {
                         let mut summary = summary.clone();
                         summary.add(case.outcome);
                         sinks.on_event(&Event::CaseStarted(case.id.clone()));
                         sinks.on_event(&Event::CaseFinished(Box::new(case)));
                         sinks.on_event(&Event::RunFinished(summary));
-                        discovery_stop = Some(message);
+                        discovery_stop = Some((message, exit::COULD_NOT_TEST));
                         return;
                     }
                     sinks.on_event(&event);
@@ -403,12 +408,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             .await
             .and_then(|summary| summary);
         match served {
-            Ok(Ok(Ok(summary))) => exit::for_outcome(summary.outcome()),
-            Ok(Ok(Err(preflight))) => {
+            Ok(Ok(Ok(summary))) => exit::for_summary(&summary),
+            Ok(Ok(Err((preflight, code)))) => {
                 // It quotes the service (an envelope's `msg`, a transport error).
                 let shown = crate::redact::global().scrub(&preflight).into_owned();
                 eprintln!("error: {}", crate::diag::escape_controls_by_line(&shown));
-                exit::FAILURE
+                code
             }
             Ok(Err(signal)) => {
                 sinks.on_event(&Event::RunInterrupted {
@@ -420,8 +425,9 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
                 exit::FAILURE
             }
             Err(e) => {
+                // The embedded server or the client could not start: nothing was tested.
                 eprintln!("error: {e}");
-                exit::FAILURE
+                exit::COULD_NOT_TEST
             }
         }
     });
@@ -429,7 +435,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
     for e in sinks.finish() {
         // A gate whose reports are missing must not pass.
         eprintln!("error: {e}");
-        code = code.max(exit::FAILURE);
+        code = exit::combine(code, exit::FAILURE);
     }
     if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {
         eprintln!("{note}");

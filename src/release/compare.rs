@@ -108,13 +108,13 @@ impl CaseDiff {
     }
 }
 
-/// Exit code of a diff: 1 when a change is breaking or a case could not be compared.
+/// Exit code of a diff: 1 when a change is breaking, else 3 when a case could not be compared.
 pub fn exit_code(results: &[CaseDiff]) -> i32 {
-    if results
-        .iter()
-        .any(|r| matches!(r.verdict(), DiffVerdict::Breaking | DiffVerdict::Error))
-    {
+    let has = |v: DiffVerdict| results.iter().any(|r| r.verdict() == v);
+    if has(DiffVerdict::Breaking) {
         exit::FAILURE
+    } else if has(DiffVerdict::Error) {
+        exit::COULD_NOT_TEST
     } else {
         exit::PASS
     }
@@ -294,6 +294,9 @@ mod tests {
         assert_eq!(result(Err("down".into())).verdict(), DiffVerdict::Error);
         assert_eq!(exit_code(std::slice::from_ref(&additive)), exit::PASS);
         assert_eq!(exit_code(&[additive, breaking]), exit::FAILURE);
-        assert_eq!(exit_code(&[result(Err("down".into()))]), exit::FAILURE);
+        assert_eq!(
+            exit_code(&[result(Err("down".into()))]),
+            exit::COULD_NOT_TEST
+        );
     }
 }

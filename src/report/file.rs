@@ -44,6 +44,31 @@ pub struct Run<'a> {
     pub started_at: Option<SystemTime>,
 }
 
+impl Run<'_> {
+    /// The exit code the run ends with (0, 1 or 3), once it is known: `None` while it runs.
+    /// An interrupted run exits 1. (A report that cannot be written makes it 1 too, but such
+    /// a report is not read.)
+    pub fn exit_code(&self) -> Option<i32> {
+        if self.interrupted.is_some() {
+            Some(crate::exit::FAILURE)
+        } else if self.complete {
+            Some(crate::exit::for_summary(self.summary))
+        } else {
+            None
+        }
+    }
+
+    /// The verdict word of [`Run::exit_code`]: `pass`, `contract-broken`, `could-not-test`,
+    /// `interrupted` or `running`.
+    pub fn verdict(&self) -> &'static str {
+        match self.exit_code() {
+            _ if self.interrupted.is_some() => "interrupted",
+            Some(code) => crate::exit::verdict(code),
+            None => "running",
+        }
+    }
+}
+
 /// Renders a whole report from the run so far.
 pub type Render = fn(&Run<'_>) -> io::Result<String>;
 

@@ -155,6 +155,13 @@ pub fn render(run: &Run<'_>) -> String {
         url = escape(run.base_url),
         strict = if run.strict { " (strict)" } else { "" },
     );
+    if let Some(code) = run.exit_code() {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\" id=\"verdict\">Verdict: <strong>{}</strong> (exit {code})</p>",
+            run.verdict()
+        );
+    }
     if let Some(note) = text::incomplete_note(run) {
         let _ = writeln!(
             out,
@@ -221,7 +228,37 @@ fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
     if endpoint.is_some() && !r.exchanges.iter().any(answered_json) {
         return Some("no case got a JSON answer");
     }
+    if let Some(record) = record_field(check)
+        && !r.exchanges.iter().any(|x| answered_record(x, record))
+    {
+        return Some(match record {
+            "\"mallSn\"" => "no mall record was returned (0 malls checked)",
+            _ => "no product record was returned (0 products checked)",
+        });
+    }
     None
+}
+
+/// The field every record a check reads carries, for checks of mall or product records: such
+/// a check checked nothing in a case whose answers held no record ("no findings" would be a
+/// pass over nothing).
+fn record_field(check: &Check) -> Option<&'static str> {
+    match check.id.split('.').next().unwrap_or_default() {
+        "mall" | "paging" | "ownership" if check.id != "ownership.unknown-merchant" => {
+            Some("\"mallSn\"")
+        }
+        "product" | "sku" | "products" => Some("\"spuId\""),
+        _ => None,
+    }
+}
+
+/// Whether the exchange got a 2xx answer holding a record (the field, as far as the excerpt
+/// shows).
+fn answered_record(x: &Exchange, field: &str) -> bool {
+    answered_json(x)
+        && x.response
+            .as_ref()
+            .is_some_and(|r| r.body_excerpt.contains(field))
 }
 
 /// The operation whose response body a check reads, from its id; `None` for checks of any
@@ -783,9 +820,20 @@ fn case_list(run: &Run<'_>) -> String {
         } else {
             String::new()
         };
+        // What the case covered, under its name: a pass is read with its scope.
+        let covered: String = r
+            .coverage
+            .iter()
+            .map(|c| {
+                format!(
+                    "<div class=\"why covered\">covered: {}</div>",
+                    escape(&c.to_string())
+                )
+            })
+            .collect();
         let _ = writeln!(
             out,
-            "<tr id=\"case-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}<td>{:.3}s</td></tr>",
+            "<tr id=\"case-{}\"><td>{}</td><td>{}{covered}</td><td>{}</td><td>{}</td>{}<td>{:.3}s</td></tr>",
             r.id.index,
             badge(r.outcome),
             escape(&text::case_label(r)),

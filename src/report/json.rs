@@ -3,6 +3,8 @@
 //! reference server mallcheck started, else the base URL), `base_url`, `started_at` (RFC 3339,
 //! UTC), `strict`, `complete`
 //! (false until the run reached its end), `interrupted` (the signal that stopped it, or null),
+//! `exit_code` (0 pass, 1 contract broken, 3 could not test; null while the run runs) and
+//! `verdict` (`pass`, `contract-broken`, `could-not-test`, `interrupted`, `running`),
 //! `shard` (`index`, 1-based, and `total` under `--shard K/N`, or null),
 //! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
 //! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
@@ -34,6 +36,8 @@ struct Document<'a> {
     strict: bool,
     complete: bool,
     interrupted: Option<&'a str>,
+    exit_code: Option<i32>,
+    verdict: &'static str,
     shard: Option<Shard>,
     summary: &'a RunSummary,
     cases: &'a [CaseResult],
@@ -62,6 +66,8 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         strict: run.strict,
         complete: run.complete,
         interrupted: run.interrupted,
+        exit_code: run.exit_code(),
+        verdict: run.verdict(),
         shard: run.shard.map(|(index, total)| Shard { index, total }),
         summary: run.summary,
         cases: run.results,

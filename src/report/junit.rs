@@ -456,6 +456,20 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
         add_properties(&mut suite, run_properties(run));
         suites.push(suite);
     }
+    // The exit code and its verdict on every suite (properties the strict schemas allow), so
+    // that a test view tells a broken contract (1) from a service that could not be tested (3).
+    if let Some(code) = run.exit_code() {
+        for s in &mut suites {
+            s.add_property(quick_junit::Property::new(
+                "mallcheck.exit-code",
+                code.to_string(),
+            ));
+            s.add_property(quick_junit::Property::new(
+                "mallcheck.verdict",
+                run.verdict(),
+            ));
+        }
+    }
     document_timed(name, suites, run.summary.duration)
 }
 

@@ -44,6 +44,9 @@ pub fn render(run: &Run<'_>) -> String {
         code(run.base_url),
         if run.strict { " (strict)" } else { "" },
     );
+    if let Some(code) = run.exit_code() {
+        let _ = writeln!(out, "\nVerdict: **{}** (exit {code})", run.verdict());
+    }
     if let Some(note) = text::incomplete_note(run) {
         let _ = writeln!(out, "\n> **Partial report:** {note}.");
     }
@@ -57,6 +60,64 @@ pub fn render(run: &Run<'_>) -> String {
         out.push_str(&failure_details(&failing, run.strict));
     }
     out.push_str(&warnings(run.results, run.strict));
+    out.push_str(&skipped(run.results));
+    out.push_str(&coverage(run.results));
+    out
+}
+
+/// Most skipped cases and coverage lines listed.
+pub const MAX_LISTED: usize = 100;
+
+/// The skipped cases with their reasons: a skip is never a silent pass.
+fn skipped(results: &[CaseResult]) -> String {
+    let skips: Vec<&CaseResult> = results.iter().filter(|r| r.skip_reason.is_some()).collect();
+    if skips.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("\n### Skipped ({})\n\n", skips.len());
+    for r in skips.iter().take(MAX_LISTED) {
+        let why = r.skip_reason.as_deref().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            code(&text::case_label(r)),
+            code(&truncate(why, 300))
+        );
+    }
+    if skips.len() > MAX_LISTED {
+        let _ = writeln!(out, "- … and {} more", skips.len() - MAX_LISTED);
+    }
+    out
+}
+
+/// What each case's checks covered (malls listed, pages walked, malls whose products were
+/// checked), so that a pass is read with its scope.
+fn coverage(results: &[CaseResult]) -> String {
+    let lines: Vec<String> = results
+        .iter()
+        .flat_map(|r| {
+            r.coverage.iter().map(move |c| {
+                format!(
+                    "- {}: {} {}",
+                    code(&text::case_label(r)),
+                    code(&c.check),
+                    cell_text(&c.scope)
+                )
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n<details><summary>Coverage</summary>\n\n");
+    for line in lines.iter().take(MAX_LISTED) {
+        out.push_str(line);
+        out.push('\n');
+    }
+    if lines.len() > MAX_LISTED {
+        let _ = writeln!(out, "- … and {} more", lines.len() - MAX_LISTED);
+    }
+    out.push_str("\n</details>\n");
     out
 }
 

@@ -574,6 +574,13 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             );
         }
     }
+    if walks
+        .get(reference)
+        .is_some_and(|(_, w)| w.complete && w.keys.is_empty())
+    {
+        // A whole list without a mall: the record checks had nothing to check.
+        runner.discovery.saw_empty_list();
+    }
     walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
 }
@@ -857,6 +864,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             // The list could not be read: its findings say why.
             return Ok(());
         }
+        runner.discovery.saw_empty_list();
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
     }
     let explicit = s.sample.or(runner.options.sample);

@@ -177,14 +177,15 @@ impl Runner {
 
 impl Runner {
     /// Sends the preflight request; when it stops the run, reports the `preflight` case through
-    /// `on_event` (a whole run of one case) and returns the message for the console.
+    /// `on_event` (a whole run of one case) and returns the message for the console with the
+    /// exit code (3 could not test, 1 a broken answer).
     pub async fn preflight(
         &self,
         body: &serde_json::Value,
         signer: &str,
         appid: &str,
         on_event: &mut dyn FnMut(Event),
-    ) -> Option<String> {
+    ) -> Option<(String, i32)> {
         let stopped = preflight::check(&self.client, body, signer, appid)
             .await
             .err()?;
@@ -193,12 +194,13 @@ impl Runner {
             planned: vec![stopped.result.id.clone()],
         });
         on_event(Event::CaseStarted(stopped.result.id.clone()));
+        let code = crate::exit::for_outcome(stopped.result.outcome);
         let mut summary = RunSummary::default();
         summary.add(stopped.result.outcome);
         summary.duration = stopped.result.duration;
         on_event(Event::CaseFinished(Box::new(stopped.result)));
         on_event(Event::RunFinished(summary));
-        Some(stopped.message)
+        Some((stopped.message, code))
     }
 }
 

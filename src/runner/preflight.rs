@@ -40,7 +40,7 @@ pub struct Stopped {
     pub stop: Stop,
     /// The message for the console (several lines, no secret).
     pub message: String,
-    /// The `preflight` case for the reports (outcome Error).
+    /// The `preflight` case for the reports (outcome Error, or Fail for a broken answer).
     pub result: CaseResult,
 }
 
@@ -97,67 +97,101 @@ pub async fn check(
     }))
 }
 
-/// Whether a finished run must fail because the target mall (`MALLCHECK_MALL_SN`) could not be
-/// discovered, and if so the console message and the `discovery` case (outcome Error) for the
-/// reports. `failure` is [`Discovery::failure`](crate::service::discover::Discovery::failure).
+/// What the run saw of the configured merchant's malls, and whether the user expects none.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EmptyMerchant {
+    /// The merchant listed no mall (discovery found none, or a walk or sweep listed none).
+    pub seen: bool,
+    /// `--allow-empty-merchant` (profile key `allow_empty_merchant`): an empty merchant is
+    /// expected, and a run that covered only what an empty merchant allows may pass.
+    pub allowed: bool,
+}
+
+/// Whether a finished run must not pass because it could not test what it exists for, and if
+/// so the console message and the `discovery` case (outcome Error, exit 3) for the reports.
+/// `failure` is [`Discovery::failure`](crate::service::discover::Discovery::failure).
 ///
 /// Only a run that would otherwise pass is concerned. A service that could not be reached or
-/// did not answer the first page with a success is an unreachable or broken service: the run
-/// fails, whatever else passed (with `--no-preflight` nothing else may have looked at it). A
-/// merchant that lists no mall fails the run only when every case was skipped: a run that
-/// tested nothing must not pass.
+/// did not answer the first page with a success could not be tested, whatever else passed
+/// (with `--no-preflight` nothing else may have looked at it). A merchant that lists no mall
+/// leaves the mall and products checks nothing to check: the run does not pass unless the
+/// user said an empty merchant is expected. A run whose every case was skipped tested nothing.
 pub fn discovery_stop(
     failure: Option<(&str, bool)>,
+    empty: EmptyMerchant,
     summary: &RunSummary,
 ) -> Option<(String, CaseResult)> {
-    let (reason, service) = failure?;
     if matches!(summary.outcome(), Outcome::Fail | Outcome::Error) {
         // The run fails already; the skip reasons say why those cases did not run.
         return None;
     }
     let nothing_ran = summary.total() > 0 && summary.skipped == summary.total();
-    if !service && !nothing_ran {
+    let service = failure.is_some_and(|(_, service)| service);
+    let empty_merchant = empty.seen || failure.is_some_and(|(_, service)| !service);
+    let (headline, reason, hint) = if service {
+        (
+            "the service failed the discovery of a mall to target (it could not be tested)",
+            failure.map_or(String::new(), |(r, _)| r.to_string()),
+            "",
+        )
+    } else if empty_merchant && !empty.allowed {
+        (
+            "nothing covered: no mall record or products call was checked",
+            "the configured merchant lists no mall".to_string(),
+            EMPTY_MERCHANT_HINT,
+        )
+    } else if nothing_ran && !empty_merchant {
+        (
+            "no case ran",
+            "every selected case was skipped".to_string(),
+            "see the skip reason of each case",
+        )
+    } else {
         return None;
-    }
+    };
     let skipped = match summary.skipped {
-        1 => "1 case that needed it was skipped".to_string(),
-        n => format!("{n} cases that needed it were skipped"),
+        1 => "1 case was skipped".to_string(),
+        n => format!("{n} cases were skipped"),
+    };
+    let detail = if hint.is_empty() {
+        skipped
+    } else {
+        format!("{skipped}; {hint}")
     };
     let finding = Finding::new(
         &catalog::PREFLIGHT,
         "",
-        "a mall of the configured merchant to target, discovered from its first mall-list page",
-        reason,
+        "a mall of the configured merchant to test, from its mall list",
+        reason.clone(),
     )
-    .with_detail(skipped.clone());
-    let headline = if service {
-        "the service failed the discovery of a mall to target (an unreachable or broken service)"
-    } else {
-        "no case ran: every selected case needs a mall to target and none was found"
-    };
-    let message = format!("{headline}: {skipped}\n  {reason}");
+    .with_detail(detail.clone());
+    let message = format!("{headline}: {reason}\n  {detail}");
     Some((
         message,
         result_named(DISCOVERY_CASE, finding, vec![], Instant::now()),
     ))
 }
 
-/// A note for a run that passes although the configured merchant lists no mall, so that the
-/// cases needing one were skipped: a mistyped merchant id looks just like this, and a gate
-/// reader should learn it from the log, not from a green line.
-pub fn discovery_note(failure: Option<(&str, bool)>, summary: &RunSummary) -> Option<String> {
-    let (_, service) = failure?;
-    if service || summary.skipped == 0 || summary.skipped == summary.total() {
+/// What to check when the configured merchant lists no mall.
+const EMPTY_MERCHANT_HINT: &str = "if the merchant should have malls, check \
+     MALLCHECK_MERCHANT_ID (and MALLCHECK_MERCHANT_USER_ID) or name a mall with \
+     MALLCHECK_MALL_SN and MALLCHECK_MALL_SIGNATURE; if an empty merchant is expected, pass \
+     --allow-empty-merchant (profile key allow_empty_merchant = true)";
+
+/// A note for a run that passes although the configured merchant lists no mall, because the
+/// user said that is expected: the log still says what was not covered.
+pub fn discovery_note(empty: EmptyMerchant, summary: &RunSummary) -> Option<String> {
+    if !(empty.seen && empty.allowed) {
         return None;
     }
     let skipped = match summary.skipped {
-        1 => "1 case needing one was".to_string(),
-        n => format!("{n} cases needing one were"),
+        0 => String::new(),
+        1 => ", and 1 case needing one was skipped".to_string(),
+        n => format!(", and {n} cases needing one were skipped"),
     };
     Some(format!(
-        "the configured merchant lists no mall, so {skipped} skipped: if it should have malls, \
-         check MALLCHECK_MERCHANT_ID (and MALLCHECK_MERCHANT_USER_ID), or name a mall with \
-         MALLCHECK_MALL_SN and MALLCHECK_MALL_SIGNATURE"
+        "the configured merchant lists no mall (expected: --allow-empty-merchant): no mall record \
+         or products call was checked{skipped}"
     ))
 }
 
@@ -171,6 +205,9 @@ fn result_named(
     exchanges: Vec<Exchange>,
     started: Instant,
 ) -> CaseResult {
+    // A refusal, no connection or a failed signer could not test the service (Error); an
+    // answer that is broken (a redirect, not JSON, too slow) fails (Fail).
+    let outcome = Outcome::of(std::slice::from_ref(&finding), false);
     CaseResult {
         id: CaseId {
             file: PathBuf::from(name),
@@ -179,7 +216,7 @@ fn result_named(
             index: 0,
             line: None,
         },
-        outcome: Outcome::Error,
+        outcome,
         findings: vec![finding],
         omitted: vec![],
         coverage: vec![],
@@ -364,28 +401,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_passing_run_that_skipped_cases_for_want_of_a_mall_gets_a_note() {
-        let summary = |passed, skipped| RunSummary {
-            passed,
-            skipped,
+    fn an_allowed_empty_merchant_gets_a_note() {
+        let summary = RunSummary {
+            passed: 27,
+            skipped: 15,
             ..RunSummary::default()
         };
-        let no_mall = Some(("the configured merchant lists no mall to target", false));
-        let note = discovery_note(no_mall, &summary(27, 15)).expect("a note");
+        let allowed = EmptyMerchant {
+            seen: true,
+            allowed: true,
+        };
+        let note = discovery_note(allowed, &summary).expect("a note");
         assert!(note.contains("15 cases needing one were skipped"), "{note}");
-        assert!(note.contains("MALLCHECK_MERCHANT_ID"), "{note}");
         assert!(
-            discovery_note(no_mall, &summary(27, 0)).is_none(),
-            "nothing skipped"
-        );
-        assert!(
-            discovery_note(None, &summary(27, 15)).is_none(),
+            discovery_note(EmptyMerchant::default(), &summary).is_none(),
             "a mall was found"
-        );
-        let broken = Some(("discovery failed", true));
-        assert!(
-            discovery_note(broken, &summary(27, 15)).is_none(),
-            "the run fails instead"
         );
     }
 
@@ -419,7 +449,6 @@ mod tests {
         let broken = Some(("discovery failed: refused", true));
         let no_mall = Some(("the configured merchant lists no mall to target", false));
         let rows = [
-            ("not tried, nothing to say", None, summary(0, 3, 0), false),
             (
                 "broken service, all skipped",
                 broken,
@@ -434,20 +463,38 @@ mod tests {
             ),
             ("the run fails already", broken, summary(0, 3, 1), false),
             ("no mall, all skipped", no_mall, summary(0, 3, 0), true),
-            ("no mall, others passed", no_mall, summary(5, 3, 0), false),
+            ("no mall, others passed", no_mall, summary(5, 3, 0), true),
+            ("all skipped otherwise", None, summary(0, 3, 0), true),
         ];
         for (why, failure, summary, stops) in rows {
-            let stop = discovery_stop(failure, &summary);
+            let stop = discovery_stop(failure, EmptyMerchant::default(), &summary);
             assert_eq!(stop.is_some(), stops, "{why}");
             if let Some((message, case)) = stop {
                 assert_eq!(case.outcome, Outcome::Error, "{why}");
                 assert_eq!(case.id.name, DISCOVERY_CASE, "{why}");
-                assert!(
-                    message.contains("3 cases that needed it were skipped"),
-                    "{why}: {message}"
-                );
+                assert!(message.contains("3 cases were skipped"), "{why}: {message}");
             }
         }
+        let allowed = EmptyMerchant {
+            seen: true,
+            allowed: true,
+        };
+        assert!(
+            discovery_stop(no_mall, allowed, &summary(5, 3, 0)).is_none(),
+            "an expected empty merchant passes"
+        );
+        assert!(
+            discovery_stop(None, allowed, &summary(0, 3, 0)).is_none(),
+            "every case skipped for an expected empty merchant"
+        );
+        let seen = EmptyMerchant {
+            seen: true,
+            allowed: false,
+        };
+        assert!(
+            discovery_stop(None, seen, &summary(5, 0, 0)).is_some(),
+            "a walk listed no mall"
+        );
     }
 
     #[test]

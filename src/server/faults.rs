@@ -236,7 +236,7 @@ faults! {
     /// A 5,000-product mall.
     BigMall = ("big-mall", Variation, "the first mall of MAIN has 5,000 products");
     /// MAIN has no malls.
-    NoMalls = ("no-malls", Variation, "MAIN exists and has no malls");
+    NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.
     NullableSellerFieldsNull = ("nullable-seller-fields-null", Variation, "storeName and crossCityTerminalSn are null in every mall");
     /// No cross-city payments.
@@ -381,6 +381,18 @@ impl Fault {
         match self.kind() {
             Kind::Contract(check) | Kind::Fuzz(check) => Some(check.id),
             Kind::Variation => None,
+        }
+    }
+
+    /// The exit code `mallcheck run` ends with against the fault: 3 when its check means the
+    /// service could not be tested (a rate limit), 1 for a broken contract, 0 for a variation.
+    pub fn expected_exit(self) -> i32 {
+        match self.kind() {
+            Kind::Contract(check) | Kind::Fuzz(check) if check.could_not_test() => {
+                crate::exit::COULD_NOT_TEST
+            }
+            Kind::Contract(_) | Kind::Fuzz(_) => crate::exit::FAILURE,
+            Kind::Variation => crate::exit::PASS,
         }
     }
 

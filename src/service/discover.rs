@@ -24,6 +24,8 @@ pub const MALL_SIGNATURE_SENTINEL: &str = "\u{1}mallcheck:discover:signature\u{1
 pub struct Discovery {
     list_body: Option<Value>,
     mall: OnceCell<Result<(String, String), String>>,
+    /// A walk or sweep of the configured merchant's list ended with no mall.
+    listed_none: std::sync::atomic::AtomicBool,
 }
 
 impl Discovery {
@@ -32,6 +34,7 @@ impl Discovery {
         Discovery {
             list_body: Some(list_body),
             mall: OnceCell::new(),
+            listed_none: Default::default(),
         }
     }
 
@@ -57,6 +60,19 @@ impl Discovery {
             Some(Err(reason)) => Some((reason.as_str(), reason.starts_with("discovery failed"))),
             _ => None,
         }
+    }
+
+    /// Records that a whole walk of the merchant's mall list found no mall.
+    pub fn saw_empty_list(&self) {
+        self.listed_none
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether the configured merchant lists no mall, as far as the run saw: discovery found
+    /// none on its first page, or a whole walk of the list found none.
+    pub fn merchant_empty(&self) -> bool {
+        self.listed_none.load(std::sync::atomic::Ordering::Relaxed)
+            || matches!(self.mall.get(), Some(Err(r)) if r.contains("lists no mall"))
     }
 
     /// Whether a value holds a sentinel anywhere.

@@ -52,6 +52,16 @@ impl Family {
     }
 }
 
+/// Checks whose finding means the service could not be tested (nothing judged of its
+/// answers): no connection, a rate limit waited out, a refused preflight. Every other transport
+/// finding is a broken answer (a body that is not JSON, a timeout, a redirect, an oversized
+/// body) and fails the case like a contract rule.
+const COULD_NOT_TEST: [&str; 3] = [
+    "transport.connect",
+    "transport.rate-limited",
+    "preflight.signed-request",
+];
+
 /// One entry of the catalogue.
 #[derive(Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct Check {
@@ -65,4 +75,12 @@ pub struct Check {
     pub family: Family,
     /// One line on what the check enforces.
     pub summary: &'static str,
+}
+
+impl Check {
+    /// Whether a finding of this check means the service could not be tested (exit 3): a
+    /// harness problem, no connection, a rate limit waited out, a refused preflight.
+    pub fn could_not_test(&self) -> bool {
+        self.family == Family::Harness || COULD_NOT_TEST.contains(&self.id)
+    }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::verdict::check::{Check, Family, Severity};
+use crate::verdict::check::{Check, Severity};
 use crate::verdict::exchange::Exchange;
 use crate::verdict::findings::Omitted;
 
@@ -87,10 +87,12 @@ impl Finding {
         match (self.check.severity, self.check.family) {
             (Severity::Info, _) => Outcome::Pass,
             (Severity::Observed, _) if !strict => Outcome::Warn,
-            (Severity::Contract | Severity::Observed, Family::Transport | Family::Harness) => {
+            // A broken answer (not JSON, too slow, a redirect) fails like a contract rule; only
+            // a service that could not be tested at all is an error of the run.
+            (Severity::Contract | Severity::Observed, _) if self.check.could_not_test() => {
                 Outcome::Error
             }
-            (Severity::Contract | Severity::Observed, Family::Contract) => Outcome::Fail,
+            (Severity::Contract | Severity::Observed, _) => Outcome::Fail,
         }
     }
 
@@ -127,9 +129,10 @@ pub enum Outcome {
     Skip,
     /// Only observed-severity findings, outside `--strict`.
     Warn,
-    /// A contract finding.
+    /// A contract finding, or a broken answer (not JSON, a timeout, a redirect).
     Fail,
-    /// The service could not be tested: transport, decoding or a harness limit.
+    /// The service could not be tested: no connection, a rate limit waited out, a refused
+    /// preflight, a harness problem, or nothing covered.
     Error,
 }
 

@@ -8,6 +8,7 @@ mod case_schema;
 mod common;
 mod concurrency;
 mod connections;
+mod coverage;
 mod diagnostics;
 mod faults;
 mod fuzz;

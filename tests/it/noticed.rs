@@ -67,7 +67,8 @@ fn a_products_only_run_whose_discovery_fails_does_not_pass() {
         .output()
         .unwrap();
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{all}");
+    // Could not test.
+    assert_eq!(out.status.code(), Some(3), "{all}");
     assert!(
         all.contains("failed the discovery of a mall to target"),
         "{all}"
@@ -103,8 +104,8 @@ fn a_run_that_skipped_every_case_for_want_of_a_mall_does_not_pass() {
         .output()
         .unwrap();
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{all}");
-    assert!(all.contains("no case ran"), "{all}");
+    assert_eq!(out.status.code(), Some(3), "{all}");
+    assert!(all.contains("nothing covered"), "{all}");
     assert!(all.contains("lists no mall"), "{all}");
     assert!(all.contains("MALLCHECK_MALL_SN"), "how to fix it: {all}");
 }
@@ -147,7 +148,8 @@ fn control_characters_from_a_hostile_service_never_reach_the_console() {
             .output()
             .unwrap();
         let all = text(&out);
-        assert_eq!(out.status.code(), Some(1), "{all}");
+        // A refused call: could not test (3), or a broken answer (1); never a pass.
+        assert!(matches!(out.status.code(), Some(1 | 3)), "{all}");
         assert_eq!(has_terminal_control(&all), None, "{all:?}");
         assert!(all.contains("\\u{1b}"), "shown escaped: {all}");
     }

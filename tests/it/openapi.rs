@@ -274,7 +274,8 @@ fn validate_passes_a_conforming_capture_and_fails_a_broken_one() {
         stdout.contains("mall-list.envelope.success-code (§7.1) at /code"),
         "findings printed like the console: {stdout}"
     );
-    assert!(stdout.contains("ERROR truncated.json"), "{stdout}");
+    // A body that is not JSON is a broken answer: it fails.
+    assert!(stdout.contains("FAIL  truncated.json"), "{stdout}");
     assert!(stdout.contains("response.json (§4)"), "{stdout}");
     assert!(stdout.contains("Summary: 3 cases: 1 passed"), "{stdout}");
 }

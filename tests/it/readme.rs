@@ -10,7 +10,7 @@ fn fault_table() -> String {
     for f in Fault::all() {
         let verdict = match (f.is_fuzz_trigger(), f.expected_check()) {
             (true, Some(id)) => format!("found by `mallcheck fuzz`: `{id}`"),
-            (false, Some(id)) => format!("exit 1, `{id}`"),
+            (false, Some(id)) => format!("exit {}, `{id}`", f.expected_exit()),
             (_, None) => "tolerated: exit 0".to_string(),
         };
         out.push_str(&format!(

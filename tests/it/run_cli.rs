@@ -71,14 +71,15 @@ fn bad_flags_exit_2_with_the_flag_named() {
 }
 
 #[test]
-fn an_unreachable_service_exits_1_and_still_writes_the_report() {
+fn an_unreachable_service_exits_3_and_still_writes_the_report() {
     let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let out = run_against(&format!("http://127.0.0.1:{port}"), dir.path())
         .output()
         .unwrap();
     let text = output_text(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    // Could not test: a pipeline retries it rather than blocking on a broken contract.
+    assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(
         finding_ids(&dir.path().join("report.json")).contains(&"transport.connect".to_string())
     );

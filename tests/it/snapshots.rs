@@ -676,7 +676,8 @@ fn snapshot_dir_write_failure_is_a_harness_error_not_a_contract_failure() {
     let dir = workdir("true");
     std::fs::create_dir_all(dir.path().join(PENDING)).unwrap();
     let o = run(dir.path(), &server.url(None), &["--json", "r.json"], &[]);
-    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    // A harness problem: could not test, never a broken contract.
+    assert_eq!(o.status.code(), Some(3), "{}", describe(&o));
     let out = stdout(&o);
     assert!(
         out.contains("ERROR cases/list.yaml › first page"),

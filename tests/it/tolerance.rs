@@ -91,7 +91,7 @@ fn a_wrong_key_is_caught_by_the_preflight_when_refusals_are_plain_text() {
         .output()
         .unwrap();
     let text = output_text(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(out.status.code(), Some(3), "{text}");
     assert_eq!(text.matches("preflight failed").count(), 1, "{text}");
     assert!(
         text.contains("HTTP 401") && text.contains("signing key"),
@@ -113,7 +113,7 @@ fn a_failing_sign_command_stops_the_run_at_the_preflight() {
         .output()
         .unwrap();
     let text = output_text(&out);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(out.status.code(), Some(3), "{text}");
     assert_eq!(text.matches("preflight failed").count(), 1, "{text}");
     assert!(text.contains("the signer gave no signature"), "{text}");
     assert!(text.contains("run it by hand"), "{text}");

@@ -1,0 +1,151 @@
+//! Green means tested: the exit code tells a broken contract (1) from a service that could not
+//! be tested (3), and a run that covered nothing is not a pass. The whole shipped suite runs
+//! against the reference server (with faults), as a CI gate would run it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::{Server, assert_exit, bin, closed_port, output_text, repo, run_against};
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, EMPTY, MAIN};
+
+/// The JSON report of a run in `dir`.
+fn report(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("report.json")).unwrap_or_default();
+    serde_json::from_str(&text).unwrap_or_default()
+}
+
+/// Runs the shipped suite against `base_url` with every report in `dir`.
+fn gate(base_url: &str, dir: &Path, extra: &[&str]) -> Output {
+    run_against(base_url, dir)
+        .args(["--markdown", "summary.md", "--html", "report.html"])
+        .args(["--snapshots", "off"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// [`gate`] as another merchant of the reference server, set as a pipeline sets it: by
+/// `MALLCHECK_MERCHANT_ID` and `MALLCHECK_MERCHANT_USER_ID`.
+fn gate_as(base_url: &str, dir: &Path, merchant: (&str, &str), extra: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_MERCHANT_ID", merchant.0)
+        .env("MALLCHECK_MERCHANT_USER_ID", merchant.1)
+        .args(["run", "--base-url", base_url, "--appid", DEMO_APPID])
+        .arg("--cases")
+        .arg(repo().join("cases"))
+        .args([
+            "--junit",
+            "junit.xml",
+            "--json",
+            "report.json",
+            "--color",
+            "never",
+        ])
+        .args(["--markdown", "summary.md", "--html", "report.html"])
+        .args(["--snapshots", "off"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The exit code and verdict the JSON report and the JUnit report give.
+fn assert_reported(dir: &Path, code: i64, verdict: &str) {
+    let json = report(dir);
+    assert_eq!(json["exit_code"], code, "{json}");
+    assert_eq!(json["verdict"], verdict, "{json}");
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(&format!(
+            "<property name=\"mallcheck.exit-code\" value=\"{code}\"/>"
+        )),
+        "{junit}"
+    );
+    assert!(
+        junit.contains(&format!(
+            "<property name=\"mallcheck.verdict\" value=\"{verdict}\"/>"
+        )),
+        "{junit}"
+    );
+}
+
+#[test]
+fn a_correct_service_passes_and_every_report_says_what_was_covered() {
+    let server = Server::start(&["--malls", "23"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate(&server.base_url, dir.path(), &[]);
+    assert_exit(&out, 0);
+    assert_reported(dir.path(), 0, "pass");
+    let markdown = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    // A merchant of 23 malls fits the sweep's budget: every listed mall's products are checked.
+    let swept = "every one of 23 listed malls";
+    assert!(output_text(&out).contains(swept), "{}", output_text(&out));
+    assert!(markdown.contains("Coverage"), "{markdown}");
+    assert!(markdown.contains(swept), "{markdown}");
+    assert!(
+        html.contains(&format!("covered: products.listed-mall")),
+        "{html}"
+    );
+    assert!(html.contains(swept), "{html}");
+}
+
+#[test]
+fn a_server_error_is_a_broken_contract() {
+    let server = Server::start(&["--fault", "http-500-html"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate(&server.base_url, dir.path(), &[]);
+    assert_exit(&out, 1);
+    assert_reported(dir.path(), 1, "contract-broken");
+}
+
+#[test]
+fn a_merchant_without_malls_is_not_a_pass_unless_expected() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    // A merchant id the service does not know (a mistyped CI variable).
+    let unknown = "00000000-0000-4000-8000-00000000d00d";
+    let out = gate_as(
+        &server.base_url,
+        dir.path(),
+        (unknown, MAIN.merchant_user_id),
+        &[],
+    );
+    assert_exit(&out, 3);
+    assert_reported(dir.path(), 3, "could-not-test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("lists no mall"), "{stdout}");
+    let markdown = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    assert!(markdown.contains("lists no mall"), "{markdown}");
+    assert!(markdown.contains("--allow-empty-merchant"), "{markdown}");
+    assert!(markdown.contains("### Skipped"), "skip reasons: {markdown}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("0 malls checked"), "{html}");
+
+    // The same run, told an empty merchant is expected: the known-empty merchant passes.
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate_as(
+        &server.base_url,
+        dir.path(),
+        (EMPTY.merchant_id, EMPTY.merchant_user_id),
+        &["--allow-empty-merchant"],
+    );
+    assert_exit(&out, 0);
+    assert!(
+        output_text(&out).contains("expected: --allow-empty-merchant"),
+        "{}",
+        output_text(&out)
+    );
+}
+
+#[test]
+fn an_unreachable_port_could_not_be_tested() {
+    let port = closed_port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate(&format!("http://127.0.0.1:{port}"), dir.path(), &[]);
+    assert_exit(&out, 3);
+    assert_reported(dir.path(), 3, "could-not-test");
+}
