@@ -26,6 +26,8 @@ struct Document<'a> {
     tool: &'static str,
     version: &'static str,
     base_url: &'a str,
+    /// `embedded` for the embedded reference server, else the base URL.
+    target: &'a str,
     strict: bool,
     complete: bool,
     interrupted: Option<&'a str>,
@@ -48,6 +50,11 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         tool: "mallcheck",
         version: env!("CARGO_PKG_VERSION"),
         base_url: run.base_url,
+        target: if run.target.is_empty() {
+            run.base_url
+        } else {
+            run.target
+        },
         strict: run.strict,
         complete: run.complete,
         interrupted: run.interrupted,

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::redact::Redactor;
 use crate::report::file::{FileReport, ReportKind, Run};
 use crate::report::{Sink, text};
 use crate::spec::catalog;
@@ -33,9 +34,15 @@ use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 pub struct Junit(FileReport);
 
 impl Junit {
-    /// A sink writing `path`.
-    pub fn new(path: PathBuf, strict: bool) -> Self {
-        Junit(FileReport::new(ReportKind::Junit, path, strict, render))
+    /// A sink writing `path`, scrubbed with `redactor` (the session's).
+    pub fn new(path: PathBuf, strict: bool, redactor: &Redactor) -> Self {
+        Junit(FileReport::new(
+            ReportKind::Junit,
+            path,
+            strict,
+            render,
+            redactor,
+        ))
     }
 }
 
@@ -364,7 +371,15 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
     for (file, mut cases) in by_file {
         cases.sort_by_key(|r| r.id.index);
         let cases = cases.into_iter().map(|r| run_case(r, run.strict)).collect();
-        suites.push(suite(&file_attr(file), Some(file), cases));
+        let mut one = suite(&file_attr(file), Some(file), cases);
+        // What was tested, as every report names it (`embedded` for the reference server).
+        let target = if run.target.is_empty() {
+            run.base_url
+        } else {
+            run.target
+        };
+        one.add_property(("target", xml_safe(target).as_str()));
+        suites.push(one);
     }
     if let Some(note) = text::incomplete_note(run) {
         let (name, class) = INTERRUPTED_CASE;
@@ -403,9 +418,10 @@ mod tests {
     fn a_burst_of_cases_is_held_back_and_written_in_full_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("junit.xml");
-        let mut sink = Junit::new(path.clone(), false);
+        let mut sink = Junit::new(path.clone(), false, &Redactor::new());
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
+            target: "http://x".into(),
             planned: vec![],
         })
         .expect("write");

@@ -30,6 +30,7 @@ mod schemas_meta;
 mod secrets;
 mod serve_guide;
 mod serve_limits;
+mod session;
 mod snapshots;
 mod streamed;
 mod tolerance;
