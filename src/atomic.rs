@@ -5,14 +5,16 @@
 use std::io::{self, Write};
 use std::path::Path;
 
-/// Replaces `path` with `bytes` atomically, creating parent directories; every secret the run
-/// knows is replaced (by `&lt;redacted&gt;` in HTML and XML files).
-pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+use crate::redact::Redactor;
+
+/// Replaces `path` with `bytes` atomically, creating parent directories; every secret
+/// `redactor` (the session's) knows is replaced (by `&lt;redacted&gt;` in HTML and XML files).
+pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
     let markup = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| ["html", "htm", "xml"].contains(&e.to_ascii_lowercase().as_str()));
-    let bytes = crate::redact::global().scrub_bytes(bytes, markup);
+    let bytes = redactor.scrub_bytes(bytes, markup);
     let dir = parent(path);
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -80,8 +82,8 @@ mod tests {
     fn write_replaces_the_file_and_leaves_no_temporary() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("sub/report.xml");
-        super::write(&p, b"one").unwrap();
-        super::write(&p, b"two").unwrap();
+        super::write(&p, b"one", &crate::redact::Redactor::new()).unwrap();
+        super::write(&p, b"two", &crate::redact::Redactor::new()).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
     }

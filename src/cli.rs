@@ -122,78 +122,37 @@ pub enum SnapshotArg {
 /// Where the service is and who we are to it.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
-    /// Base URL of the service (may carry a path prefix). Without it the embedded reference
-    /// server is started on 127.0.0.1 and tested.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "MALLCHECK_BASE_URL",
-        help_heading = "Target"
-    )]
+    /// Base URL of the service (may carry a path prefix) [env: MALLCHECK_BASE_URL]. Without it
+    /// the embedded reference server is started on 127.0.0.1 and tested.
+    #[arg(long, value_name = "URL", help_heading = "Target")]
     pub base_url: Option<String>,
-    /// Application id sent in the body and the Authorization header.
-    #[arg(
-        long,
-        value_name = "APPID",
-        env = "MALLCHECK_APPID",
-        help_heading = "Target"
-    )]
+    /// Application id sent in the body and the Authorization header [env: MALLCHECK_APPID].
+    #[arg(long, value_name = "APPID", help_heading = "Target")]
     pub appid: Option<String>,
-    /// Merchant id of the seller identity.
-    #[arg(
-        long,
-        value_name = "ID",
-        env = "MALLCHECK_MERCHANT_ID",
-        help_heading = "Target"
-    )]
+    /// Merchant id of the seller identity [env: MALLCHECK_MERCHANT_ID].
+    #[arg(long, value_name = "ID", help_heading = "Target")]
     pub merchant_id: Option<String>,
-    /// Merchant user id of the seller identity.
-    #[arg(
-        long,
-        value_name = "ID",
-        env = "MALLCHECK_MERCHANT_USER_ID",
-        help_heading = "Target"
-    )]
+    /// Merchant user id of the seller identity [env: MALLCHECK_MERCHANT_USER_ID].
+    #[arg(long, value_name = "ID", help_heading = "Target")]
     pub merchant_user_id: Option<String>,
-    /// Role of the seller identity [default: super_admin].
-    #[arg(
-        long,
-        value_name = "ROLE",
-        env = "MALLCHECK_ROLE",
-        help_heading = "Target"
-    )]
+    /// Role of the seller identity [env: MALLCHECK_ROLE] [default: super_admin].
+    #[arg(long, value_name = "ROLE", help_heading = "Target")]
     pub role: Option<String>,
-    /// Signing scheme (the spec does not show it) [default: md5]. The key comes from
+    /// Signing scheme (the spec does not show it) [env: MALLCHECK_SIGNER] [default: md5]. The key comes from
     /// MALLCHECK_SIGN_KEY or --sign-key-file, never from a flag.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "SCHEME",
-        env = "MALLCHECK_SIGNER",
-        help_heading = "Target"
-    )]
+    #[arg(long, value_enum, value_name = "SCHEME", help_heading = "Target")]
     pub signer: Option<SignerArg>,
     /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
     #[arg(long, value_name = "PATH", help_heading = "Target")]
     pub sign_key_file: Option<PathBuf>,
     /// Per-request deadline in seconds: connect, first byte and the whole body; also the time
-    /// limit of one run of the sign command [default: 10].
-    #[arg(
-        long,
-        value_name = "SECS",
-        env = "MALLCHECK_TIMEOUT",
-        help_heading = "Limits"
-    )]
+    /// limit of one run of the sign command [env: MALLCHECK_TIMEOUT] [default: 10].
+    #[arg(long, value_name = "SECS", help_heading = "Limits")]
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After` (a 429, or a 503 with it), in
-    /// seconds [default: 10]. A longer wait is not waited for: the request is reported as
+    /// seconds [env: MALLCHECK_MAX_RETRY_WAIT] [default: 10]. A longer wait is not waited for: the request is reported as
     /// `transport.rate-limited`, an error of the run (exit 1), not a contract failure.
-    #[arg(
-        long,
-        value_name = "SECS",
-        env = "MALLCHECK_MAX_RETRY_WAIT",
-        help_heading = "Limits"
-    )]
+    #[arg(long, value_name = "SECS", help_heading = "Limits")]
     pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::settings::DEFAULT_MAX_BODY, help_heading = "Limits")]
@@ -203,13 +162,8 @@ pub struct TargetArgs {
     #[arg(long, help_heading = "Limits")]
     pub follow_redirects: bool,
     /// Named environment of the config file (`[profile.NAME]`); flags and MALLCHECK_*
-    /// variables override its settings.
-    #[arg(
-        long,
-        value_name = "NAME",
-        env = "MALLCHECK_PROFILE",
-        help_heading = "Target"
-    )]
+    /// variables override its settings [env: MALLCHECK_PROFILE].
+    #[arg(long, value_name = "NAME", help_heading = "Target")]
     pub profile: Option<String>,
     /// Config file holding the profiles.
     #[arg(
@@ -237,6 +191,20 @@ impl From<&TargetArgs> for crate::settings::Flags {
             follow_redirects: args.follow_redirects,
             profile: args.profile.clone(),
             config: args.config.clone(),
+            ..crate::settings::Flags::default()
+        }
+    }
+}
+
+impl From<&RunArgs> for crate::settings::Flags {
+    fn from(args: &RunArgs) -> Self {
+        crate::settings::Flags {
+            jobs: args.jobs,
+            rate: args.rate,
+            cursor: args.cursor.clone(),
+            exhaustive: args.exhaustive,
+            walk_prefix: args.walk_prefix,
+            ..crate::settings::Flags::from(&args.target)
         }
     }
 }
@@ -316,21 +284,13 @@ pub struct RunArgs {
     /// Observed-severity findings (e.g. product order) fail the run.
     #[arg(long, help_heading = "Verdict")]
     pub strict: bool,
-    /// Requests in flight at once, across cases and inside a case [default: 4].
-    #[arg(
-        long,
-        value_name = "N",
-        env = "MALLCHECK_JOBS",
-        help_heading = "Limits"
-    )]
+    /// Requests in flight at once, across cases and inside a case [env: MALLCHECK_JOBS]
+    /// [default: 4].
+    #[arg(long, value_name = "N", help_heading = "Limits")]
     pub jobs: Option<usize>,
-    /// Requests per second, at most [default: unlimited on loopback, 10 for other hosts].
-    #[arg(
-        long,
-        value_name = "R",
-        env = "MALLCHECK_RATE",
-        help_heading = "Limits"
-    )]
+    /// Requests per second, at most [env: MALLCHECK_RATE] [default: unlimited on loopback, 10
+    /// for other hosts].
+    #[arg(long, value_name = "R", help_heading = "Limits")]
     pub rate: Option<f64>,
     /// Retries of a request that failed in transport (connect, reset, a connection closed
     /// under it: a keep-alive race with the service's idle timeout); a case that passes only
@@ -350,13 +310,8 @@ pub struct RunArgs {
     pub max_pages: u64,
     /// Cursor convention of walks that do not set one: `last-record:/POINTER` (into the last
     /// record of the previous page; default `last-record:/mallSn`) or `response:/POINTER`
-    /// (into the previous response body).
-    #[arg(
-        long,
-        value_name = "RULE",
-        env = "MALLCHECK_CURSOR",
-        help_heading = "Cases"
-    )]
+    /// (into the previous response body) [env: MALLCHECK_CURSOR].
+    #[arg(long, value_name = "RULE", help_heading = "Cases")]
     pub cursor: Option<String>,
     /// Products sweeps call exactly N malls when the list holds more (the first, the last, a
     /// deleted one and a seeded sample), instead of what --sweep-budget allows.
@@ -555,10 +510,10 @@ pub struct SnapshotsArgs {
     #[arg(long, value_name = "NAME")]
     pub target: Option<String>,
     /// Only the directory of the target `run --base-url URL` uses.
-    #[arg(long, value_name = "URL", env = "MALLCHECK_BASE_URL")]
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Only the directory of the target `run --profile NAME` uses.
-    #[arg(long, value_name = "NAME", env = "MALLCHECK_PROFILE")]
+    #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
 }
 

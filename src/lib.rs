@@ -22,6 +22,7 @@ pub mod report;
 pub mod runner;
 pub mod server;
 pub mod service;
+pub mod session;
 pub mod settings;
 pub mod shipped;
 pub mod sign;

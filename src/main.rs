@@ -4,6 +4,7 @@ use clap::Parser;
 
 use mallcheck::cli::Cli;
 use mallcheck::exit;
+use mallcheck::redact::Redactor;
 
 fn main() {
     let cli = match Cli::try_parse() {
@@ -18,12 +19,15 @@ fn main() {
             std::process::exit(code);
         }
     };
-    let code = match mallcheck::app::main(cli) {
+    // The command's redactor: its session registers the secrets it resolves here, so an error,
+    // even one raised before the session was complete, is scrubbed of what was known by then.
+    let redactor = Redactor::new();
+    let code = match mallcheck::app::main(cli, &redactor) {
         Ok(code) => code,
         Err(e) => {
             let color = mallcheck::report::style::use_color_on_stderr();
             for text in e.render_each(color) {
-                eprintln!("error: {}", mallcheck::redact::global().scrub(&text));
+                eprintln!("error: {}", redactor.scrub(&text));
             }
             exit::USAGE
         }

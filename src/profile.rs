@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use crate::diag::Diagnostic;
 use crate::error::UsageError;
-use crate::redact::{REDACTED, is_secret_header_name, url_for_display};
+use crate::redact::{REDACTED, Redactor, is_secret_header_name, url_for_display};
 use crate::verdict::source::SourceFile;
 
 /// One `[profile.NAME]` table. `Debug` shows the base URL without its userinfo.
@@ -87,8 +87,10 @@ struct ConfigFile {
     profile: BTreeMap<String, Profile>,
 }
 
-/// Loads profile `name` from `path`; no name means no profile (the file is not read).
-pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
+/// Loads profile `name` from `path`; no name means no profile (the file is not read). The
+/// userinfo of every URL in the file is registered with `redactor` (the session's) before the
+/// file is parsed, so that no message about it, a syntax error included, can show a password.
+pub fn load(path: &Path, name: Option<&str>, redactor: &Redactor) -> Result<Profile, UsageError> {
     let Some(name) = name else {
         return Ok(Profile::default());
     };
@@ -96,6 +98,14 @@ pub fn load(path: &Path, name: Option<&str>) -> Result<Profile, UsageError> {
         path: path.to_path_buf(),
         source,
     })?;
+    for range in userinfo_ranges(&text) {
+        let info = &text[range];
+        redactor.add_secret(info);
+        if let Some((user, password)) = info.split_once(':') {
+            redactor.add_secret(user);
+            redactor.add_secret(password);
+        }
+    }
     let file = Arc::new(SourceFile {
         path: path.to_path_buf(),
         text,
@@ -148,20 +158,36 @@ static PAIR: LazyLock<Regex> = LazyLock::new(|| {
     .expect("a valid pattern")
 });
 
-/// The userinfo (`user:password`) of a URL-like text: between `://` and an `@` with no
-/// space, quote or path character before it.
-static USERINFO: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"://([^\s"'/?#@]+)@"#).expect("a valid pattern"));
+/// Byte ranges of the userinfo (`user:password`) of every URL-like text: from `://` to the
+/// last `@` of the same line. A password may hold an unencoded `@ / # ?` or a space, which a
+/// URL parser would take for the end of the userinfo: hiding up to the last `@` hides all of
+/// it (and at worst a little more).
+fn userinfo_ranges(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let mut from = 0;
+        while let Some(i) = line[from..].find("://") {
+            let start = from + i + 3;
+            match line[start..].rfind('@') {
+                Some(at) if at > 0 => {
+                    out.push(line_start + start..line_start + start + at);
+                    from = start + at + 1;
+                }
+                _ => break,
+            }
+        }
+        line_start += line.len();
+    }
+    out
+}
 
 /// Byte ranges of a config file's text that a diagnostic must never quote: the userinfo of
 /// every URL (`https://user:s3cret@host`), and the value of every key whose name says it holds
 /// a credential (`sign_key`, `token`, `password`, ...; a `*_file` key holds a path, not a
 /// secret). Sorted by start.
 fn secret_ranges(text: &str) -> Vec<Range<usize>> {
-    let mut ranges: Vec<Range<usize>> = USERINFO
-        .captures_iter(text)
-        .filter_map(|c| c.get(1).map(|m| m.range()))
-        .collect();
+    let mut ranges = userinfo_ranges(text);
     for pair in PAIR.captures_iter(text) {
         let (Some(key), Some(value)) = (pair.get(1), pair.get(2)) else {
             continue;
@@ -185,9 +211,10 @@ fn hide_in_message(message: &str, text: &str, hidden: &[Range<usize>]) -> String
             out = out.replace(&format!("\"{value}\""), &format!("\"{REDACTED}\""));
         }
     }
-    USERINFO
-        .replace_all(&out, format!("://{REDACTED}@"))
-        .into_owned()
+    for range in userinfo_ranges(&out).into_iter().rev() {
+        out.replace_range(range, REDACTED);
+    }
+    out
 }
 
 /// Rust type names in a deserializer message, said as a user would (`f64` is "a number").
@@ -222,7 +249,7 @@ mod tests {
         let (_d, p) = write(
             "[profile.staging]\nbase_url = \"https://s.example\"\nsign_key_file = \"key.txt\"\nrate = 5.0\n",
         );
-        let prof = load(&p, Some("staging")).unwrap();
+        let prof = load(&p, Some("staging"), &Redactor::new()).unwrap();
         assert_eq!(prof.base_url.as_deref(), Some("https://s.example"));
         assert_eq!(
             prof.sign_key_file.unwrap(),
@@ -233,7 +260,7 @@ mod tests {
     #[test]
     fn a_secret_in_the_profile_is_refused_with_its_line() {
         let (_d, p) = write("[profile.staging]\nappid = \"a\"\nsign_key = \"s3cret\"\n");
-        let err = load(&p, Some("staging")).unwrap_err();
+        let err = load(&p, Some("staging"), &Redactor::new()).unwrap_err();
         let text = err.render(false);
         assert!(text.contains("mallcheck.toml:3:"), "{text}");
         assert!(text.contains("never read from the profile"), "{text}");
@@ -270,7 +297,9 @@ mod tests {
             ),
         ] {
             let (_d, p) = write(text);
-            let out = load(&p, Some("s")).unwrap_err().render(false);
+            let out = load(&p, Some("s"), &Redactor::new())
+                .unwrap_err()
+                .render(false);
             assert!(out.contains(line), "{why}:\n{out}");
             assert!(!out.contains("s3cret"), "{why}:\n{out}");
             assert!(out.contains(REDACTED), "{why}:\n{out}");
@@ -281,13 +310,16 @@ mod tests {
     fn secret_ranges_cover_userinfo_and_credential_values_only() {
         let text = "base_url = \"https://u:pw@h/x@y\"\nappid = \"app\"\nsign_key_file = \"k.txt\"\nx_api_key = abc\n";
         let hidden: Vec<&str> = secret_ranges(text).into_iter().map(|r| &text[r]).collect();
-        assert_eq!(hidden, ["u:pw", "abc"]);
+        // why: a password may hold an unencoded `@` or `/`: all up to the last `@` is hidden.
+        assert_eq!(hidden, ["u:pw@h/x", "abc"]);
     }
 
     #[test]
     fn an_unknown_profile_lists_the_known_ones() {
         let (_d, p) = write("[profile.a]\n[profile.b]\n");
-        let text = load(&p, Some("c")).unwrap_err().render(false);
+        let text = load(&p, Some("c"), &Redactor::new())
+            .unwrap_err()
+            .render(false);
         assert!(text.contains("a, b"), "{text}");
     }
 }

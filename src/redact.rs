@@ -1,6 +1,7 @@
 //! The only code that knows what a secret looks like.
 //!
-//! A run has one [`Redactor`] ([`global`]). Every secret the run learns is registered there as
+//! A command has one [`Redactor`], owned by its `Session` and passed to whatever builds a record
+//! or writes output (there is no process-wide one). Every secret the run learns is registered there as
 //! soon as it is known: the signing key and the sign command when the settings are resolved,
 //! each Authorization value and signature as its request is signed, the userinfo of a base URL,
 //! the values of credential headers. Each is registered in every form an echo can take (raw,
@@ -32,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::ops::{Bound, Range};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use base64::Engine as _;
@@ -539,15 +540,9 @@ impl fmt::Debug for Redactor {
     }
 }
 
-/// The process-wide redactor: a process runs one command, and everything that builds a record
-/// or writes output scrubs with the same secrets.
-pub fn global() -> &'static Redactor {
-    static GLOBAL: OnceLock<Redactor> = OnceLock::new();
-    GLOBAL.get_or_init(Redactor::default)
-}
-
 impl Redactor {
-    /// An empty redactor (tests; the binary uses [`global`]).
+    /// An empty redactor. A command makes one and hands it to its `Session`, which registers
+    /// the run's secrets with it; clones share the registry.
     pub fn new() -> Self {
         Redactor::default()
     }
@@ -700,6 +695,19 @@ impl Redactor {
             return format!("{} {REDACTED}", self.scrub(first));
         }
         REDACTED.to_string()
+    }
+
+    /// `text` scrubbed, then every occurrence of each given secret replaced too (defence in
+    /// depth for free text such as error messages or bodies that echo a header back).
+    pub fn scrub_with(&self, text: &str, secrets: &[&Secret]) -> String {
+        let mut out = self.scrub(text).into_owned();
+        for s in secrets {
+            let v = s.expose();
+            if v.chars().count() >= MIN_SECRET_LEN && out.contains(v) {
+                out = out.replace(v, REDACTED);
+            }
+        }
+        out
     }
 
     /// `text` with every known secret replaced by `<redacted>`.
@@ -995,25 +1003,6 @@ pub fn url_for_display(raw: &str) -> String {
     }
 }
 
-/// Redacts one header value for a record with the run's redactor (see
-/// [`Redactor::header_value`]).
-pub fn header_value(name: &str, value: &str) -> String {
-    global().header_value(name, value)
-}
-
-/// Replaces every occurrence of each given secret and of every secret the run knows in `text`
-/// (defence in depth for free text such as error messages or bodies that echo a header back).
-pub fn scrub(text: &str, secrets: &[&Secret]) -> String {
-    let mut out = global().scrub(text).into_owned();
-    for s in secrets {
-        let v = s.expose();
-        if v.chars().count() >= MIN_SECRET_LEN && out.contains(v) {
-            out = out.replace(v, REDACTED);
-        }
-    }
-    out
-}
-
 /// A writer that scrubs what passes through it a message at a time, with the run's redactor:
 /// the last defence of the console. Everything written between two flushes is scrubbed as one
 /// text, so a secret that spans a line break (a multi-line sign command, a body echoed over
@@ -1025,13 +1014,8 @@ pub struct ScrubWriter<W: Write> {
 }
 
 impl<W: Write> ScrubWriter<W> {
-    /// Wraps `inner`, scrubbing with the run's redactor.
-    pub fn new(inner: W) -> Self {
-        ScrubWriter::with_redactor(inner, global().clone())
-    }
-
-    /// Wraps `inner`, scrubbing with `redactor`.
-    pub fn with_redactor(inner: W, redactor: Redactor) -> Self {
+    /// Wraps `inner`, scrubbing with `redactor` (the session's).
+    pub fn new(inner: W, redactor: Redactor) -> Self {
         ScrubWriter {
             inner,
             redactor,
@@ -1162,7 +1146,10 @@ mod tests {
     #[test]
     fn scrub_removes_known_secrets() {
         let s = Secret::new("topsecret");
-        assert_eq!(scrub("x topsecret y", &[&s]), "x <redacted> y");
+        assert_eq!(
+            Redactor::new().scrub_with("x topsecret y", &[&s]),
+            "x <redacted> y"
+        );
     }
 
     #[test]
@@ -1586,7 +1573,7 @@ mod tests {
     fn scrub_writer_scrubs_a_secret_across_a_line_break() {
         let r = Redactor::new();
         r.add_sign_command("sign --key k3y-value-1 \\\n  --hex");
-        let mut w = ScrubWriter::with_redactor(Vec::new(), r);
+        let mut w = ScrubWriter::new(Vec::new(), r);
         w.write_all(b"echoed: sign --key k3y-value-1 \\\n").unwrap();
         w.write_all(b"  --hex\n").unwrap();
         w.flush().unwrap();
@@ -1600,7 +1587,7 @@ mod tests {
     fn scrub_writer_scrubs_whole_lines_split_across_writes() {
         let r = Redactor::new();
         r.add_secret("s3cr3t-value");
-        let mut w = ScrubWriter::with_redactor(Vec::new(), r);
+        let mut w = ScrubWriter::new(Vec::new(), r);
         w.write_all(b"a s3cr").unwrap();
         w.write_all(b"3t-value b\nc s3cr3t-").unwrap();
         w.write_all(b"value").unwrap();

@@ -1,6 +1,8 @@
-//! The settings of a target: flags, then `MALLCHECK_*` variables, then a profile of
-//! `mallcheck.toml`, then defaults, validated into a [`Target`] (base URL, identity, signer,
-//! client limits and the variables case files may use).
+//! The settings of a command: flags, then `MALLCHECK_*` variables, then a profile of
+//! `mallcheck.toml`, then defaults, validated into [`Settings`] (base URL, identity, signer,
+//! client limits, the run's pace and the variables case files may use), each value with where
+//! it came from. The only reader of `MALLCHECK_*` variables ([`Env::from_process`]). Resolving
+//! neither prints nor starts anything: the `Session` does.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,10 +10,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::UsageError;
-use crate::profile::{self, Profile};
-use crate::redact::{self, MIN_SECRET_LEN};
-use crate::server::{self, RunningServer, ServerOptions, data};
-use crate::service::client::{Client, ClientOptions};
+use crate::profile::Profile;
+use crate::redact::{self, MIN_SECRET_LEN, Redactor};
+use crate::server::data;
+use crate::service::client::ClientOptions;
 use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
@@ -57,6 +59,16 @@ pub struct Flags {
     pub profile: Option<String>,
     /// Config file holding the profiles.
     pub config: PathBuf,
+    /// Requests in flight (`run --jobs`).
+    pub jobs: Option<usize>,
+    /// Requests per second (`run --rate`).
+    pub rate: Option<f64>,
+    /// Cursor convention (`run --cursor`).
+    pub cursor: Option<String>,
+    /// Complete walks and sweeps (`run --exhaustive`).
+    pub exhaustive: bool,
+    /// Records walked at the smaller page sizes (`run --walk-prefix`).
+    pub walk_prefix: Option<usize>,
 }
 
 impl Default for Flags {
@@ -75,6 +87,11 @@ impl Default for Flags {
             follow_redirects: false,
             profile: None,
             config: PathBuf::from("mallcheck.toml"),
+            jobs: None,
+            rate: None,
+            cursor: None,
+            exhaustive: false,
+            walk_prefix: None,
         }
     }
 }
@@ -98,6 +115,11 @@ impl fmt::Debug for Flags {
             .field("follow_redirects", &self.follow_redirects)
             .field("profile", &self.profile)
             .field("config", &self.config)
+            .field("jobs", &self.jobs)
+            .field("rate", &self.rate)
+            .field("cursor", &self.cursor)
+            .field("exhaustive", &self.exhaustive)
+            .field("walk_prefix", &self.walk_prefix)
             .finish()
     }
 }
@@ -160,6 +182,11 @@ impl Env {
         self.vars.get(name).filter(|v| !v.is_empty()).cloned()
     }
 
+    /// The names of the variables set (empty ones included).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.vars.keys().map(String::as_str)
+    }
+
     /// The variables case files may use: every one but the signing secrets.
     fn case_vars(&self) -> BTreeMap<String, String> {
         self.vars
@@ -189,26 +216,176 @@ pub struct Identity {
     pub unknown_merchant_id: String,
 }
 
-/// Who we are to the service and how we sign. `Debug` shows no secret (see [`Env`]).
+/// Where a setting's value came from, for messages (`--appid`, `MALLCHECK_APPID`,
+/// `appid (profile `staging`)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A command-line flag.
+    Flag(&'static str),
+    /// A `MALLCHECK_*` variable.
+    Env(&'static str),
+    /// A key of the profile.
+    Profile {
+        /// The key.
+        key: &'static str,
+        /// The profile's name.
+        profile: String,
+    },
+    /// Nobody gave it.
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Flag(flag) => f.write_str(flag),
+            Source::Env(var) => f.write_str(var),
+            Source::Profile { key, profile } => write!(f, "{key} (profile `{profile}`)"),
+            Source::Default => f.write_str("the default"),
+        }
+    }
+}
+
+/// A setting a user can give as a flag, a `MALLCHECK_*` variable or a profile key.
+struct Setting {
+    key: &'static str,
+    flag: &'static str,
+    var: &'static str,
+}
+
+const BASE_URL: Setting = Setting {
+    key: "base_url",
+    flag: "--base-url",
+    var: "MALLCHECK_BASE_URL",
+};
+const APPID: Setting = Setting {
+    key: "appid",
+    flag: "--appid",
+    var: "MALLCHECK_APPID",
+};
+const MERCHANT_ID: Setting = Setting {
+    key: "merchant_id",
+    flag: "--merchant-id",
+    var: "MALLCHECK_MERCHANT_ID",
+};
+const MERCHANT_USER_ID: Setting = Setting {
+    key: "merchant_user_id",
+    flag: "--merchant-user-id",
+    var: "MALLCHECK_MERCHANT_USER_ID",
+};
+const ROLE: Setting = Setting {
+    key: "role",
+    flag: "--role",
+    var: "MALLCHECK_ROLE",
+};
+const SIGNER: Setting = Setting {
+    key: "signer",
+    flag: "--signer",
+    var: "MALLCHECK_SIGNER",
+};
+const TIMEOUT: Setting = Setting {
+    key: "timeout",
+    flag: "--timeout",
+    var: "MALLCHECK_TIMEOUT",
+};
+const MAX_RETRY_WAIT: Setting = Setting {
+    key: "max_retry_wait",
+    flag: "--max-retry-wait",
+    var: "MALLCHECK_MAX_RETRY_WAIT",
+};
+const JOBS: Setting = Setting {
+    key: "jobs",
+    flag: "--jobs",
+    var: "MALLCHECK_JOBS",
+};
+const RATE: Setting = Setting {
+    key: "rate",
+    flag: "--rate",
+    var: "MALLCHECK_RATE",
+};
+const OTHER_MERCHANT_ID: Setting = Setting {
+    key: "other_merchant_id",
+    flag: "MALLCHECK_OTHER_MERCHANT_ID",
+    var: "MALLCHECK_OTHER_MERCHANT_ID",
+};
+const OTHER_MERCHANT_USER_ID: Setting = Setting {
+    key: "other_merchant_user_id",
+    flag: "MALLCHECK_OTHER_MERCHANT_USER_ID",
+    var: "MALLCHECK_OTHER_MERCHANT_USER_ID",
+};
+
+/// Every `MALLCHECK_*` variable mallcheck reads as a setting; any other one is only a case-file
+/// variable (`${MALLCHECK_...}`), and one close to these names is taken for a typo.
+pub const KNOWN_VARS: &[&str] = &[
+    BASE_URL.var,
+    APPID.var,
+    MERCHANT_ID.var,
+    MERCHANT_USER_ID.var,
+    ROLE.var,
+    SIGNER.var,
+    SIGN_KEY_VAR,
+    SIGN_COMMAND_VAR,
+    TIMEOUT.var,
+    MAX_RETRY_WAIT.var,
+    PROFILE_VAR,
+    JOBS.var,
+    RATE.var,
+    CURSOR_VAR,
+    OTHER_MERCHANT_ID.var,
+    OTHER_MERCHANT_USER_ID.var,
+    UNKNOWN_MERCHANT_ID_VAR,
+    MALL_SN_VAR,
+    MALL_SIGNATURE_VAR,
+];
+
+/// Variable naming the profile.
+pub const PROFILE_VAR: &str = "MALLCHECK_PROFILE";
+/// Variable holding the cursor convention (`--cursor`).
+pub const CURSOR_VAR: &str = "MALLCHECK_CURSOR";
+/// Variable holding a merchant that does not exist.
+pub const UNKNOWN_MERCHANT_ID_VAR: &str = "MALLCHECK_UNKNOWN_MERCHANT_ID";
+
+/// The resolved settings of a command: who we are to the service, how we sign, the client's
+/// limits, the run's pace, and where each value came from. `Debug` shows no secret (see
+/// [`Env`]).
 #[derive(Clone)]
-pub struct Target {
+pub struct Settings {
     /// Base URL, or None for the embedded server.
     pub base_url: Option<String>,
     /// Who we are to the service.
     pub identity: Identity,
     /// The signer (its key never leaves it).
     pub signer: Signer,
-    /// Client limits.
+    /// Client limits (the rate is the run's to set, see [`Settings::run_rate`]).
     pub client: ClientOptions,
     /// Case-file variables.
     pub vars: BTreeMap<String, String>,
-    /// The profile the settings came from (empty without `--profile`).
-    pub profile: Profile,
+    /// The name of the profile the settings came from, if any.
+    pub profile_name: Option<String>,
+    /// Requests in flight (`--jobs`, `MALLCHECK_JOBS`, profile `jobs`).
+    pub jobs: Option<usize>,
+    /// Requests per second (`--rate`, `MALLCHECK_RATE`, profile `rate`).
+    pub rate: Option<f64>,
+    /// Cursor convention (`--cursor`, `MALLCHECK_CURSOR`).
+    pub cursor: Option<String>,
+    /// Complete walks and sweeps (`--exhaustive`, profile `exhaustive`).
+    pub exhaustive: bool,
+    /// Records walked at the smaller page sizes (`--walk-prefix`, profile `walk_prefix`).
+    pub walk_prefix: Option<usize>,
+    /// An empty merchant is expected (profile `allow_empty_merchant`; `run` adds its flag).
+    pub allow_empty_merchant: bool,
+    /// Requests one products sweep may send (profile `sweep_budget`; `run`'s flag wins).
+    pub sweep_budget: Option<usize>,
+    /// Where each setting came from, by profile key (`base_url`, `appid`, ...).
+    pub sources: BTreeMap<&'static str, Source>,
+    /// What the user should hear about the settings (a key too short to scrub); the caller
+    /// prints them (resolving never prints).
+    pub warnings: Vec<String>,
 }
 
-impl fmt::Debug for Target {
+impl fmt::Debug for Settings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Target")
+        f.debug_struct("Settings")
             .field(
                 "base_url",
                 &self.base_url.as_deref().map(redact::url_for_display),
@@ -217,44 +394,35 @@ impl fmt::Debug for Target {
             .field("signer", &self.signer)
             .field("client", &self.client)
             .field("vars", &ShownVars(&self.vars))
-            .field("profile", &self.profile)
+            .field("profile_name", &self.profile_name)
+            .field("jobs", &self.jobs)
+            .field("rate", &self.rate)
+            .field("cursor", &self.cursor)
+            .field("exhaustive", &self.exhaustive)
+            .field("walk_prefix", &self.walk_prefix)
+            .field("allow_empty_merchant", &self.allow_empty_merchant)
+            .field("sweep_budget", &self.sweep_budget)
+            .field("sources", &self.sources)
             .finish()
     }
 }
 
-impl Target {
-    /// The base URL to test: the given one, or that of the embedded reference server, started
-    /// here with the same appid and signer (the caller shuts it down).
-    pub async fn connect(&self) -> Result<(String, Option<RunningServer>), String> {
-        if let Some(url) = &self.base_url {
-            return Ok((url.clone(), None));
-        }
-        let options = ServerOptions {
-            signer: self.signer.clone(),
-            appid: self.identity.appid.clone(),
-            ..ServerOptions::default()
-        };
-        let server = server::start(options)
-            .await
-            .map_err(|e| format!("cannot start the embedded reference server: {e}"))?;
-        Ok((server.base_url(), Some(server)))
+/// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
+pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
+
+impl Settings {
+    /// Where `key` (a profile key: `base_url`, `appid`, ...) came from.
+    pub fn source(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
     }
 
-    /// Runs `work` against the service to test: the given base URL, or the embedded reference
-    /// server, started here and shut down when `work` ends. Err: the service could not be
-    /// reached (the caller reports it; exit 1).
-    pub async fn with_service<T>(&self, work: impl AsyncFnOnce(&str) -> T) -> Result<T, String> {
-        let (base_url, server) = self.connect().await?;
-        let out = work(&base_url).await;
-        if let Some(server) = server {
-            server.shutdown().await;
-        }
-        Ok(out)
-    }
-
-    /// A signing client for `base_url` with the target's limits.
-    pub fn client(&self, base_url: &str) -> Result<Client, String> {
-        Client::new(base_url, self.signer.clone(), self.client.clone()).map_err(|e| e.to_string())
+    /// The rate of a `run`: the one given, else 10/s toward a remote host (conservative
+    /// toward shared servers), else none (our own loopback server needs no protection).
+    pub fn run_rate(&self) -> Option<f64> {
+        self.rate.or_else(|| {
+            let remote = self.base_url.as_deref().is_some_and(|u| !is_loopback(u));
+            remote.then_some(DEFAULT_REMOTE_RATE)
+        })
     }
 
     /// A first-page mall list request for the configured merchant (spec §4.1).
@@ -273,67 +441,134 @@ impl Target {
     }
 }
 
-fn required(value: Option<String>, flag: &str, var: &str) -> Result<String, UsageError> {
+fn required(value: Option<String>, setting: &Setting) -> Result<String, UsageError> {
     value.ok_or_else(|| {
         UsageError::setting(
-            flag,
-            "is required with --base-url",
-            Some(&format!("pass {flag} or set {var}")),
+            setting.flag,
+            "is required with a base URL",
+            Some(&format!(
+                "pass {} or set {} (or `{}` in the profile)",
+                setting.flag, setting.var, setting.key
+            )),
         )
     })
 }
 
-/// Resolves the flags against this process's `MALLCHECK_*` variables and the profile the flags
-/// name.
-pub fn from_process(flags: &Flags) -> Result<Target, UsageError> {
-    let profile = profile::load(&flags.config, flags.profile.as_deref())?;
-    resolve(flags, &Env::from_process(), profile)
+/// Picks each setting from the flags, else the environment, else the profile, and remembers
+/// where it came from.
+struct Resolver<'a> {
+    env: &'a Env,
+    profile_name: Option<String>,
+    sources: BTreeMap<&'static str, Source>,
+}
+
+impl Resolver<'_> {
+    fn source_of(&self, key: &str) -> Source {
+        self.sources.get(key).cloned().unwrap_or(Source::Default)
+    }
+
+    fn note(&mut self, setting: &Setting, source: Source) {
+        self.sources.insert(setting.key, source);
+    }
+
+    fn profile_source(&self, key: &'static str) -> Source {
+        Source::Profile {
+            key,
+            profile: self.profile_name.clone().unwrap_or_default(),
+        }
+    }
+
+    /// A text setting.
+    fn text(
+        &mut self,
+        setting: &Setting,
+        flag: &Option<String>,
+        profile: &Option<String>,
+    ) -> Option<String> {
+        if let Some(v) = flag {
+            self.note(setting, Source::Flag(setting.flag));
+            return Some(v.clone());
+        }
+        if let Some(v) = self.env.get(setting.var) {
+            self.note(setting, Source::Env(setting.var));
+            return Some(v);
+        }
+        let v = profile.clone()?;
+        let source = self.profile_source(setting.key);
+        self.note(setting, source);
+        Some(v)
+    }
+
+    /// A number setting; a variable that is no number is a usage error naming it.
+    fn number<T: std::str::FromStr + Copy>(
+        &mut self,
+        setting: &Setting,
+        flag: Option<T>,
+        profile: Option<T>,
+        what: &str,
+    ) -> Result<Option<T>, UsageError> {
+        if let Some(v) = flag {
+            self.note(setting, Source::Flag(setting.flag));
+            return Ok(Some(v));
+        }
+        if let Some(text) = self.env.get(setting.var) {
+            let v = text.trim().parse::<T>().map_err(|_| {
+                UsageError::setting(setting.var, format!("`{text}` is not {what}"), None)
+            })?;
+            self.note(setting, Source::Env(setting.var));
+            return Ok(Some(v));
+        }
+        let Some(v) = profile else {
+            return Ok(None);
+        };
+        let source = self.profile_source(setting.key);
+        self.note(setting, source);
+        Ok(Some(v))
+    }
 }
 
 /// Validates the settings: each comes from the flags, else the `MALLCHECK_*` variables, else
 /// the profile, else a default. No base URL means the embedded server with its identities.
-pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, UsageError> {
-    let pick = |flag: &Option<String>, var: &str, from_profile: &Option<String>| {
-        flag.clone()
-            .or_else(|| env.get(var))
-            .or_else(|| from_profile.clone())
+/// Every secret met on the way (the key, the sign command, a URL's userinfo) is registered
+/// with `redactor`, the session's, before any message could quote it.
+pub fn resolve(
+    flags: &Flags,
+    env: &Env,
+    profile: Profile,
+    redactor: &Redactor,
+) -> Result<Settings, UsageError> {
+    let mut r = Resolver {
+        env,
+        profile_name: flags.profile.clone().or_else(|| env.get(PROFILE_VAR)),
+        sources: BTreeMap::new(),
     };
-    let timeout = match (flags.timeout, env.get("MALLCHECK_TIMEOUT")) {
-        (Some(t), _) => Some(t),
-        (None, Some(text)) => Some(text.parse::<f64>().map_err(|_| {
-            UsageError::setting(
-                "MALLCHECK_TIMEOUT",
-                format!("`{text}` is not a number of seconds"),
-                None,
-            )
-        })?),
-        (None, None) => None,
-    };
-    let timeout = timeout.or(profile.timeout).unwrap_or(10.0);
+    let mut warnings = Vec::new();
+    let timeout = r
+        .number(
+            &TIMEOUT,
+            flags.timeout,
+            profile.timeout,
+            "a number of seconds",
+        )?
+        .unwrap_or(10.0);
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
         return Err(UsageError::setting(
-            "--timeout",
+            r.source_of("timeout").to_string(),
             format!("{timeout} is not a number of seconds in (0, 3600]"),
             None,
         ));
     }
-    let max_retry_wait = match (flags.max_retry_wait, env.get("MALLCHECK_MAX_RETRY_WAIT")) {
-        (Some(w), _) => Some(w),
-        (None, Some(text)) => Some(text.parse::<f64>().map_err(|_| {
-            UsageError::setting(
-                "MALLCHECK_MAX_RETRY_WAIT",
-                format!("`{text}` is not a number of seconds"),
-                None,
-            )
-        })?),
-        (None, None) => None,
-    };
-    let max_retry_wait = max_retry_wait
-        .or(profile.max_retry_wait)
+    let max_retry_wait = r
+        .number(
+            &MAX_RETRY_WAIT,
+            flags.max_retry_wait,
+            profile.max_retry_wait,
+            "a number of seconds",
+        )?
         .unwrap_or(DEFAULT_MAX_RETRY_WAIT.as_secs_f64());
     if !(max_retry_wait.is_finite() && (0.0..=3600.0).contains(&max_retry_wait)) {
         return Err(UsageError::setting(
-            "--max-retry-wait",
+            r.source_of("max_retry_wait").to_string(),
             format!("{max_retry_wait} is not a number of seconds in [0, 3600]"),
             None,
         ));
@@ -345,6 +580,27 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             None,
         ));
     }
+    let jobs = r.number(&JOBS, flags.jobs, profile.jobs, "a whole number")?;
+    if jobs == Some(0) {
+        return Err(UsageError::setting(
+            r.source_of("jobs").to_string(),
+            "must be at least 1",
+            None,
+        ));
+    }
+    let rate = r.number(
+        &RATE,
+        flags.rate,
+        profile.rate,
+        "a number of requests per second",
+    )?;
+    if rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err(UsageError::setting(
+            r.source_of("rate").to_string(),
+            "must be a positive number of requests per second",
+            None,
+        ));
+    }
     let client = ClientOptions {
         timeout: Duration::from_secs_f64(timeout),
         max_body: flags.max_body,
@@ -352,12 +608,13 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         max_retry_wait: Duration::from_secs_f64(max_retry_wait),
         ..ClientOptions::default()
     };
-    let key_file = flags
-        .sign_key_file
-        .clone()
-        .or_else(|| profile.sign_key_file.clone());
+    let key_file = match (&flags.sign_key_file, &profile.sign_key_file) {
+        (Some(path), _) => Some((path.clone(), Source::Flag("--sign-key-file"))),
+        (None, Some(path)) => Some((path.clone(), r.profile_source("sign_key_file"))),
+        (None, None) => None,
+    };
     let key_from_file = match &key_file {
-        Some(path) => Some(
+        Some((path, _)) => Some(
             std::fs::read_to_string(path)
                 .map_err(|source| UsageError::Io {
                     path: path.clone(),
@@ -370,10 +627,9 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
     };
     // A line break at the end is the end of a file or of `echo`, never part of a key: it is
     // dropped from the variable as from the file, so the two sources agree.
-    let key_source = if key_from_file.is_some() {
-        "--sign-key-file (or sign_key_file)"
-    } else {
-        SIGN_KEY_VAR
+    let key_source = match &key_file {
+        Some((_, source)) => source.clone(),
+        None => Source::Env(SIGN_KEY_VAR),
     };
     let key = key_from_file.or_else(|| {
         env.get(SIGN_KEY_VAR)
@@ -381,7 +637,7 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
     });
     if key.as_deref() == Some("") {
         return Err(UsageError::setting(
-            key_source,
+            key_source.to_string(),
             "holds an empty signing key",
             Some(
                 "put the service's signing key there (a CI secret that was not passed on is often empty)",
@@ -390,40 +646,61 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
     }
     // Even unused by the signer (a sign command may read it from the environment).
     if let Some(key) = &key {
-        redact::global().add_secret(key);
+        redactor.add_secret(key);
     }
-    let signer_name = env
-        .get("MALLCHECK_SIGNER")
-        .or_else(|| profile.signer.clone());
-    let kind = match (flags.signer, signer_name) {
-        (Some(kind), _) => kind,
-        (None, Some(name)) => {
-            let what = if env.get("MALLCHECK_SIGNER").is_some() {
-                "MALLCHECK_SIGNER"
-            } else {
-                "signer (profile)"
-            };
-            name.parse()
-                .map_err(|e: String| UsageError::setting(what, e, None))?
+    let kind = match flags.signer {
+        Some(kind) => {
+            r.note(&SIGNER, Source::Flag(SIGNER.flag));
+            kind
         }
-        (None, None) => SignerKind::Md5,
+        None => match r.text(&SIGNER, &None, &profile.signer) {
+            Some(name) => name.parse().map_err(|e: String| {
+                UsageError::setting(r.source_of("signer").to_string(), e, None)
+            })?,
+            None => SignerKind::Md5,
+        },
     };
-    // Through the command line, MALLCHECK_BASE_URL arrives as the flag.
-    let url_source = if flags.base_url.is_some() {
-        "--base-url".to_string()
-    } else if env.get("MALLCHECK_BASE_URL").is_some() {
-        "MALLCHECK_BASE_URL".to_string()
-    } else {
-        format!(
-            "base_url (profile `{}`)",
-            flags.profile.as_deref().unwrap_or_default()
-        )
-    };
-    let base_url = match pick(&flags.base_url, "MALLCHECK_BASE_URL", &profile.base_url) {
+    let base_url = match r.text(&BASE_URL, &flags.base_url, &profile.base_url) {
         None => None,
-        Some(raw) => Some(validate_base_url(&raw, &url_source)?),
+        Some(raw) => Some(validate_base_url(
+            &raw,
+            &r.source_of("base_url").to_string(),
+            redactor,
+        )?),
     };
     let embedded = base_url.is_none();
+    let appid = r.text(&APPID, &flags.appid, &profile.appid);
+    let merchant_id = r.text(&MERCHANT_ID, &flags.merchant_id, &profile.merchant_id);
+    let merchant_user_id = r.text(
+        &MERCHANT_USER_ID,
+        &flags.merchant_user_id,
+        &profile.merchant_user_id,
+    );
+    if embedded {
+        // The embedded server has its own identity and key: a remote target's settings
+        // without a base URL mean the base URL is missing (a variable misspelt, a CI
+        // variable not passed on), not that the embedded server is wanted.
+        let mut given: Vec<String> = Vec::new();
+        if key.is_some() {
+            given.push(key_source.to_string());
+        }
+        for key in [APPID.key, MERCHANT_ID.key, MERCHANT_USER_ID.key] {
+            if let Some(source) = r.sources.get(key) {
+                given.push(source.to_string());
+            }
+        }
+        if !given.is_empty() {
+            return Err(UsageError::setting(
+                given.join(", "),
+                "only make sense with a base URL, and none is set: without one mallcheck tests \
+                 its embedded reference server, with its own identity and key",
+                Some(
+                    "set MALLCHECK_BASE_URL (or --base-url, or base_url in the profile), or \
+                     unset these to test the embedded server",
+                ),
+            ));
+        }
+    }
     let secret = if kind == SignerKind::Command {
         env.get(SIGN_COMMAND_VAR).ok_or_else(|| {
             UsageError::setting(
@@ -436,6 +713,12 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         key
     } else if embedded && kind == SignerKind::Md5 {
         data::DEMO_SIGN_KEY.to_string()
+    } else if embedded {
+        return Err(UsageError::setting(
+            r.source_of("signer").to_string(),
+            "the embedded reference server signs with md5 and its demo key (or a sign command)",
+            Some("set a base URL to test a service with another signer"),
+        ));
     } else {
         return Err(UsageError::setting(
             SIGN_KEY_VAR,
@@ -443,37 +726,27 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
             Some("export the signing key in MALLCHECK_SIGN_KEY or pass --sign-key-file PATH"),
         ));
     };
-    register_secrets(kind, &secret);
-    let signer = Signer::new(kind, secret).with_timeout(client.timeout);
-    let appid = pick(&flags.appid, "MALLCHECK_APPID", &profile.appid);
-    let merchant_id = pick(
-        &flags.merchant_id,
-        "MALLCHECK_MERCHANT_ID",
-        &profile.merchant_id,
-    );
-    let merchant_user_id = pick(
-        &flags.merchant_user_id,
-        "MALLCHECK_MERCHANT_USER_ID",
-        &profile.merchant_user_id,
-    );
+    if let Some(warning) = register_secrets(kind, &secret, redactor) {
+        warnings.push(warning);
+    }
+    let signer = Signer::new(kind, secret)
+        .with_timeout(client.timeout)
+        .with_redactor(redactor);
     let (appid, merchant_id, merchant_user_id) = if embedded {
         (
-            appid.unwrap_or_else(|| data::DEMO_APPID.to_string()),
-            merchant_id.unwrap_or_else(|| data::MAIN.merchant_id.to_string()),
-            merchant_user_id.unwrap_or_else(|| data::MAIN.merchant_user_id.to_string()),
+            data::DEMO_APPID.to_string(),
+            data::MAIN.merchant_id.to_string(),
+            data::MAIN.merchant_user_id.to_string(),
         )
     } else {
         (
-            required(appid, "--appid", "MALLCHECK_APPID")?,
-            required(merchant_id, "--merchant-id", "MALLCHECK_MERCHANT_ID")?,
-            required(
-                merchant_user_id,
-                "--merchant-user-id",
-                "MALLCHECK_MERCHANT_USER_ID",
-            )?,
+            required(appid, &APPID)?,
+            required(merchant_id, &MERCHANT_ID)?,
+            required(merchant_user_id, &MERCHANT_USER_ID)?,
         )
     };
-    let role = pick(&flags.role, "MALLCHECK_ROLE", &profile.role)
+    let role = r
+        .text(&ROLE, &flags.role, &profile.role)
         .unwrap_or_else(|| "super_admin".to_string());
     let (other_id, other_user) = if embedded {
         (
@@ -491,37 +764,29 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         merchant_id,
         merchant_user_id,
         role,
-        other_merchant_id: pick(
-            &None,
-            "MALLCHECK_OTHER_MERCHANT_ID",
-            &profile.other_merchant_id,
-        )
-        .unwrap_or(other_id),
-        other_merchant_user_id: pick(
-            &None,
-            "MALLCHECK_OTHER_MERCHANT_USER_ID",
-            &profile.other_merchant_user_id,
-        )
-        .unwrap_or(other_user),
+        other_merchant_id: r
+            .text(&OTHER_MERCHANT_ID, &None, &profile.other_merchant_id)
+            .unwrap_or(other_id),
+        other_merchant_user_id: r
+            .text(
+                &OTHER_MERCHANT_USER_ID,
+                &None,
+                &profile.other_merchant_user_id,
+            )
+            .unwrap_or(other_user),
         unknown_merchant_id: env
-            .get("MALLCHECK_UNKNOWN_MERCHANT_ID")
+            .get(UNKNOWN_MERCHANT_ID_VAR)
             .unwrap_or_else(|| UNKNOWN_MERCHANT_ID.to_string()),
     };
     let mut vars = env.case_vars();
     for (name, value) in [
-        ("MALLCHECK_APPID", &identity.appid),
-        ("MALLCHECK_MERCHANT_ID", &identity.merchant_id),
-        ("MALLCHECK_MERCHANT_USER_ID", &identity.merchant_user_id),
-        ("MALLCHECK_ROLE", &identity.role),
-        ("MALLCHECK_OTHER_MERCHANT_ID", &identity.other_merchant_id),
-        (
-            "MALLCHECK_OTHER_MERCHANT_USER_ID",
-            &identity.other_merchant_user_id,
-        ),
-        (
-            "MALLCHECK_UNKNOWN_MERCHANT_ID",
-            &identity.unknown_merchant_id,
-        ),
+        (APPID.var, &identity.appid),
+        (MERCHANT_ID.var, &identity.merchant_id),
+        (MERCHANT_USER_ID.var, &identity.merchant_user_id),
+        (ROLE.var, &identity.role),
+        (OTHER_MERCHANT_ID.var, &identity.other_merchant_id),
+        (OTHER_MERCHANT_USER_ID.var, &identity.other_merchant_user_id),
+        (UNKNOWN_MERCHANT_ID_VAR, &identity.unknown_merchant_id),
     ] {
         vars.insert(name.to_string(), value.clone());
     }
@@ -529,48 +794,64 @@ pub fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Target, Usa
         .or_insert_with(|| MALL_SN_SENTINEL.to_string());
     vars.entry(MALL_SIGNATURE_VAR.into())
         .or_insert_with(|| MALL_SIGNATURE_SENTINEL.to_string());
-    Ok(Target {
+    let cursor = flags.cursor.clone().or_else(|| env.get(CURSOR_VAR));
+    Ok(Settings {
         base_url,
         identity,
         signer,
         client,
         vars,
-        profile,
+        profile_name: r.profile_name.clone(),
+        jobs,
+        rate,
+        cursor,
+        exhaustive: flags.exhaustive || profile.exhaustive.unwrap_or(false),
+        walk_prefix: flags.walk_prefix.or(profile.walk_prefix),
+        allow_empty_merchant: profile.allow_empty_merchant.unwrap_or(false),
+        sweep_budget: profile.sweep_budget,
+        sources: r.sources,
+        warnings,
     })
 }
 
-/// Registers the key (or the sign command) with the run's redactor, and warns when the key is
-/// too short to be scrubbed from what a service echoes back.
-fn register_secrets(kind: SignerKind, secret: &str) {
-    let redactor = redact::global();
+/// Registers the key (or the sign command) with the session's redactor; a warning when the
+/// key is too short to be scrubbed from what a service echoes back.
+fn register_secrets(kind: SignerKind, secret: &str, redactor: &Redactor) -> Option<String> {
     let registered = match kind {
         SignerKind::Command => {
             redactor.add_sign_command(secret);
-            return;
+            return None;
         }
         SignerKind::Md5 | SignerKind::HmacSha256 | SignerKind::Static => {
             redactor.add_secret(secret)
         }
     };
-    if !registered {
-        let what = if kind == SignerKind::Static {
-            "the static signature"
-        } else {
-            "the signing key"
-        };
-        eprintln!(
-            "warning: {what} is shorter than {MIN_SECRET_LEN} characters: mallcheck cannot scrub it \
-             from what a service echoes back (Authorization headers are still redacted); use a \
-             longer key"
-        );
+    if registered {
+        return None;
     }
+    let what = if kind == SignerKind::Static {
+        "the static signature"
+    } else {
+        "the signing key"
+    };
+    Some(format!(
+        "{what} is shorter than {MIN_SECRET_LEN} characters: mallcheck cannot scrub it from what \
+         a service echoes back (Authorization headers are still redacted); use a longer key"
+    ))
 }
 
-/// Checks a base URL from `source` (a flag or the profile). Its userinfo is never shown: a
-/// `user:password@` is registered as a secret and masked in every message.
-fn validate_base_url(raw: &str, source: &str) -> Result<String, UsageError> {
-    redact::global().add_url_userinfo(raw);
+/// Checks a base URL from `source` (a flag, a variable or the profile). Its userinfo is never
+/// shown: a `user:password@` is registered as a secret and masked in every message. A query
+/// string or a fragment is refused without being shown (a query may hold a token), and the
+/// operation paths could not be appended after it.
+fn validate_base_url(raw: &str, source: &str, redactor: &Redactor) -> Result<String, UsageError> {
+    redactor.add_url_userinfo(raw);
     let shown = redact::url_for_display(raw);
+    // What follows `?` or `#` is never shown: a query may carry a token.
+    let shown = match shown.find(['?', '#']) {
+        Some(at) => format!("{}{}…", &shown[..at], &shown[at..at + 1]),
+        None => shown,
+    };
     // `localhost:8080` parses as a URL of scheme `localhost`: suggest the scheme it lacks.
     let help = if raw.contains("://") {
         "e.g. --base-url https://staging.example.com".to_string()
@@ -596,7 +877,74 @@ fn validate_base_url(raw: &str, source: &str) -> Result<String, UsageError> {
             Some("authentication goes through the signer; remove the user:password@ part"),
         ));
     }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(UsageError::setting(
+            source,
+            format!(
+                "`{shown}` must not carry a query string or a fragment (not shown: it may hold a token)"
+            ),
+            Some(
+                "the operation paths are appended to the base URL; give the scheme, host and \
+                 path prefix only",
+            ),
+        ));
+    }
     Ok(raw.trim_end_matches('/').to_string())
+}
+
+/// Judges the `MALLCHECK_*` variables of the environment that are no setting: one that a
+/// loaded case file uses (`${MALLCHECK_...}`, in `referenced`) is a case variable; one close to
+/// a setting's name (`MALLCHECK_BASEURL`) is a typo, a usage error with the name it was meant to
+/// be, since the setting would silently not apply (a misspelt base URL tests the embedded
+/// server); any other one gets a warning (returned, for the caller to print).
+pub fn check_unknown_vars(
+    env: &Env,
+    referenced: &std::collections::BTreeSet<String>,
+) -> Result<Vec<String>, UsageError> {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    for name in env.names() {
+        if KNOWN_VARS.contains(&name) || referenced.contains(name) {
+            continue;
+        }
+        match closest_setting(name) {
+            Some(meant) => errors.push(UsageError::setting(
+                name,
+                "is no setting of mallcheck and no case file uses it",
+                Some(&format!("did you mean {meant}?")),
+            )),
+            None => warnings.push(format!(
+                "{name} is set, but it is no setting of mallcheck and no case file uses it"
+            )),
+        }
+    }
+    UsageError::from_all(errors)?;
+    Ok(warnings)
+}
+
+/// The setting variable `name` is most likely a misspelling of: the same name but for
+/// underscores and letter case, or one at most two edits away (one for short names).
+fn closest_setting(name: &str) -> Option<&'static str> {
+    let bare = |n: &str| -> String {
+        n.trim_start_matches("MALLCHECK_")
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_uppercase())
+            .collect()
+    };
+    let word = bare(name);
+    if word.is_empty() {
+        return None;
+    }
+    KNOWN_VARS
+        .iter()
+        .map(|known| (strsim::damerau_levenshtein(&word, &bare(known)), *known))
+        .filter(|(distance, known)| {
+            let allowed = if bare(known).len() <= 4 { 1 } else { 2 };
+            *distance <= allowed
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, known)| known)
 }
 
 /// Whether a base URL points at this machine (no politeness limit is needed there).
@@ -612,6 +960,10 @@ pub fn is_loopback(base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Settings, UsageError> {
+        super::resolve(flags, env, profile, &Redactor::new())
+    }
 
     fn env(pairs: &[(&str, &str)]) -> Env {
         Env::from_pairs(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
@@ -829,13 +1181,121 @@ mod tests {
         };
         let pick =
             |flags: &Flags, env: &Env| kind(&resolve(flags, env, profile.clone()).unwrap().signer);
+        let identity = |flags: Flags| {
+            remote(Flags {
+                appid: Some("a".into()),
+                merchant_id: Some("m".into()),
+                merchant_user_id: Some("u".into()),
+                ..flags
+            })
+        };
         let hmac = env(&[KEY, ("MALLCHECK_SIGNER", "hmac-sha256")]);
-        let flag = Flags {
+        let flag = identity(Flags {
             signer: Some(SignerKind::Md5),
             ..Flags::default()
-        };
+        });
         assert_eq!(pick(&flag, &hmac), SignerKind::Md5);
-        assert_eq!(pick(&Flags::default(), &hmac), SignerKind::HmacSha256);
-        assert_eq!(pick(&Flags::default(), &env(&[KEY])), SignerKind::Static);
+        assert_eq!(
+            pick(&identity(Flags::default()), &hmac),
+            SignerKind::HmacSha256
+        );
+        assert_eq!(
+            pick(&identity(Flags::default()), &env(&[KEY])),
+            SignerKind::Static
+        );
+    }
+
+    #[test]
+    fn each_value_keeps_where_it_came_from() {
+        let profile = Profile {
+            merchant_user_id: Some("u".into()),
+            ..Profile::default()
+        };
+        let flags = Flags {
+            appid: Some("a".into()),
+            profile: Some("staging".into()),
+            ..remote(Flags::default())
+        };
+        let s = resolve(
+            &flags,
+            &env(&[KEY, ("MALLCHECK_MERCHANT_ID", "m")]),
+            profile,
+        )
+        .unwrap();
+        assert_eq!(s.source("appid").to_string(), "--appid");
+        assert_eq!(s.source("merchant_id").to_string(), "MALLCHECK_MERCHANT_ID");
+        assert_eq!(
+            s.source("merchant_user_id").to_string(),
+            "merchant_user_id (profile `staging`)"
+        );
+        assert_eq!(s.source("role"), Source::Default);
+    }
+
+    #[test]
+    fn remote_settings_without_a_base_url_are_refused_all_named() {
+        let profile = Profile {
+            merchant_user_id: Some("u".into()),
+            ..Profile::default()
+        };
+        let flags = Flags {
+            appid: Some("a".into()),
+            profile: Some("p".into()),
+            ..Flags::default()
+        };
+        let err = resolve(&flags, &env(&[KEY]), profile)
+            .unwrap_err()
+            .render(false);
+        for named in [
+            "MALLCHECK_SIGN_KEY",
+            "--appid",
+            "merchant_user_id (profile `p`)",
+        ] {
+            assert!(err.contains(named), "{named}: {err}");
+        }
+        assert!(err.contains("base URL"), "{err}");
+    }
+
+    #[test]
+    fn a_base_url_with_a_query_or_fragment_is_refused_without_showing_it() {
+        for url in [
+            "https://h.example/api?token=SECRETSECRET",
+            "https://h.example/api#SECRETSECRET",
+        ] {
+            let err = resolve(
+                &Flags {
+                    base_url: Some(url.into()),
+                    ..Flags::default()
+                },
+                &env(&[KEY]),
+                Profile::default(),
+            )
+            .unwrap_err()
+            .render(false);
+            assert!(err.contains("query string"), "{err}");
+            assert!(!err.contains("SECRET"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_misspelt_setting_variable_is_an_error_and_a_stray_one_a_warning() {
+        let used: std::collections::BTreeSet<String> = ["MALLCHECK_TENANT".to_string()].into();
+        let err = check_unknown_vars(&env(&[("MALLCHECK_BASEURL", "x")]), &used)
+            .unwrap_err()
+            .render(false);
+        assert!(err.contains("did you mean MALLCHECK_BASE_URL?"), "{err}");
+        for (typo, meant) in [
+            ("MALLCHECK_SIGNKEY", "MALLCHECK_SIGN_KEY"),
+            ("MALLCHECK_APPI", "MALLCHECK_APPID"),
+            ("MALLCHECK_merchant_id", "MALLCHECK_MERCHANT_ID"),
+            ("MALLCHECK_TIMEOUTS", "MALLCHECK_TIMEOUT"),
+        ] {
+            assert_eq!(closest_setting(typo), Some(meant), "{typo}");
+        }
+        // why: a case file uses it, so it is a case variable, not a typo.
+        let ok = check_unknown_vars(&env(&[("MALLCHECK_TENANT", "t"), KEY]), &used).unwrap();
+        assert!(ok.is_empty(), "{ok:?}");
+        let warned = check_unknown_vars(&env(&[("MALLCHECK_REQUIRE_TOOLS", "1")]), &used).unwrap();
+        assert_eq!(warned.len(), 1, "{warned:?}");
+        assert!(warned[0].contains("MALLCHECK_REQUIRE_TOOLS"), "{warned:?}");
     }
 }

@@ -19,7 +19,7 @@ use sha2::Sha256;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
-use crate::redact::{self, Secret};
+use crate::redact::{Redactor, Secret};
 
 /// Time limit of one run of the sign command unless [`Signer::with_timeout`] sets another (a run
 /// gives it `--timeout`).
@@ -86,6 +86,9 @@ pub enum Signer {
         command: Secret,
         /// Time limit of one run.
         timeout: Duration,
+        /// The session's redactor, for what the command writes to stderr (it may echo the
+        /// run's key); an empty one until [`Signer::with_redactor`] gives the session's.
+        redactor: Redactor,
     },
 }
 
@@ -152,6 +155,7 @@ impl Signer {
             SignerKind::Command => Signer::Command {
                 command: Secret::new(secret),
                 timeout: DEFAULT_COMMAND_TIMEOUT,
+                redactor: Redactor::new(),
             },
         }
     }
@@ -159,9 +163,27 @@ impl Signer {
     /// Sets the time limit of one run of the sign command (other signers take no time).
     pub fn with_timeout(self, limit: Duration) -> Signer {
         match self {
-            Signer::Command { command, .. } => Signer::Command {
+            Signer::Command {
+                command, redactor, ..
+            } => Signer::Command {
                 command,
                 timeout: limit,
+                redactor,
+            },
+            other => other,
+        }
+    }
+
+    /// Scrubs what the sign command writes to stderr with `redactor` (the session's) as well
+    /// as of the command itself (other signers print nothing).
+    pub fn with_redactor(self, redactor: &Redactor) -> Signer {
+        match self {
+            Signer::Command {
+                command, timeout, ..
+            } => Signer::Command {
+                command,
+                timeout,
+                redactor: redactor.clone(),
             },
             other => other,
         }
@@ -183,7 +205,11 @@ impl Signer {
                 Ok(hex::encode(mac.finalize().into_bytes()))
             }
             Signer::Static { value } => Ok(value.expose().to_string()),
-            Signer::Command { command, timeout } => run_command(command, *timeout, body).await,
+            Signer::Command {
+                command,
+                timeout,
+                redactor,
+            } => run_command(command, *timeout, redactor, body).await,
         }
     }
 
@@ -259,7 +285,12 @@ fn kill_group(_id: i32) {}
 /// Runs `sh -c <command>` with `body` on stdin: the body is written while stdout and stderr are
 /// read (a command that talks before it reads cannot deadlock), both are capped, and the whole
 /// run is bounded by `limit`.
-async fn run_command(command: &Secret, limit: Duration, body: &[u8]) -> Result<String, SignError> {
+async fn run_command(
+    command: &Secret,
+    limit: Duration,
+    redactor: &Redactor,
+    body: &[u8],
+) -> Result<String, SignError> {
     let mut shell = Command::new("sh");
     shell
         .arg("-c")
@@ -306,7 +337,7 @@ async fn run_command(command: &Secret, limit: Duration, body: &[u8]) -> Result<S
     };
     let status = status.map_err(SignErrorKind::Pipe)?;
     let (err, err_cut) = err.map_err(SignErrorKind::Pipe)?;
-    let stderr = excerpt(&err, err_cut, command);
+    let stderr = excerpt(&err, err_cut, command, redactor);
     if !status.success() {
         return Err(SignErrorKind::Failed {
             status: describe(status),
@@ -365,7 +396,7 @@ fn describe(status: ExitStatus) -> String {
 /// `; stderr: …`: the start of what the command wrote to stderr, on one line, without control
 /// characters, and with the command and its long words (a key, a key file) redacted. `cut`
 /// says that stderr was cut at [`MAX_STDERR_BYTES`]: what the cut left of a secret is left out.
-fn excerpt(stderr: &[u8], cut: bool, command: &Secret) -> String {
+fn excerpt(stderr: &[u8], cut: bool, command: &Secret, redactor: &Redactor) -> String {
     let words: Vec<Secret> = command
         .expose()
         .split(|c: char| c.is_whitespace() || "'\"=;|&<>()$`".contains(c))
@@ -375,16 +406,16 @@ fn excerpt(stderr: &[u8], cut: bool, command: &Secret) -> String {
     let mut secrets: Vec<&Secret> = vec![command];
     secrets.extend(words.iter());
     let text = if cut {
-        let own = redact::Redactor::new();
+        let own = Redactor::new();
         for s in &secrets {
             own.add_secret(s.expose());
         }
-        let scrubbed = redact::global().excerpt(stderr, stderr.len(), false);
+        let scrubbed = redactor.excerpt(stderr, stderr.len(), false);
         own.excerpt(scrubbed.as_bytes(), scrubbed.len(), false)
     } else {
         String::from_utf8_lossy(stderr).into_owned()
     };
-    let scrubbed = redact::scrub(&text, &secrets);
+    let scrubbed = redactor.scrub_with(&text, &secrets);
     let one_line: String = scrubbed
         .split_whitespace()
         .collect::<Vec<_>>()

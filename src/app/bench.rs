@@ -12,15 +12,18 @@ use crate::bench::validation::{PAGE_MALLS, RESPONSE_PRODUCTS};
 use crate::cli::BenchArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::redact::Redactor;
 use crate::runner::RunOptions;
+use crate::session::Session;
+use crate::settings::Env;
 use crate::spec::schemas::SchemaSet;
 
 /// Runs `mallcheck bench` (or, with the hidden `--memory-probe`, the child of line (d)).
-pub fn bench(args: BenchArgs) -> Result<i32, UsageError> {
+pub fn bench(args: BenchArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     if let Some(url) = &args.memory_probe {
-        let target = embedded_target()?;
+        let target = embedded_target(redactor)?;
         let schemas = SchemaSet::embedded()?;
-        return Ok(super::runtime()?.block_on(memory::probe(url, &target, &schemas)));
+        return Ok(super::runtime()?.block_on(memory::probe(url, &target, &schemas, redactor)));
     }
     if args.rounds == 0 {
         return Err(UsageError::setting("--rounds", "must be at least 1", None));
@@ -60,17 +63,24 @@ pub fn bench(args: BenchArgs) -> Result<i32, UsageError> {
         response_products: RESPONSE_PRODUCTS,
         only: args.only.clone(),
     };
-    let target = embedded_target()?;
+    let target = embedded_target(redactor)?;
     let compile_started = Instant::now();
     let schemas = Arc::new(SchemaSet::embedded()?);
     let compile_time = compile_started.elapsed();
     // Bad case files end the bench before anything is measured (exit 2), when a line runs them.
     if ['a', 'e', 'f'].iter().any(|&line| options.wants(line)) {
-        load_cases(&options.cases, &schemas, &target)?;
+        let session = Session::from_parts(
+            target.clone(),
+            Env::default(),
+            Arc::clone(&schemas),
+            redactor,
+        );
+        load_cases(&options.cases, &session)?;
     }
     print(&banner(compile_time));
     let env = SuiteEnv {
         target,
+        redactor: redactor.clone(),
         schemas,
         cases: options.cases.clone(),
         jobs: options.jobs,

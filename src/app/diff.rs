@@ -9,34 +9,42 @@ use crate::atomic;
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
 use crate::exit;
-use crate::redact::Secret;
+use crate::redact::Redactor;
 use crate::release::compare::{self, RESPONSE_SCHEMAS};
 use crate::report::diff::{render_console, render_junit, render_markdown};
 use crate::report::file::ReportKind;
 use crate::report::style;
 use crate::service::discover::Discovery;
-use crate::settings;
+use crate::session::Session;
+use crate::settings::Flags;
 use crate::snapshot::classify::Contract;
 use crate::snapshot::engine::{self, UpdateMode};
 use crate::snapshot::target::{self, TargetSelector};
 
 /// Compares a candidate with the baseline snapshots.
-pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
+pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let root = super::snapshots::working_dir()?;
     // SAFETY: the first thing the command does, on the main thread, before the runtime (or any
     // other thread) starts.
     unsafe { engine::prepare_process(UpdateMode::Nothing, &root) };
-    let target = settings::from_process(&settings::Flags::from(&args.target))?;
-    let schemas = super::run::load_schemas(None)?;
+    let session = Session::open(&Flags::from(&args.target), None, redactor)?;
+    let schemas = session.schemas();
     let contract = Contract::from_schema_documents(
         RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
     );
-    let files = super::run::load_cases(&args.cases, &schemas, &target)?;
+    let files = super::run::load_cases(&args.cases, &session)?;
+    let warnings = session.check_vars(&files)?;
+    super::run::print_warnings(&session, &warnings);
     super::check_reports(&[
         (ReportKind::Markdown, &args.markdown),
         (ReportKind::Junit, &args.junit),
     ])?;
-    let shown = baseline_dir(&args, &root, target.base_url.as_deref())?;
+    let shown = baseline_dir(
+        &args,
+        &root,
+        session.settings().profile_name.as_deref(),
+        session.target().base_url(),
+    )?;
     let baseline = root.join(&shown);
     let (work, without) = compare::plan(&files, &baseline);
     if work.is_empty() {
@@ -52,30 +60,29 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         ));
     }
     let rt = super::runtime()?;
-    let outcome = rt.block_on(target.with_service(async |base_url| {
-        let client = target.client(base_url)?;
-        let discovery = Discovery::new(target.first_page_body(10));
-        let secrets: Vec<Secret> = target.signer.secrets().into_iter().cloned().collect();
-        let secret_refs: Vec<&Secret> = secrets.iter().collect();
-        let results = compare::compare_all(
-            &client,
-            &discovery,
-            &secret_refs,
-            &work,
-            &baseline,
-            &shown,
-            &contract,
-        )
-        .await;
+    let outcome = rt.block_on(session.with_service(async |base_url| {
+        let client = session.client(base_url)?;
+        let discovery = Discovery::new(session.settings().first_page_body(10));
+        let results =
+            compare::compare_all(&client, &discovery, &work, &baseline, &shown, &contract).await;
         Ok::<_, String>((base_url.to_string(), results))
     }));
     let outcome = outcome.and_then(|r| r);
     let (base_url, results) = match outcome {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", redactor.scrub(&e));
             return Ok(exit::COULD_NOT_TEST);
         }
+    };
+    // The candidate as every report names it: `embedded` for the reference server.
+    let base_url = if session.target().is_embedded() {
+        format!(
+            "{} (the reference server at {base_url})",
+            session.target().name()
+        )
+    } else {
+        base_url
     };
     let color = style::use_color(args.color.into());
     let console = render_console(&results, &shown, &base_url, &without, color);
@@ -86,7 +93,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
         (ReportKind::Markdown, &args.markdown, Ok(markdown)),
         (ReportKind::Junit, &args.junit, render_junit(&results)),
     ] {
-        let written = bytes.and_then(|b| atomic::write(path, b.as_bytes()));
+        let written = bytes.and_then(|b| atomic::write(path, b.as_bytes(), redactor));
         if let Err(e) = written {
             eprintln!("error: {}", kind.write_error(path, &e));
             code = exit::combine(code, exit::FAILURE);
@@ -102,6 +109,7 @@ pub fn diff(args: DiffArgs) -> Result<i32, UsageError> {
 fn baseline_dir(
     args: &DiffArgs,
     root: &Path,
+    profile: Option<&str>,
     base_url: Option<&str>,
 ) -> Result<PathBuf, UsageError> {
     let name = match &args.baseline_target {
@@ -109,7 +117,7 @@ fn baseline_dir(
             .map_err(|e| UsageError::setting("--baseline-target", e.to_string(), None))?,
         None => TargetSelector {
             explicit: None,
-            profile: args.target.profile.as_deref(),
+            profile,
             base_url,
         }
         .name()

@@ -17,6 +17,7 @@ use crate::fuzz::engine::{Halt, Interrupt};
 use crate::fuzz::properties::PROPERTIES;
 use crate::fuzz::regressions::Saver;
 use crate::fuzz::{FuzzOptions, FuzzReport, Fuzzer, Identity, Known, discover, regressions};
+use crate::redact::Redactor;
 use crate::report::file::ReportKind;
 use crate::report::fuzz::{self as render, Style};
 use crate::report::style;
@@ -27,7 +28,8 @@ use crate::service::discover::{self, Discovery};
 use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
-use crate::settings::{self, Target};
+use crate::session::Session;
+use crate::settings::{Flags, Settings};
 use crate::sign::Signer;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::endpoint::Endpoint;
@@ -45,12 +47,12 @@ fn clock_seed() -> u64 {
     u64::try_from(nanos % u128::from(u64::MAX)).unwrap_or(0) ^ u64::from(std::process::id())
 }
 
-fn var(target: &Target, name: &str) -> String {
+fn var(target: &Settings, name: &str) -> String {
     target.vars.get(name).cloned().unwrap_or_default()
 }
 
 /// The configured identity first, then the others the target knows.
-fn identities(target: &Target) -> Vec<Identity> {
+fn identities(target: &Settings) -> Vec<Identity> {
     let id = &target.identity;
     let me = Identity {
         merchant_id: id.merchant_id.clone(),
@@ -83,7 +85,7 @@ fn identities(target: &Target) -> Vec<Identity> {
 }
 
 /// The mall the user named with `MALLCHECK_MALL_SN` and `MALLCHECK_MALL_SIGNATURE`, if both.
-fn given_mall(target: &Target) -> Option<(String, String)> {
+fn given_mall(target: &Settings) -> Option<(String, String)> {
     let sn = var(target, MALL_SN_VAR);
     let sig = var(target, MALL_SIGNATURE_VAR);
     (sn != MALL_SN_SENTINEL && sig != MALL_SIGNATURE_SENTINEL && !sn.is_empty())
@@ -132,26 +134,26 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
     })
 }
 
-fn print(text: &str) {
-    let text = crate::redact::global().scrub(text);
+fn print(redactor: &Redactor, text: &str) {
+    let text = redactor.scrub(text);
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }
 
 /// Prints an error on standard error (scrubbed: it may quote the service).
-fn print_error(text: &str) {
-    let text = crate::redact::global().scrub(text);
+fn print_error(redactor: &Redactor, text: &str) {
+    let text = redactor.scrub(text);
     eprintln!("{}", crate::diag::escape_controls_by_line(&text));
 }
 
 /// Writes the JUnit report and says where.
 /// Writes the JUnit report; false when it could not be written (a gate whose report is
 /// missing must not pass).
-fn write_junit(path: &Path, xml: io::Result<String>) -> bool {
-    match xml.and_then(|xml| atomic::write(path, xml.as_bytes())) {
+fn write_junit(path: &Path, xml: io::Result<String>, redactor: &Redactor) -> bool {
+    match xml.and_then(|xml| atomic::write(path, xml.as_bytes(), redactor)) {
         Ok(()) => {
-            print(&format!("JUnit report: {}\n", path.display()));
+            print(redactor, &format!("JUnit report: {}\n", path.display()));
             true
         }
         Err(e) => {
@@ -167,6 +169,7 @@ fn replays(
     stored: regressions::Stored,
     options: &FuzzOptions,
     known: &Known,
+    redactor: &Redactor,
 ) -> Vec<regressions::Regression> {
     let mut out = stored.regressions;
     for legacy in stored.legacy {
@@ -176,17 +179,23 @@ fn replays(
                 let to = now
                     .first()
                     .map_or_else(String::new, |r| r.path.display().to_string());
-                print(&format!(
-                    "converted {} (the earlier regression format) into the case file {to}\n",
-                    legacy.path.display()
-                ));
+                print(
+                    redactor,
+                    &format!(
+                        "converted {} (the earlier regression format) into the case file {to}\n",
+                        legacy.path.display()
+                    ),
+                );
                 out.append(&mut now);
             }
             Some(Err(e)) => {
-                print(&format!(
-                    "note: {} is not converted into a case file ({e}); replaying it as it is\n",
-                    legacy.path.display()
-                ));
+                print(
+                    redactor,
+                    &format!(
+                        "note: {} is not converted into a case file ({e}); replaying it as it is\n",
+                        legacy.path.display()
+                    ),
+                );
                 out.push(regressions::Regression {
                     name: legacy.path.display().to_string(),
                     path: legacy.path,
@@ -209,39 +218,51 @@ fn replays(
 }
 
 /// Runs the fuzzer.
-pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
+pub fn fuzz(args: FuzzArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let seed = args.seed.unwrap_or_else(clock_seed);
     let mut options = options(&args, seed)?;
-    let mut target = settings::from_process(&settings::Flags::from(&args.target))?;
+    let flags = Flags {
+        rate: args.rate,
+        ..Flags::from(&args.target)
+    };
+    let mut session = Session::open(&flags, None, redactor)?;
     // As `run` paces: flag or MALLCHECK_RATE, the profile, 10/s toward a remote host; every
     // request counts (discovery, replays, generated bodies, shrinking).
-    let rate = super::run::request_rate(args.rate, &target).filter(|r| *r > 0.0);
+    let rate = session.settings().run_rate().filter(|r| *r > 0.0);
     options.rate = rate.unwrap_or(0.0);
-    target.client.rate = rate;
-    let schemas = Arc::new(SchemaSet::embedded()?);
+    session.settings_mut().client.rate = rate;
+    let target = session.settings();
+    let schemas = Arc::clone(session.schemas());
     let names = schemas.names();
     let cx = ParseContext {
         vars: &target.vars,
         schema_names: &names,
     };
     let saved = regressions::load(&args.regressions, &cx).map_err(UsageError::Cases)?;
+    // Saved regressions use the identity variables only, all of them settings.
+    let warnings = session.check_vars(&[])?;
+    super::run::print_warnings(&session, &warnings);
     super::check_reports(&[(ReportKind::Junit, &args.junit)])?;
     options.save = Some(Saver {
         dir: args.regressions.clone(),
         vars: target.vars.clone(),
         schema_names: names.iter().map(|n| n.to_string()).collect(),
+        redactor: redactor.clone(),
     });
     let rt = super::runtime()?;
     let code = rt.block_on(async {
         // Before anything starts: a signal from here on stops the run and finishes the report.
         let mut stop = Stop::listen();
-        target
+        session
             .with_service(async |base_url| {
-                fuzz_target(&target, base_url, options, schemas, saved, &args, &mut stop).await
+                fuzz_target(
+                    &session, base_url, options, schemas, saved, &args, &mut stop,
+                )
+                .await
             })
             .await
             .unwrap_or_else(|e| {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", redactor.scrub(&e));
                 exit::COULD_NOT_TEST
             })
     });
@@ -249,7 +270,7 @@ pub fn fuzz(args: FuzzArgs) -> Result<i32, UsageError> {
 }
 
 async fn fuzz_target(
-    target: &Target,
+    session: &Session,
     base_url: &str,
     options: FuzzOptions,
     schemas: Arc<SchemaSet>,
@@ -257,6 +278,8 @@ async fn fuzz_target(
     args: &FuzzArgs,
     stop: &mut Stop,
 ) -> i32 {
+    let target = session.settings();
+    let redactor = session.redactor();
     let style = Style {
         color: style::use_color(args.color.into()),
     };
@@ -265,17 +288,20 @@ async fn fuzz_target(
     // server breaks it again, a race does not, and a race must not be reported as a crash.
     let mut limits = target.client.clone();
     limits.retries = limits.retries.max(1);
-    let client = match Client::new(base_url, target.signer.clone(), limits) {
+    let client = match Client::new(base_url, target.signer.clone(), limits, redactor) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", redactor.scrub(&e.to_string()));
             return exit::COULD_NOT_TEST;
         }
     };
-    let embedded = if target.base_url.is_none() {
-        " (embedded reference server)"
+    let shown = if session.target().is_embedded() {
+        format!(
+            "{} (the reference server at {base_url})",
+            session.target().name()
+        )
     } else {
-        ""
+        base_url.to_string()
     };
     let rate = if options.rate > 0.0 {
         format!("{} requests/s", options.rate)
@@ -287,16 +313,19 @@ async fn fuzz_target(
     } else {
         "within common HTTP limits (--oversize for larger)"
     };
-    print(&format!(
-        "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {base_url}{embedded}\nbudget: {} cases per endpoint, --max-time {} s, {rate}, {} in flight; sizes {sizes}\n",
-        options.cases,
-        options.max_time.as_secs(),
-        options.jobs,
-        seed = options.seed,
-    ));
+    print(
+        redactor,
+        &format!(
+            "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {shown}\nbudget: {} cases per endpoint, --max-time {} s, {rate}, {} in flight; sizes {sizes}\n",
+            options.cases,
+            options.max_time.as_secs(),
+            options.jobs,
+            seed = options.seed,
+        ),
+    );
     let signer = target.signer.clone();
     let prepared = tokio::select! {
-        prepared = prepare(target, &client, &options, args) => prepared,
+        prepared = prepare(target, &client, &options, args, redactor) => prepared,
         cause = stop.wait() => {
             let report = FuzzReport {
                 seed: options.seed,
@@ -307,28 +336,31 @@ async fn fuzz_target(
                 duration: Duration::ZERO,
                 halt: Some(Halt::Interrupted { cause }),
             };
-            return finish(&report, args, &signer, style);
+            return finish(&report, args, &signer, style, redactor);
         }
     };
     let known = match prepared {
         Ok(known) => known,
         Err(code) => return code,
     };
-    let saved = replays(stored, &options, &known);
+    let saved = replays(stored, &options, &known, redactor);
     let replays = saved
         .iter()
         .filter(|r| options.endpoints.contains(&r.endpoint))
         .count();
     if replays > 0 {
-        print(&format!(
-            "replaying {} from {}\n",
-            if replays == 1 {
-                "1 saved failure".to_string()
-            } else {
-                format!("{replays} saved failures")
-            },
-            args.regressions.display()
-        ));
+        print(
+            redactor,
+            &format!(
+                "replaying {} from {}\n",
+                if replays == 1 {
+                    "1 saved failure".to_string()
+                } else {
+                    format!("{replays} saved failures")
+                },
+                args.regressions.display()
+            ),
+        );
     }
     let interrupt = Interrupt::default();
     let fuzzer = Fuzzer {
@@ -342,9 +374,13 @@ async fn fuzz_target(
     let handle = tokio::runtime::Handle::current();
     let seed = fuzzer.options.seed;
     let event_signer = signer.clone();
+    let event_redactor = redactor.clone();
     let mut fuzzing = tokio::task::spawn_blocking(move || {
         fuzzer.run(handle, &mut |event| {
-            print(&render::event(event, seed, &event_signer, style))
+            print(
+                &event_redactor,
+                &render::event(event, seed, &event_signer, style),
+            )
         })
     });
     // A signal makes the fuzzer stop and report what it found so far.
@@ -362,17 +398,18 @@ async fn fuzz_target(
             return exit::COULD_NOT_TEST;
         }
     };
-    finish(&report, args, &signer, style)
+    finish(&report, args, &signer, style, redactor)
 }
 
 /// Before anything is generated: `run`'s preflight (one signed first mall-list page; a refused
 /// or unanswered one stops here with its message, exit 3 and a JUnit report holding the
 /// `preflight` error), then what the fuzzer learns about the service. Err is the exit code.
 async fn prepare(
-    target: &Target,
+    target: &Settings,
     client: &Client,
     options: &FuzzOptions,
     args: &FuzzArgs,
+    redactor: &Redactor,
 ) -> Result<Known, i32> {
     if !args.no_preflight
         && let Err(stopped) = preflight::check(
@@ -383,8 +420,12 @@ async fn prepare(
         )
         .await
     {
-        write_junit(&args.junit, render::preflight_junit(&stopped.result));
-        print_error(&format!("error: {}", stopped.message));
+        write_junit(
+            &args.junit,
+            render::preflight_junit(&stopped.result),
+            redactor,
+        );
+        print_error(redactor, &format!("error: {}", stopped.message));
         return Err(exit::for_outcome(stopped.result.outcome));
     }
     let unknown = vec![target.identity.unknown_merchant_id.clone()];
@@ -403,11 +444,11 @@ async fn prepare(
     )
     .await
     .map_err(|e| {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", redactor.scrub(&e.to_string()));
         exit::COULD_NOT_TEST
     })?;
     for note in &known.notes {
-        print(&format!("note: {note}\n"));
+        print(redactor, &format!("note: {note}\n"));
     }
     Ok(known)
 }
@@ -415,14 +456,20 @@ async fn prepare(
 /// Prints the summary (and why the run halted, if it did), writes the JUnit report and picks
 /// the exit code: 1 when a property failed or a signal stopped the run, 3 when a rate limit
 /// stopped it before anything failed.
-fn finish(report: &FuzzReport, args: &FuzzArgs, signer: &Signer, style: Style) -> i32 {
-    print(&render::summary(report, style));
-    let written = write_junit(&args.junit, render::junit(report, signer));
+fn finish(
+    report: &FuzzReport,
+    args: &FuzzArgs,
+    signer: &Signer,
+    style: Style,
+    redactor: &Redactor,
+) -> i32 {
+    print(redactor, &render::summary(report, style));
+    let written = write_junit(&args.junit, render::junit(report, signer), redactor);
     match &report.halt {
         Some(halt @ Halt::RateLimited { .. }) => {
-            print_error(&format!("error: {}", render::halt_message(halt)));
+            print_error(redactor, &format!("error: {}", render::halt_message(halt)));
         }
-        Some(halt @ Halt::Interrupted { .. }) => print_error(&render::halt_message(halt)),
+        Some(halt @ Halt::Interrupted { .. }) => print_error(redactor, &render::halt_message(halt)),
         None => {}
     }
     let code = if report.failed() {

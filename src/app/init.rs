@@ -116,7 +116,10 @@ pub fn init(args: &InitArgs) -> Result<i32, UsageError> {
     let done = write_starter(&args.dir).map_err(|e| {
         UsageError::setting(
             "--dir",
-            format!("cannot write the starter files in {}: {e}", args.dir.display()),
+            format!(
+                "cannot write the starter files in {}: {e}",
+                args.dir.display()
+            ),
             None,
         )
     })?;
@@ -167,7 +170,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("mallcheck.toml");
         std::fs::write(&path, PROFILE_EXAMPLE).expect("write");
-        let profile = crate::profile::load(&path, Some("staging")).expect("the example loads");
+        let profile = crate::profile::load(&path, Some("staging"), &crate::redact::Redactor::new())
+            .expect("the example loads");
         assert_eq!(profile.rate, Some(5.0));
     }
 }

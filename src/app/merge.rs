@@ -12,6 +12,7 @@ use crate::atomic;
 use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::redact::Redactor;
 use crate::report::file::ReportKind;
 use crate::report::merge::{
     Duplicates, Input, JunitInput, describe, junit_runs, merge_json, merge_junit, order_like_json,
@@ -20,7 +21,7 @@ use crate::report::merge::{
 use crate::spec::catalog;
 
 /// Runs `mallcheck merge`.
-pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
+pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let outputs: Vec<(ReportKind, &Path)> = [
         (ReportKind::Json, args.json.as_deref()),
         (ReportKind::Junit, args.junit.as_deref()),
@@ -118,7 +119,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         could_not_test |= merged.summary.errored > 0;
         let written = serde_json::to_string_pretty(&merged.document)
             .map_err(std::io::Error::other)
-            .and_then(|text| atomic::write(out, text.as_bytes()));
+            .and_then(|text| atomic::write(out, text.as_bytes(), redactor));
         if let Err(e) = written {
             eprintln!("error: {}", ReportKind::Json.write_error(out, &e));
             unwritten = true;
@@ -146,7 +147,7 @@ pub fn merge(args: &MergeArgs) -> Result<i32, UsageError> {
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
         let written =
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
-                .and_then(|xml| atomic::write(out, xml.as_bytes()));
+                .and_then(|xml| atomic::write(out, xml.as_bytes(), redactor));
         if let Err(e) = written {
             eprintln!("error: {}", ReportKind::Junit.write_error(out, &e));
             unwritten = true;

@@ -17,22 +17,26 @@ use std::path::Path;
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
+use crate::redact::Redactor;
 use crate::report::file::ReportKind;
 
-/// Runs a parsed command line; Ok is the exit code, Err a usage error (exit 2).
-pub fn main(cli: Cli) -> Result<i32, UsageError> {
+/// Runs a parsed command line; Ok is the exit code, Err a usage error (exit 2). `redactor` is
+/// the command's: its session registers every secret it resolves there, and the caller scrubs
+/// an error with it, so even an error raised halfway through resolving hides what was
+/// registered before it.
+pub fn main(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
     match cli.command {
-        Command::Run(args) => run::run(*args),
-        Command::List(args) => run::list(*args),
+        Command::Run(args) => run::run(*args, redactor),
+        Command::List(args) => run::list(*args, redactor),
         Command::Serve(args) => serve::serve(args),
         Command::Checks(args) => checks::checks(&args),
-        Command::Fuzz(args) => fuzz::fuzz(*args),
+        Command::Fuzz(args) => fuzz::fuzz(*args, redactor),
         Command::Snapshots(args) => snapshots::snapshots(args),
-        Command::Diff(args) => diff::diff(*args),
-        Command::Merge(args) => merge::merge(&args),
-        Command::Openapi(args) => openapi::openapi(&args),
-        Command::Validate(args) => validate::validate(&args),
-        Command::Bench(args) => bench::bench(args),
+        Command::Diff(args) => diff::diff(*args, redactor),
+        Command::Merge(args) => merge::merge(&args, redactor),
+        Command::Openapi(args) => openapi::openapi(&args, redactor),
+        Command::Validate(args) => validate::validate(&args, redactor),
+        Command::Bench(args) => bench::bench(args, redactor),
         Command::Init(args) => init::init(&args),
     }
 }

@@ -5,10 +5,11 @@ use crate::atomic;
 use crate::cli::OpenapiArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::redact::Redactor;
 use crate::spec::openapi::document;
 
 /// Runs `mallcheck openapi`.
-pub fn openapi(args: &OpenapiArgs) -> Result<i32, UsageError> {
+pub fn openapi(args: &OpenapiArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let schemas = load_schemas(args.schemas.as_ref())?;
     let doc = document(&schemas).map_err(|e| UsageError::setting(e.what, e.message, None))?;
     let mut text = serde_json::to_string_pretty(&doc)
@@ -16,7 +17,7 @@ pub fn openapi(args: &OpenapiArgs) -> Result<i32, UsageError> {
     text.push('\n');
     match &args.output {
         Some(path) => {
-            atomic::write(path, text.as_bytes()).map_err(|source| UsageError::Io {
+            atomic::write(path, text.as_bytes(), redactor).map_err(|source| UsageError::Io {
                 path: path.clone(),
                 source,
             })?;

@@ -1,5 +1,5 @@
-//! `mallcheck run`: load schemas and cases, start the embedded server when no base URL is
-//! given, run, report, pick the exit code.
+//! `mallcheck run`: wiring. Opens the [`Session`] (settings, redactor, schemas, target), loads
+//! the cases, hands the session's parts to the runner and the sinks, picks the exit code.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::redact::Redactor;
 use crate::release::compare::RESPONSE_SCHEMAS;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
@@ -21,59 +22,36 @@ use crate::report::style;
 use crate::report::{html, json, markdown};
 use crate::runner::{PlannedCase, RunOptions, Runner, preflight};
 use crate::service::discover::Discovery;
-use crate::settings::{self, Target};
+use crate::session::Session;
+use crate::settings::Flags;
 use crate::snapshot::classify::Contract;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::Event;
 
 use super::signals::Stop;
 
-/// Requests per second toward a remote host when neither `--rate` nor the profile sets one.
-pub const DEFAULT_REMOTE_RATE: f64 = 10.0;
-
-/// Requests per second of a run (`run` and `fuzz` alike): the flag (or `MALLCHECK_RATE`), else
-/// the profile's `rate`, else [`DEFAULT_REMOTE_RATE`] toward a remote host; `None` = unlimited.
-pub fn request_rate(flag: Option<f64>, target: &Target) -> Option<f64> {
-    rate_of(flag, target.profile.rate, target.base_url.as_deref())
-}
-
-fn rate_of(flag: Option<f64>, profile: Option<f64>, base_url: Option<&str>) -> Option<f64> {
-    flag.or(profile).or_else(|| {
-        // Conservative toward shared servers; our own loopback server needs no protection.
-        let remote = base_url.is_some_and(|u| !settings::is_loopback(u));
-        remote.then_some(DEFAULT_REMOTE_RATE)
-    })
-}
-
-/// Loads schemas: `--schemas DIR`, else `./schemas` when it holds schema files of mallcheck's
-/// (editable copies, see `mallcheck init`), else the ones built in.
+/// Loads schemas (see [`SchemaSet::load_default`]).
 pub fn load_schemas(dir: Option<&PathBuf>) -> Result<SchemaSet, UsageError> {
-    let local = PathBuf::from(crate::shipped::SCHEMAS_DIR);
-    let local_holds_schemas = || {
-        crate::spec::schemas::SCHEMA_NAMES
-            .iter()
-            .any(|name| local.join(format!("{name}.json")).is_file())
-    };
-    Ok(match dir {
-        Some(d) => SchemaSet::load_dir(d)?,
-        None if local_holds_schemas() => SchemaSet::load_dir(&local)?,
-        None => SchemaSet::embedded()?,
-    })
+    Ok(SchemaSet::load_default(dir.map(PathBuf::as_path))?)
 }
 
-/// Parses every case file before anything is sent: those of `paths`, or with none those of
-/// `./cases`, or without one the shipped cases.
-pub fn load_cases(
-    paths: &[PathBuf],
-    schemas: &SchemaSet,
-    target: &Target,
-) -> Result<Vec<CaseFile>, UsageError> {
-    let names = schemas.names();
+/// Parses every case file before anything is sent, with the session's variables and schemas:
+/// those of `paths`, or with none those of `./cases`, or without one the shipped cases.
+pub fn load_cases(paths: &[PathBuf], session: &Session) -> Result<Vec<CaseFile>, UsageError> {
+    let names = session.schemas().names();
     let cx = ParseContext {
-        vars: &target.vars,
+        vars: &session.settings().vars,
         schema_names: &names,
     };
     load_paths_or_shipped(paths, &cx).map_err(UsageError::Cases)
+}
+
+/// Prints the warnings of opening a session (a short key, a stray `MALLCHECK_*` variable),
+/// scrubbed.
+pub(crate) fn print_warnings(session: &Session, more: &[String]) {
+    for warning in session.settings().warnings.iter().chain(more) {
+        eprintln!("warning: {}", session.redactor().scrub(warning));
+    }
 }
 
 /// Parses `--shard K/N` into a 0-based index and a count.
@@ -118,8 +96,7 @@ pub fn parse_cursor(text: &str) -> Result<CursorRule, UsageError> {
 
 /// Everything `run` and `list` decide before sending anything.
 struct Plan {
-    target: Target,
-    schemas: Arc<SchemaSet>,
+    session: Session,
     planned: Vec<PlannedCase>,
     cursor: Option<CursorRule>,
     /// `--shard K/N` as (K, N), 1-based.
@@ -127,16 +104,13 @@ struct Plan {
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
-fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
+fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
     if args.walk_prefix == Some(0) {
         return Err(UsageError::setting(
             "--walk-prefix",
             "must be at least 1",
             Some("--exhaustive walks every size to the end"),
         ));
-    }
-    if args.jobs == Some(0) {
-        return Err(UsageError::setting("--jobs", "must be at least 1", None));
     }
     if args.max_pages == 0 {
         return Err(UsageError::setting(
@@ -145,18 +119,17 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
             None,
         ));
     }
-    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err(UsageError::setting(
-            "--rate",
-            "must be a positive number of requests per second",
-            None,
-        ));
-    }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
-    let cursor = args.cursor.as_deref().map(parse_cursor).transpose()?;
-    let target = settings::from_process(&settings::Flags::from(&args.target))?;
-    let schemas = Arc::new(load_schemas(args.schemas.as_ref())?);
-    let files = load_cases(&args.cases, &schemas, &target)?;
+    let session = Session::open(&Flags::from(args), args.schemas.as_deref(), redactor)?;
+    let cursor = session
+        .settings()
+        .cursor
+        .as_deref()
+        .map(parse_cursor)
+        .transpose()?;
+    let files = load_cases(&args.cases, &session)?;
+    let warnings = session.check_vars(&files)?;
+    print_warnings(&session, &warnings);
     select::check_filters(&args.filter, &files)
         .map_err(|p| UsageError::setting("--filter", p.message, Some(&p.help)))?;
     let mut selected_cases: Vec<PlannedCase> = Vec::new();
@@ -194,8 +167,7 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
         ));
     }
     Ok(Plan {
-        target,
-        schemas,
+        session,
         planned,
         cursor,
         shard: shard.map(|(k, n)| (k + 1, n)),
@@ -203,8 +175,8 @@ fn plan(args: &RunArgs) -> Result<Plan, UsageError> {
 }
 
 /// `mallcheck list`: prints the cases `run` would run.
-pub fn list(args: RunArgs) -> Result<i32, UsageError> {
-    let plan = plan(&args)?;
+pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
+    let plan = plan(&args, redactor)?;
     let mut out = String::new();
     for p in &plan.planned {
         let tags = if p.case.tags.is_empty() {
@@ -228,29 +200,29 @@ pub fn list(args: RunArgs) -> Result<i32, UsageError> {
 }
 
 /// Runs the suite.
-pub fn run(args: RunArgs) -> Result<i32, UsageError> {
+pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     // Before any thread exists: it configures insta through environment variables.
-    let snapshots = super::snapshots::snapshotter(&args)?;
+    let snapshots = super::snapshots::snapshotter(&args, redactor)?;
     let Plan {
-        mut target,
-        schemas,
+        mut session,
         planned,
         cursor,
         shard,
-    } = plan(&args)?;
+    } = plan(&args, redactor)?;
+    let schemas = Arc::clone(session.schemas());
     let snapshots = match snapshots {
         Some(s) => {
             // One directory per target: the embedded server's committed snapshots are never
             // compared with another service's responses.
-            let name = super::snapshots::target_name(&args, target.base_url.as_deref())?;
+            let name = super::snapshots::target_name(
+                &args,
+                session.settings().profile_name.as_deref(),
+                session.target().base_url(),
+            )?;
             let contract = Contract::from_schema_documents(
                 RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
             );
-            Some(
-                s.with_secrets(target.signer.secrets().into_iter().cloned().collect())
-                    .with_contract(contract)
-                    .for_target(&name),
-            )
+            Some(s.with_contract(contract).for_target(&name))
         }
         None => None,
     };
@@ -276,12 +248,12 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         ));
     }
     UsageError::from_all(problems)?;
-    let jobs = args
-        .jobs
-        .or(target.profile.jobs)
-        .unwrap_or(RunOptions::default().jobs);
-    target.client.retries = args.retries;
-    target.client.rate = request_rate(args.rate, &target);
+    let settings = session.settings_mut();
+    let jobs = settings.jobs.unwrap_or(RunOptions::default().jobs);
+    settings.client.retries = args.retries;
+    settings.client.rate = settings.run_rate();
+    let allow_empty_merchant = args.allow_empty_merchant || settings.allow_empty_merchant;
+    let settings = session.settings();
     let color = style::use_color(args.output.color.into());
     let verbosity = if args.output.quiet {
         Verbosity::Quiet
@@ -295,16 +267,15 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         strict: args.strict,
         max_pages: args.max_pages,
         sample: args.sample,
-        exhaustive: args.exhaustive || target.profile.exhaustive.unwrap_or(false),
-        walk_prefix: args
+        exhaustive: settings.exhaustive,
+        walk_prefix: settings
             .walk_prefix
-            .or(target.profile.walk_prefix)
             .unwrap_or(crate::runner::DEFAULT_WALK_PREFIX),
         cursor,
         ..RunOptions::default()
     };
     let mut sinks = FanOut::default();
-    let console = Console::new(std::io::stdout(), color, verbosity, args.strict);
+    let console = Console::new(std::io::stdout(), redactor, color, verbosity, args.strict);
     // A bar only on a terminal: CI logs and pipes get plain lines.
     let console = if !args.output.quiet
         && std::io::stderr().is_terminal()
@@ -315,13 +286,13 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         console
     };
     sinks.push(Box::new(console));
-    let embedded = target.base_url.is_none();
+    let embedded = session.target().is_embedded();
     sinks.push(Box::new(
-        Junit::new(args.output.junit.clone(), args.strict).with_run(shard, embedded),
+        Junit::new(args.output.junit.clone(), args.strict, redactor).with_run(shard, embedded),
     ));
     let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
         Box::new(
-            FileReport::new(kind, path.clone(), args.strict, render)
+            FileReport::new(kind, path.clone(), args.strict, render, redactor)
                 .with_shard(shard)
                 .with_embedded(embedded),
         )
@@ -339,21 +310,20 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
         // Before anything starts: a signal from here on stops the run and finishes the reports.
         let mut stop = Stop::listen();
         let no_preflight = args.no_preflight;
-        let allow_empty_merchant =
-            args.allow_empty_merchant || target.profile.allow_empty_merchant.unwrap_or(false);
-        let preflight_body = target.first_page_body(10);
-        let signer = target.signer.kind_name();
-        let appid = target.identity.appid.clone();
-        let served = target
+        let preflight_body = settings.first_page_body(10);
+        let signer = settings.signer.kind_name();
+        let appid = settings.identity.appid.clone();
+        let served = session
             .with_service(async |base_url| {
-                let client = target.client(base_url)?;
+                let client = session.client(base_url)?;
                 let runner = Arc::new(Runner {
                     client,
                     schemas: Arc::clone(&schemas),
                     options,
-                    discovery: Discovery::new(target.first_page_body(10)),
+                    discovery: Discovery::new(settings.first_page_body(10)),
                     snapshots: snapshots.clone(),
                     page_limit: Default::default(),
+                    target: session.target().name(),
                 });
                 // A failed discovery of the target mall ends the run as an error (see
                 // `preflight::discovery_stop`): one more case, before the run's end.
@@ -411,7 +381,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             Ok(Ok(Ok(summary))) => exit::for_summary(&summary),
             Ok(Ok(Err((preflight, code)))) => {
                 // It quotes the service (an envelope's `msg`, a transport error).
-                let shown = crate::redact::global().scrub(&preflight).into_owned();
+                let shown = redactor.scrub(&preflight).into_owned();
                 eprintln!("error: {}", crate::diag::escape_controls_by_line(&shown));
                 code
             }
@@ -426,7 +396,7 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
             }
             Err(e) => {
                 // The embedded server or the client could not start: nothing was tested.
-                eprintln!("error: {e}");
+                eprintln!("error: {}", redactor.scrub(&e));
                 exit::COULD_NOT_TEST
             }
         }
@@ -446,16 +416,6 @@ pub fn run(args: RunArgs) -> Result<i32, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_rate_comes_from_the_flag_the_profile_or_the_remote_default() {
-        let remote = Some("https://staging.example.com");
-        assert_eq!(rate_of(Some(3.0), Some(5.0), remote), Some(3.0));
-        assert_eq!(rate_of(None, Some(5.0), remote), Some(5.0));
-        assert_eq!(rate_of(None, None, remote), Some(DEFAULT_REMOTE_RATE));
-        assert_eq!(rate_of(None, None, Some("http://127.0.0.1:8080")), None);
-        assert_eq!(rate_of(None, None, None), None, "the embedded server");
-    }
 
     #[test]
     fn cursor_rules_parse_and_bad_ones_name_the_flag() {

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use crate::cli::{RunArgs, SnapshotAction, SnapshotArg, SnapshotsArgs};
 use crate::error::UsageError;
 use crate::exit;
+use crate::redact::Redactor;
+use crate::settings;
 use crate::snapshot::engine;
 use crate::snapshot::render;
 use crate::snapshot::store::{self, Pending};
@@ -16,7 +18,7 @@ use crate::snapshot::{SnapshotMode, SnapshotOptions, Snapshotter, ci_from_env};
 /// The snapshot behaviour of `run` (`None` with `--snapshots off`), configuring insta for the
 /// process. Call it before the async runtime or any other thread starts: it sets environment
 /// variables.
-pub fn snapshotter(args: &RunArgs) -> Result<Option<Snapshotter>, UsageError> {
+pub fn snapshotter(args: &RunArgs, redactor: &Redactor) -> Result<Option<Snapshotter>, UsageError> {
     let mode = match args.snapshots {
         SnapshotArg::Off => return Ok(None),
         SnapshotArg::Check => SnapshotMode::Check,
@@ -35,7 +37,7 @@ pub fn snapshotter(args: &RunArgs) -> Result<Option<Snapshotter>, UsageError> {
     // SAFETY: `run` calls this on the main thread before it starts the runtime; no other
     // thread exists yet.
     unsafe { engine::prepare_process(options.update_mode(), &options.root) };
-    Ok(Some(Snapshotter::new(options)))
+    Ok(Some(Snapshotter::new(options, redactor)))
 }
 
 /// The working directory, insta's workspace root.
@@ -47,10 +49,14 @@ pub(crate) fn working_dir() -> Result<std::path::PathBuf, UsageError> {
 }
 
 /// The snapshot directory of `run`'s target (`<dir>/<target>/`, see [`target`]).
-pub fn target_name(args: &RunArgs, base_url: Option<&str>) -> Result<String, UsageError> {
+pub fn target_name(
+    args: &RunArgs,
+    profile: Option<&str>,
+    base_url: Option<&str>,
+) -> Result<String, UsageError> {
     let selector = TargetSelector {
         explicit: args.snapshot_target.as_deref(),
-        profile: args.target.profile.as_deref(),
+        profile,
         base_url,
     };
     let flag = if args.snapshot_target.is_some() {
@@ -67,18 +73,27 @@ pub fn target_name(args: &RunArgs, base_url: Option<&str>) -> Result<String, Usa
 /// selection, the root itself (snapshots recorded before per-target directories) and every
 /// target directory in it.
 fn directories(args: &SnapshotsArgs) -> Result<Vec<PathBuf>, UsageError> {
+    let env = settings::Env::from_process();
+    let profile = args
+        .profile
+        .clone()
+        .or_else(|| env.get(settings::PROFILE_VAR));
+    let base_url = args
+        .base_url
+        .clone()
+        .or_else(|| env.get("MALLCHECK_BASE_URL"));
     let named = if let Some(name) = &args.target {
         Some(
             target::explicit_name(name)
                 .map_err(|e| UsageError::setting("--target", e.to_string(), None))?,
         )
-    } else if let Some(profile) = &args.profile {
+    } else if let Some(profile) = &profile {
         Some(
             target::from_profile(profile)
                 .map_err(|e| UsageError::setting("--profile", e.to_string(), None))?,
         )
     } else {
-        args.base_url.as_deref().map(target::from_base_url)
+        base_url.as_deref().map(target::from_base_url)
     };
     if let Some(name) = named {
         return Ok(vec![target::dir(&args.dir, &name)]);

@@ -8,6 +8,7 @@ use crate::app::run::load_schemas;
 use crate::cli::ValidateArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::redact::Redactor;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
 use crate::report::style;
@@ -45,7 +46,7 @@ fn stdout_error(source: std::io::Error) -> UsageError {
 }
 
 /// Runs `mallcheck validate`.
-pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
+pub fn validate(args: &ValidateArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let schemas = load_schemas(args.schemas.as_ref())?;
     if !schemas.has(&args.schema) {
         let help = format!("valid names: {}", schemas.names().join(", "));
@@ -65,14 +66,14 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
     }
     let started = Instant::now();
     let color = style::use_color(args.color.into());
-    let mut console = Console::new(std::io::stdout(), color, Verbosity::Normal, false);
+    let mut console = Console::new(std::io::stdout(), redactor, color, Verbosity::Normal, false);
     let mut summary = RunSummary::default();
     for (index, (path, bytes)) in bodies.iter().enumerate() {
         let one = Instant::now();
         let findings = check_body(&schemas, &args.schema, bytes);
         let outcome = Outcome::of(&findings, false);
         summary.add(outcome);
-        let result = CaseResult {
+        let mut result = CaseResult {
             omitted: vec![],
             id: CaseId {
                 file: path.to_path_buf(),
@@ -89,6 +90,7 @@ pub fn validate(args: &ValidateArgs) -> Result<i32, UsageError> {
             duration: one.elapsed(),
             coverage: vec![],
         };
+        result.seal(redactor);
         console
             .on_event(&Event::CaseFinished(Box::new(result)))
             .map_err(stdout_error)?;

@@ -27,13 +27,14 @@ use crate::case::parse::ParseContext;
 use crate::case::parse::files::load_paths_or_shipped;
 use crate::error::UsageError;
 use crate::profile::Profile;
+use crate::redact::Redactor;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
 use crate::runner::{PlannedCase, RunOptions, Runner};
 use crate::server::{self, RunningServer, ServerOptions};
 use crate::service::client::{Client, ClientOptions};
 use crate::service::discover::Discovery;
-use crate::settings::{self, Target};
+use crate::settings::{self, Settings};
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::RunSummary;
 
@@ -87,18 +88,34 @@ pub fn banner(compile_time: Duration) -> String {
     )
 }
 
-/// The target `mallcheck run` uses without `--base-url`: the embedded server's identities and
-/// signer, with any `MALLCHECK_*` overrides of the environment.
-pub fn embedded_target() -> Result<Target, UsageError> {
-    let env =
-        settings::Env::from_pairs(std::env::vars().filter(|(k, _)| k != "MALLCHECK_BASE_URL"));
-    settings::resolve(&settings::Flags::default(), &env, Profile::default())
+/// The settings `mallcheck run` uses without `--base-url`: the embedded server's identities
+/// and signer, with the `MALLCHECK_*` overrides of the environment that apply to it (a remote
+/// target's base URL, key and identity are left out).
+pub fn embedded_target(redactor: &Redactor) -> Result<Settings, UsageError> {
+    const REMOTE_ONLY: [&str; 5] = [
+        "MALLCHECK_BASE_URL",
+        settings::SIGN_KEY_VAR,
+        "MALLCHECK_APPID",
+        "MALLCHECK_MERCHANT_ID",
+        "MALLCHECK_MERCHANT_USER_ID",
+    ];
+    let env = settings::Env::from_pairs(
+        std::env::vars().filter(|(k, _)| !REMOTE_ONLY.contains(&k.as_str())),
+    );
+    settings::resolve(
+        &settings::Flags::default(),
+        &env,
+        Profile::default(),
+        redactor,
+    )
 }
 
 /// What every suite run needs.
 pub struct SuiteEnv {
-    /// The embedded target.
-    pub target: Target,
+    /// The embedded target's settings.
+    pub target: Settings,
+    /// The bench's redactor.
+    pub redactor: Redactor,
     /// Compiled schemas.
     pub schemas: Arc<SchemaSet>,
     /// Case files or directories of the suite.
@@ -107,7 +124,7 @@ pub struct SuiteEnv {
     pub jobs: usize,
 }
 
-async fn start_server(target: &Target, scale: u32) -> Result<RunningServer, String> {
+async fn start_server(target: &Settings, scale: u32) -> Result<RunningServer, String> {
     server::start(ServerOptions {
         signer: target.signer.clone(),
         appid: target.identity.appid.clone(),
@@ -220,8 +237,8 @@ pub(crate) fn runner_with(
     base_url: &str,
     limits: ClientOptions,
 ) -> Result<Arc<Runner>, String> {
-    let client =
-        Client::new(base_url, env.target.signer.clone(), limits).map_err(|e| e.to_string())?;
+    let client = Client::new(base_url, env.target.signer.clone(), limits, &env.redactor)
+        .map_err(|e| e.to_string())?;
     Ok(Arc::new(Runner {
         client,
         schemas: Arc::clone(&env.schemas),
@@ -232,6 +249,7 @@ pub(crate) fn runner_with(
         discovery: Discovery::new(env.target.first_page_body(10)),
         snapshots: None,
         page_limit: Default::default(),
+        target: crate::session::EMBEDDED.to_string(),
     }))
 }
 
@@ -248,6 +266,7 @@ async fn suite_once(
     let mut sinks = FanOut::default();
     sinks.push(Box::new(Console::new(
         io::sink(),
+        &env.redactor,
         false,
         Verbosity::Normal,
         false,
@@ -519,10 +538,12 @@ mod tests {
     use super::*;
 
     fn env_for(cases: Vec<PathBuf>) -> SuiteEnv {
-        let target = embedded_target().expect("the embedded target resolves");
+        let redactor = Redactor::new();
+        let target = embedded_target(&redactor).expect("the embedded target resolves");
         let schemas = Arc::new(SchemaSet::embedded().expect("the embedded schemas compile"));
         SuiteEnv {
             target,
+            redactor,
             schemas,
             cases,
             jobs: 2,

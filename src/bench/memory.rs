@@ -13,9 +13,10 @@ use crate::bench::child::{mallcheck_exe, run_child};
 use crate::bench::measure::{Goal, Measurement, mib};
 use crate::checks::products;
 use crate::exit;
+use crate::redact::Redactor;
 use crate::server::data::{Dataset, MAIN, Shape};
 use crate::service::client::Client;
-use crate::settings::Target;
+use crate::settings::Settings;
 use crate::spec::schemas::{MAX_FINDINGS, SchemaSet};
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::findings::Findings;
@@ -41,7 +42,12 @@ pub(crate) fn own_status(field: &str) -> Option<u64> {
 
 /// The child of line (d): fetches the 5,000-product response (the big-mall variation) from
 /// `base_url` through the runner's client, checks it as a run does and prints its memory.
-pub async fn probe(base_url: &str, target: &Target, schemas: &SchemaSet) -> i32 {
+pub async fn probe(
+    base_url: &str,
+    target: &Settings,
+    schemas: &SchemaSet,
+    redactor: &Redactor,
+) -> i32 {
     let fail = |what: String| {
         println!("{PROBE_PREFIX} error {what}");
         exit::FAILURE
@@ -50,6 +56,7 @@ pub async fn probe(base_url: &str, target: &Target, schemas: &SchemaSet) -> i32 
         &format!("{base_url}/fault/big-mall"),
         target.signer.clone(),
         target.client.clone(),
+        redactor,
     ) {
         Ok(c) => c,
         Err(e) => return fail(e.to_string()),

@@ -171,8 +171,13 @@ mod tests {
 
     #[test]
     fn check_filters_select_the_cases_that_exercise_the_check() {
-        let target =
-            settings::resolve(&Flags::default(), &Env::default(), Profile::default()).unwrap();
+        let target = settings::resolve(
+            &Flags::default(),
+            &Env::default(),
+            Profile::default(),
+            &crate::redact::Redactor::new(),
+        )
+        .unwrap();
         let schemas = SchemaSet::embedded().unwrap();
         let names = schemas.names();
         let cx = ParseContext {

@@ -548,6 +548,8 @@ impl Session<'_> {
 struct Out<'e> {
     on_event: &'e mut dyn FnMut(&FuzzEvent),
     report: FuzzReport,
+    /// The session's redactor, which seals every finding before it is shown.
+    redactor: crate::redact::Redactor,
 }
 
 impl Out<'_> {
@@ -555,7 +557,10 @@ impl Out<'_> {
         (self.on_event)(&event);
     }
 
-    fn failure(&mut self, failure: FuzzFailure) {
+    fn failure(&mut self, mut failure: FuzzFailure) {
+        for finding in &mut failure.findings {
+            finding.seal(&self.redactor);
+        }
         (self.on_event)(&FuzzEvent::Failure(Box::new(failure.clone())));
         self.report.failures.push(failure);
     }
@@ -591,6 +596,7 @@ impl Fuzzer {
                 duration: Duration::ZERO,
                 halt: None,
             },
+            redactor: self.client.redactor().clone(),
         };
         let mut found: BTreeMap<&'static str, BTreeSet<&'static str>> = BTreeMap::new();
         let mut sent: BTreeMap<&'static str, HashSet<[u8; 16]>> = BTreeMap::new();

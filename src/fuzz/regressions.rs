@@ -93,6 +93,8 @@ pub struct Saver {
     pub vars: BTreeMap<String, String>,
     /// Valid `expect.schema` names.
     pub schema_names: Vec<String>,
+    /// The session's redactor: a saved file is scrubbed with it.
+    pub redactor: crate::redact::Redactor,
 }
 
 impl Saver {
@@ -130,7 +132,7 @@ impl Saver {
                     .into(),
             );
         }
-        atomic::write(&path, text.as_bytes())
+        atomic::write(&path, text.as_bytes(), &self.redactor)
             .map_err(|e| format!("cannot save to {}: {e}", self.dir.display()))?;
         Ok(path)
     }
@@ -530,6 +532,7 @@ mod tests {
             dir: dir.to_path_buf(),
             vars: vars(),
             schema_names: vec!["mall-list-response".into(), "products-response".into()],
+            redactor: crate::redact::Redactor::new(),
         }
     }
 

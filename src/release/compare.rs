@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use crate::case::model::{CaseFile, CaseKind, ExchangeCase, SnapshotSpec};
 use crate::exit;
-use crate::redact::Secret;
 use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::service::request;
@@ -170,7 +169,6 @@ pub fn plan<'a>(files: &'a [CaseFile], baseline: &Path) -> (Vec<Work<'a>>, Vec<S
 pub async fn compare_all(
     client: &Client,
     discovery: &Discovery,
-    secrets: &[&Secret],
     work: &[Work<'_>],
     baseline: &Path,
     shown_dir: &Path,
@@ -180,7 +178,12 @@ pub async fn compare_all(
     for w in work {
         let started = Instant::now();
         let outcome = match fetch(client, discovery, w.exchange).await {
-            Ok(body) => compare_case(baseline, w, &scrub_value(&body, secrets), contract),
+            Ok(body) => compare_case(
+                baseline,
+                w,
+                &scrub_value(&body, client.redactor()),
+                contract,
+            ),
             Err(e) => Err(e),
         };
         results.push(CaseDiff {

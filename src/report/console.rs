@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use anstyle::Style;
 
 use crate::diag::escape_controls;
-use crate::redact::{self, ScrubWriter};
+use crate::redact::{Redactor, ScrubWriter};
 use crate::report::Sink;
 use crate::report::style::{self, Palette};
 use crate::report::text;
@@ -48,6 +48,7 @@ fn outcome_style(o: Outcome) -> Style {
 /// ring the bell or overwrite a line.
 pub struct Console<W: Write> {
     out: ScrubWriter<W>,
+    redactor: Redactor,
     palette: Palette,
     verbosity: Verbosity,
     strict: bool,
@@ -66,10 +67,18 @@ struct Pulse {
 }
 
 impl<W: Write> Console<W> {
-    /// A console sink writing to `out`.
-    pub fn new(out: W, color: bool, verbosity: Verbosity, strict: bool) -> Self {
+    /// A console sink writing to `out`, every message scrubbed with `redactor` (the
+    /// session's).
+    pub fn new(
+        out: W,
+        redactor: &Redactor,
+        color: bool,
+        verbosity: Verbosity,
+        strict: bool,
+    ) -> Self {
         Console {
-            out: ScrubWriter::new(out),
+            out: ScrubWriter::new(out, redactor.clone()),
+            redactor: redactor.clone(),
             palette: Palette::new(color),
             verbosity,
             strict,
@@ -107,7 +116,8 @@ impl<W: Write> Console<W> {
     /// Writes a block of text indented; it is scrubbed whole first, as the indent would cut a
     /// secret that spans its line breaks.
     fn indented(&mut self, block: &str) -> io::Result<()> {
-        let block = redact::global().scrub(block);
+        let block = self.redactor.scrub(block);
+        let block = block.into_owned();
         for line in block.lines() {
             writeln!(self.out, "      {}", escape_controls(line))?;
         }
@@ -194,13 +204,22 @@ impl<W: Write> Console<W> {
     fn render_event(&mut self, event: &Event) -> io::Result<()> {
         let p = self.palette;
         match event {
-            Event::RunStarted { base_url, planned } => {
+            Event::RunStarted {
+                base_url,
+                target,
+                planned,
+            } => {
                 if self.verbosity != Verbosity::Quiet {
+                    let against = if target.is_empty() || target == base_url {
+                        base_url.clone()
+                    } else {
+                        format!("{target} (the reference server at {base_url})")
+                    };
                     writeln!(
                         self.out,
                         "mallcheck: running {} against {}",
                         text::plural(planned.len(), "case"),
-                        escape_controls(base_url)
+                        escape_controls(&against)
                     )?;
                 }
             }
@@ -420,6 +439,7 @@ mod tests {
         let mut summary = RunSummary::default();
         let mut out = vec![Event::RunStarted {
             base_url: "http://127.0.0.1:8080".to_string(),
+            target: "http://127.0.0.1:8080".to_string(),
             planned: cases.iter().map(|c| c.id.clone()).collect(),
         }];
         for case in cases {
@@ -433,7 +453,7 @@ mod tests {
     }
 
     fn render(color: bool, verbosity: Verbosity) -> String {
-        let mut console = Console::new(Vec::new(), color, verbosity, false);
+        let mut console = Console::new(Vec::new(), &Redactor::new(), color, verbosity, false);
         for event in events() {
             console.on_event(&event).expect("writing to a buffer");
         }
@@ -458,13 +478,14 @@ mod tests {
 
     /// A run of three cases where two are still running when ticks arrive.
     fn ticking(heartbeat: Duration, verbosity: Verbosity) -> String {
-        let mut console =
-            Console::new(Vec::new(), false, verbosity, false).with_heartbeat(heartbeat);
+        let mut console = Console::new(Vec::new(), &Redactor::new(), false, verbosity, false)
+            .with_heartbeat(heartbeat);
         let cases: Vec<_> = (0..3)
             .map(|i| result(i, &format!("case {i}"), Outcome::Pass))
             .collect();
         let mut events = vec![Event::RunStarted {
             base_url: "http://127.0.0.1:8080".to_string(),
+            target: "http://127.0.0.1:8080".to_string(),
             planned: cases.iter().map(|c| c.id.clone()).collect(),
         }];
         events.extend(cases.iter().map(|c| Event::CaseStarted(c.id.clone())));
@@ -503,7 +524,11 @@ mod tests {
     }
 
     fn render_one(case: CaseResult, verbosity: Verbosity) -> String {
-        let mut console = Console::new(Vec::new(), false, verbosity, false);
+        render_with(case, verbosity, &Redactor::new())
+    }
+
+    fn render_with(case: CaseResult, verbosity: Verbosity, redactor: &Redactor) -> String {
+        let mut console = Console::new(Vec::new(), redactor, false, verbosity, false);
         console
             .on_event(&Event::CaseFinished(Box::new(case)))
             .expect("writing to a buffer");
@@ -513,10 +538,11 @@ mod tests {
     #[test]
     fn a_secret_across_a_line_break_is_scrubbed_from_the_console() {
         let secret = "console-s3cret-first-half\nsecond-half-of-it";
-        crate::redact::global().add_secret(secret);
+        let redactor = Redactor::new();
+        redactor.add_secret(secret);
         let mut skip = result(0, "skipped", Outcome::Skip);
         skip.skip_reason = Some(format!("the service said: {secret}"));
-        let out = render_one(skip, Verbosity::Normal);
+        let out = render_with(skip, Verbosity::Normal, &redactor);
         assert!(!out.contains("first-half"), "{out}");
         assert!(!out.contains("second-half"), "{out}");
         assert!(out.contains("<redacted>"), "{out}");

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
 use crate::atomic;
+use crate::redact::Redactor;
 use crate::report::Sink;
 use crate::report::cadence::Cadence;
 use crate::verdict::event::{CaseId, CaseResult, Event, Outcome, RunSummary};
@@ -23,6 +24,10 @@ use crate::verdict::event::{CaseId, CaseResult, Event, Outcome, RunSummary};
 pub struct Run<'a> {
     /// Base URL under test.
     pub base_url: &'a str,
+    /// The target as reports name it: `embedded`, or the base URL (see [`text::target`]).
+    ///
+    /// [`text::target`]: crate::report::text::target
+    pub target: &'a str,
     /// Whether observed findings fail.
     pub strict: bool,
     /// Whether the run has finished.
@@ -45,6 +50,18 @@ pub struct Run<'a> {
 }
 
 impl Run<'_> {
+    /// The target as every report names it: `embedded` for the reference server mallcheck
+    /// started, else the base URL.
+    pub fn target_name(&self) -> &str {
+        if self.embedded {
+            "embedded"
+        } else if self.target.is_empty() {
+            self.base_url
+        } else {
+            self.target
+        }
+    }
+
     /// The exit code the run ends with (0, 1 or 3), once it is known: `None` while it runs.
     /// An interrupted run exits 1. (A report that cannot be written makes it 1 too, but such
     /// a report is not read.)
@@ -114,6 +131,7 @@ pub struct FileReport {
     render: Render,
     strict: bool,
     base_url: String,
+    target: String,
     summary: RunSummary,
     complete: bool,
     interrupted: Option<String>,
@@ -125,18 +143,28 @@ pub struct FileReport {
     shard: Option<(usize, usize)>,
     embedded: bool,
     started_at: Option<SystemTime>,
+    /// The session's redactor: the file is scrubbed with it as it is written.
+    redactor: Redactor,
 }
 
 impl FileReport {
-    /// A sink writing the report `kind` to `path` with `render`; the time an incomplete report
-    /// gives is counted from here.
-    pub fn new(kind: ReportKind, path: PathBuf, strict: bool, render: Render) -> Self {
+    /// A sink writing the report `kind` to `path` with `render`, scrubbed with `redactor` (the
+    /// session's); the time an incomplete report gives is counted from here.
+    pub fn new(
+        kind: ReportKind,
+        path: PathBuf,
+        strict: bool,
+        render: Render,
+        redactor: &Redactor,
+    ) -> Self {
         FileReport {
+            redactor: redactor.clone(),
             kind,
             path,
             render,
             strict,
             base_url: String::new(),
+            target: String::new(),
             summary: RunSummary::default(),
             complete: false,
             interrupted: None,
@@ -190,6 +218,7 @@ impl FileReport {
         self.results.sort_by_key(|r| r.id.index);
         let text = (self.render)(&Run {
             base_url: &self.base_url,
+            target: &self.target,
             strict: self.strict,
             complete: self.complete,
             interrupted: self.interrupted.as_deref(),
@@ -203,7 +232,7 @@ impl FileReport {
         if !not_run.is_empty() {
             self.results.retain(|r| !not_run.contains(&r.id.index));
         }
-        let written = atomic::write(&self.path, text?.as_bytes());
+        let written = atomic::write(&self.path, text?.as_bytes(), &self.redactor);
         self.cadence.wrote(started);
         written
     }
@@ -230,8 +259,13 @@ impl FileReport {
 impl Sink for FileReport {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
         match event {
-            Event::RunStarted { base_url, planned } => {
+            Event::RunStarted {
+                base_url,
+                target,
+                planned,
+            } => {
                 self.base_url = base_url.clone();
+                self.target = target.clone();
                 self.planned = planned.clone();
                 self.started_at = Some(SystemTime::now());
                 self.write()
@@ -327,9 +361,16 @@ pub(crate) mod tests {
     fn an_interrupted_run_lists_the_cases_it_did_not_run_as_skipped() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("state.txt");
-        let mut sink = FileReport::new(ReportKind::Json, path.clone(), false, state);
+        let mut sink = FileReport::new(
+            ReportKind::Json,
+            path.clone(),
+            false,
+            state,
+            &Redactor::new(),
+        );
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
+            target: "http://x".into(),
             planned: (0..3).map(|i| passed(i).id).collect(),
         })
         .expect("write");
@@ -353,9 +394,16 @@ pub(crate) mod tests {
     fn a_burst_of_cases_is_written_once_it_is_due_and_in_full_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("count.txt");
-        let mut sink = FileReport::new(ReportKind::Json, path.clone(), false, count);
+        let mut sink = FileReport::new(
+            ReportKind::Json,
+            path.clone(),
+            false,
+            count,
+            &Redactor::new(),
+        );
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
+            target: "http://x".into(),
             planned: (0..1000).map(|i| passed(i).id).collect(),
         })
         .expect("write");
@@ -382,9 +430,16 @@ pub(crate) mod tests {
         let blocker = dir.path().join("notadir");
         std::fs::write(&blocker, "x").expect("write");
         let path = blocker.join("junit.xml");
-        let mut sink = FileReport::new(ReportKind::Junit, path.clone(), false, count);
+        let mut sink = FileReport::new(
+            ReportKind::Junit,
+            path.clone(),
+            false,
+            count,
+            &Redactor::new(),
+        );
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
+            target: "http://x".into(),
             planned: vec![],
         })
         .expect("failures wait for finish");

@@ -430,6 +430,7 @@ pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
     summary.duration = preflight.duration;
     let run = crate::report::file::Run {
         base_url: "",
+        target: "",
         strict: false,
         complete: true,
         interrupted: None,

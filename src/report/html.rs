@@ -152,7 +152,7 @@ pub fn render(run: &Run<'_>) -> String {
         errored = s.errored,
         skipped = s.skipped,
         secs = s.duration.as_secs_f64(),
-        url = escape(run.base_url),
+        url = escape(&text::target(run)),
         strict = if run.strict { " (strict)" } else { "" },
     );
     if let Some(code) = run.exit_code() {
@@ -863,6 +863,7 @@ mod tests {
         }
         render(&Run {
             base_url: "http://127.0.0.1:1",
+            target: "http://127.0.0.1:1",
             strict: false,
             complete: true,
             interrupted: None,

@@ -29,6 +29,7 @@ struct Document<'a> {
     format_version: u32,
     tool: &'static str,
     version: &'static str,
+    /// `embedded` for the embedded reference server, else the base URL.
     target: &'a str,
     base_url: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,11 +57,7 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         format_version: FORMAT_VERSION,
         tool: "mallcheck",
         version: env!("CARGO_PKG_VERSION"),
-        target: if run.embedded {
-            "embedded"
-        } else {
-            run.base_url
-        },
+        target: run.target_name(),
         base_url: run.base_url,
         started_at: run.started_at.map(crate::report::text::rfc3339),
         strict: run.strict,

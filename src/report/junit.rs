@@ -33,6 +33,7 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::redact::Redactor;
 use crate::report::file::{FileReport, ReportKind, Run};
 use crate::report::{Sink, text};
 use crate::spec::catalog;
@@ -42,9 +43,15 @@ use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
 pub struct Junit(FileReport);
 
 impl Junit {
-    /// A sink writing `path`.
-    pub fn new(path: PathBuf, strict: bool) -> Self {
-        Junit(FileReport::new(ReportKind::Junit, path, strict, render))
+    /// A sink writing `path`, scrubbed with `redactor` (the session's).
+    pub fn new(path: PathBuf, strict: bool, redactor: &Redactor) -> Self {
+        Junit(FileReport::new(
+            ReportKind::Junit,
+            path,
+            strict,
+            render,
+            redactor,
+        ))
     }
 
     /// Records the run's shard and whether its target is the embedded server (see
@@ -475,11 +482,7 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
 
 /// The properties every suite of a run carries: its target, base URL and shard.
 fn run_properties(run: &Run<'_>) -> Vec<(&'static str, String)> {
-    let target = if run.embedded {
-        "embedded".to_string()
-    } else {
-        run.base_url.to_string()
-    };
+    let target = run.target_name().to_string();
     let mut properties = Vec::new();
     if !target.is_empty() {
         properties.push((TARGET_PROPERTY, target));
@@ -512,9 +515,10 @@ mod tests {
     fn a_burst_of_cases_is_held_back_and_written_in_full_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("junit.xml");
-        let mut sink = Junit::new(path.clone(), false);
+        let mut sink = Junit::new(path.clone(), false, &Redactor::new());
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
+            target: "http://x".into(),
             planned: vec![],
         })
         .expect("write");

@@ -41,7 +41,7 @@ pub fn render(run: &Run<'_>) -> String {
         s.errored,
         s.skipped,
         s.duration.as_secs_f64(),
-        code(run.base_url),
+        code(&text::target(run)),
         if run.strict { " (strict)" } else { "" },
     );
     if let Some(code) = run.exit_code() {
@@ -379,6 +379,7 @@ mod tests {
         }
         render(&Run {
             base_url: "http://127.0.0.1:1",
+            target: "http://127.0.0.1:1",
             strict: false,
             complete,
             interrupted: None,

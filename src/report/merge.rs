@@ -455,6 +455,7 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         "tool": "mallcheck",
         "version": env!("CARGO_PKG_VERSION"),
         "base_url": first.get("base_url").cloned().unwrap_or(Value::Null),
+        "target": first.get("target").cloned().unwrap_or(Value::Null),
         "strict": first.get("strict").cloned().unwrap_or(Value::Bool(false)),
         "complete": incomplete.is_empty(),
         "summary": summary,

@@ -76,6 +76,16 @@ pub fn omitted_line(check: &Check, count: usize) -> String {
     )
 }
 
+/// The target as a human report names it: `embedded (the reference server at URL)` for the
+/// embedded server, else the base URL.
+pub fn target(run: &Run<'_>) -> String {
+    if run.target.is_empty() || run.target == run.base_url {
+        run.base_url.to_string()
+    } else {
+        format!("{} (the reference server at {})", run.target, run.base_url)
+    }
+}
+
 /// The word a human report leads with: the run's outcome once it is complete, else
 /// `INTERRUPTED` (a run that did not finish never reads as a pass).
 pub fn headline(run: &Run<'_>) -> &'static str {
@@ -316,9 +326,16 @@ pub(crate) mod fixtures {
     /// A file-report sink writing `path` with `render`, told that a run started (with no
     /// planned case, so that its files list the finished cases only).
     pub fn started(path: &Path, render: Render) -> FileReport {
-        let mut sink = FileReport::new(ReportKind::Json, path.to_path_buf(), false, render);
+        let mut sink = FileReport::new(
+            ReportKind::Json,
+            path.to_path_buf(),
+            false,
+            render,
+            &crate::redact::Redactor::new(),
+        );
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
+            target: "http://x".into(),
             planned: vec![],
         })
         .expect("write");

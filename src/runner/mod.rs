@@ -112,6 +112,8 @@ pub struct Runner {
     /// The largest page the service serves, found when a walk first asks for more than the
     /// spec's example size.
     pub page_limit: page_limit::PageLimit,
+    /// The target as reports name it (the session's: `embedded`, or the base URL).
+    pub target: String,
 }
 
 impl Runner {
@@ -125,6 +127,7 @@ impl Runner {
         let started = Instant::now();
         on_event(Event::RunStarted {
             base_url: self.client.base_url().to_string(),
+            target: self.target.clone(),
             planned: cases.iter().enumerate().map(|(i, c)| c.id(i)).collect(),
         });
         // --jobs bounds the requests in flight of the whole run: cases, and the walks and
@@ -163,7 +166,9 @@ impl Runner {
                 },
                 _ = tick.tick() => Event::Tick,
             };
-            if let Event::CaseFinished(result) = &event {
+            let mut event = event;
+            if let Event::CaseFinished(result) = &mut event {
+                result.seal(self.client.redactor());
                 summary.add(result.outcome);
             }
             on_event(event);
@@ -186,11 +191,13 @@ impl Runner {
         appid: &str,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<(String, i32)> {
-        let stopped = preflight::check(&self.client, body, signer, appid)
+        let mut stopped = preflight::check(&self.client, body, signer, appid)
             .await
             .err()?;
+        stopped.result.seal(self.client.redactor());
         on_event(Event::RunStarted {
             base_url: self.client.base_url().to_string(),
+            target: self.target.clone(),
             planned: vec![stopped.result.id.clone()],
         });
         on_event(Event::CaseStarted(stopped.result.id.clone()));

@@ -10,7 +10,7 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION
 use reqwest::redirect;
 use serde_json::Value;
 
-use crate::redact::{self, Secret};
+use crate::redact::{Redactor, Secret};
 use crate::service::lazy_json::LazyJson;
 use crate::service::politeness::{
     self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, InFlight, MAX_THROTTLED_RETRIES, RateLimiter,
@@ -96,6 +96,8 @@ pub struct Client {
     base_url: String,
     signer: Signer,
     options: ClientOptions,
+    /// The session's redactor: every record and finding is scrubbed with it.
+    redactor: Redactor,
     limiter: Option<Arc<RateLimiter>>,
     backoff: Arc<Backoff>,
     in_flight: Arc<InFlight>,
@@ -107,11 +109,13 @@ pub struct Client {
 pub struct ClientBuildError(String);
 
 impl Client {
-    /// Builds a client; `base_url` may carry a path prefix.
+    /// Builds a client; `base_url` may carry a path prefix. Records are scrubbed with
+    /// `redactor` (the session's), which learns each Authorization value as it is sent.
     pub fn new(
         base_url: &str,
         signer: Signer,
         options: ClientOptions,
+        redactor: &Redactor,
     ) -> Result<Client, ClientBuildError> {
         let policy = redirect_policy(options.follow_redirects);
         let build = |idle: usize, policy: redirect::Policy| {
@@ -136,6 +140,7 @@ impl Client {
             base_url: base_url.trim_end_matches('/').to_string(),
             signer,
             options,
+            redactor: redactor.clone(),
             limiter,
             backoff: Arc::default(),
             in_flight: Arc::default(),
@@ -151,6 +156,11 @@ impl Client {
     /// `--jobs`); the first limit set stays.
     pub fn limit_in_flight(&self, n: usize) {
         self.in_flight.limit(n);
+    }
+
+    /// The session's redactor this client scrubs with.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// The signer.
@@ -223,7 +233,7 @@ impl Client {
                     &catalog::HARNESS_SIGNER,
                     "",
                     "a signature from the configured signer",
-                    redact::global().scrub_sign_error(&e.to_string()),
+                    self.redactor.scrub_sign_error(&e.to_string()),
                 );
                 return self.failed(request, started, finding);
             }
@@ -243,7 +253,7 @@ impl Client {
                     &catalog::TRANSPORT_CONNECT,
                     "",
                     "valid HTTP header names and values",
-                    format!("{k}: {}", redact::header_value(k, v)),
+                    format!("{k}: {}", self.redactor.header_value(k, v)),
                 );
                 return self.failed(request, started, f);
             };
@@ -441,7 +451,8 @@ impl Client {
                 Ok(Some(chunk)) => {
                     if body.len() + chunk.len() > limit {
                         body.extend_from_slice(&chunk[..limit.saturating_sub(body.len())]);
-                        let record = response_record(status, &headers, &body, false);
+                        let record =
+                            response_record(&self.redactor, status, &headers, &body, false);
                         let f = Finding::new(
                             &catalog::TRANSPORT_BODY_SIZE,
                             "",
@@ -454,7 +465,7 @@ impl Client {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    let record = response_record(status, &headers, &body, false);
+                    let record = response_record(&self.redactor, status, &headers, &body, false);
                     let mut f = self.transport_finding(&e);
                     f.detail = format!("after {} bytes of body", body.len());
                     return Err(Failed::after_answer(record, f));
@@ -462,7 +473,7 @@ impl Client {
             }
         }
         let body = body.freeze();
-        let record = response_record(status, &headers, &body, true);
+        let record = response_record(&self.redactor, status, &headers, &body, true);
         Ok((
             record,
             RawResponse {
@@ -484,12 +495,12 @@ impl Client {
         // registered with the run's redactor here, before anything is sent or recorded.
         let mut recorded: Vec<(String, String)> = headers
             .iter()
-            .map(|(k, v)| (k.clone(), redact::header_value(k, v)))
+            .map(|(k, v)| (k.clone(), self.redactor.header_value(k, v)))
             .collect();
         if let Some(secret) = authorization {
             recorded.push((
                 "Authorization".to_string(),
-                redact::header_value("Authorization", secret.expose()),
+                self.redactor.header_value("Authorization", secret.expose()),
             ));
         }
         RequestRecord {
@@ -533,7 +544,7 @@ impl Client {
     }
 
     fn scrub(&self, text: &str) -> String {
-        redact::scrub(text, &self.secrets())
+        self.redactor.scrub_with(text, &self.secrets())
     }
 
     /// A finding about the exchange quotes what the service sent (a Location, a body excerpt).
@@ -679,8 +690,13 @@ fn timeout_finding(timeout: Duration) -> Finding {
 /// credential headers are redacted by name and every header value and the body excerpt are
 /// scrubbed of the run's secrets. `whole` says whether `body` is all of the body (not when
 /// `--max-body` or a transport error cut it short).
-fn response_record(status: u16, headers: &HeaderMap, body: &[u8], whole: bool) -> ResponseRecord {
-    let redactor = redact::global();
+fn response_record(
+    redactor: &Redactor,
+    status: u16,
+    headers: &HeaderMap,
+    body: &[u8],
+    whole: bool,
+) -> ResponseRecord {
     ResponseRecord {
         status,
         headers: headers
@@ -776,7 +792,7 @@ mod tests {
 
     fn raw(status: u16, body: &'static [u8]) -> (RawResponse, ResponseRecord) {
         let headers = HeaderMap::new();
-        let record = response_record(status, &headers, body, true);
+        let record = response_record(&Redactor::new(), status, &headers, body, true);
         (
             RawResponse {
                 status,

@@ -4,7 +4,6 @@
 use serde_json::{Value, json};
 
 use crate::case::model::ExchangeCase;
-use crate::redact;
 use crate::service::client::{Client, Sent};
 use crate::service::discover::Discovery;
 
@@ -37,7 +36,9 @@ pub async fn send(
             )
             .await);
     }
-    redact::global().mark_secret_headers(&request.secret_headers);
+    client
+        .redactor()
+        .mark_secret_headers(&request.secret_headers);
     if let Some(raw) = &request.raw {
         let mut text = Value::String(raw.value.clone());
         discovery.resolve(client, &mut text).await?;

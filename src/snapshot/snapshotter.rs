@@ -10,7 +10,7 @@ use super::classify::{self, Contract};
 use super::engine::{self, Assertion, UpdateMode, Verdict};
 use super::{render, store};
 use crate::case::model::SnapshotSpec;
-use crate::redact::{self, Secret};
+use crate::redact::Redactor;
 use crate::spec::catalog;
 use crate::verdict::event::{CaseId, Finding};
 
@@ -92,14 +92,15 @@ fn slug(text: &str) -> String {
     }
 }
 
-/// Replaces every occurrence of a secret in the strings of `value` (keys included).
-pub fn scrub_value(value: &Value, secrets: &[&Secret]) -> Value {
+/// Replaces every secret `redactor` (the session's) knows in the strings of `value` (keys
+/// included).
+pub fn scrub_value(value: &Value, redactor: &Redactor) -> Value {
     match value {
-        Value::String(s) => Value::String(redact::scrub(s, secrets)),
-        Value::Array(a) => Value::Array(a.iter().map(|v| scrub_value(v, secrets)).collect()),
+        Value::String(s) => Value::String(redactor.scrub(s).into_owned()),
+        Value::Array(a) => Value::Array(a.iter().map(|v| scrub_value(v, redactor)).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
-                .map(|(k, v)| (redact::scrub(k, secrets), scrub_value(v, secrets)))
+                .map(|(k, v)| (redactor.scrub(k).into_owned(), scrub_value(v, redactor)))
                 .collect(),
         ),
         other => other.clone(),
@@ -131,18 +132,18 @@ struct Written {
 #[derive(Debug, Clone)]
 pub struct Snapshotter {
     options: SnapshotOptions,
-    secrets: Vec<Secret>,
+    redactor: Redactor,
     written: Arc<Mutex<Written>>,
     contract: Contract,
 }
 
 impl Snapshotter {
-    /// A snapshotter; the process must have been configured with
-    /// [`engine::prepare_process`]`(options.update_mode(), &options.root)`.
-    pub fn new(options: SnapshotOptions) -> Self {
+    /// A snapshotter scrubbing with `redactor` (the session's); the process must have been
+    /// configured with [`engine::prepare_process`]`(options.update_mode(), &options.root)`.
+    pub fn new(options: SnapshotOptions, redactor: &Redactor) -> Self {
         Snapshotter {
             options,
-            secrets: vec![],
+            redactor: redactor.clone(),
             written: Arc::default(),
             contract: Contract::default(),
         }
@@ -160,12 +161,6 @@ impl Snapshotter {
     /// of one service never take part in a run against another.
     pub fn for_target(mut self, target: &str) -> Self {
         self.options.dir = self.options.dir.join(target);
-        self
-    }
-
-    /// Adds secrets that must never reach a snapshot (scrubbed from every string).
-    pub fn with_secrets(mut self, secrets: Vec<Secret>) -> Self {
-        self.secrets = secrets;
         self
     }
 
@@ -188,8 +183,7 @@ impl Snapshotter {
         let name = snapshot_name(&case.file, &case.name);
         let dir = self.options.absolute_dir();
         let shown = store::snap_path(&self.options.dir, &name);
-        let secrets: Vec<&Secret> = self.secrets.iter().collect();
-        let value = scrub_value(body, &secrets);
+        let value = scrub_value(body, &self.redactor);
         let redact = Snapshotter::redactions(spec);
         let description = format!(
             "{} response of case `{}` in {}",
@@ -414,9 +408,10 @@ mod tests {
 
     #[test]
     fn secrets_are_scrubbed_from_values_and_keys() {
-        let secret = Secret::new("s3cret-key");
+        let redactor = Redactor::new();
+        redactor.add_secret("s3cret-key");
         let v = json!({"echo": "sig s3cret-key", "s3cret-key": [1, "s3cret-key"]});
-        let out = scrub_value(&v, &[&secret]);
+        let out = scrub_value(&v, &redactor);
         assert!(!out.to_string().contains("s3cret-key"), "{out}");
         assert_eq!(out["echo"], json!("sig <redacted>"));
     }
@@ -451,7 +446,7 @@ mod tests {
 
     #[test]
     fn summary_lists_pending_files_only_when_something_was_written() {
-        let s = Snapshotter::new(options(SnapshotMode::Check, false));
+        let s = Snapshotter::new(options(SnapshotMode::Check, false), &Redactor::new());
         assert_eq!(s.summary(), None);
         s.note_pending(Path::new("snapshots/a.snap"));
         let text = s.summary().unwrap();

@@ -36,6 +36,10 @@ pub struct Finding {
     pub detail: String,
     /// Case-file location that asked for the check, when one exists.
     pub location: Option<SourceLocation>,
+    /// Characters of an `actual` longer than [`ACTUAL_MAX_CHARS`] that [`Finding::seal`] has
+    /// not cut yet (0 once cut, or when nothing needs cutting).
+    #[serde(skip)]
+    pub unsealed_chars: usize,
 }
 
 fn serialize_check_id<S: serde::Serializer>(c: &&'static Check, s: S) -> Result<S::Ok, S::Error> {
@@ -45,21 +49,32 @@ fn serialize_check_id<S: serde::Serializer>(c: &&'static Check, s: S) -> Result<
 /// Longest actual value kept in a finding, in characters.
 pub const ACTUAL_MAX_CHARS: usize = 200;
 
+/// Characters of a long `actual` kept until [`Finding::seal`] cuts it: a secret that crosses
+/// the final cut at [`ACTUAL_MAX_CHARS`] is still whole for the redactor to find, and a huge
+/// value does not stay in memory.
+const UNSEALED_MAX_CHARS: usize = 4 * 1024;
+
 impl Finding {
-    /// Builds a finding; `actual` is truncated to [`ACTUAL_MAX_CHARS`] (scrubbed first, so a cut
-    /// never leaves part of a secret that the writers could no longer recognise).
+    /// Builds a finding. An `actual` longer than [`ACTUAL_MAX_CHARS`] is kept (up to a few KiB)
+    /// until [`Finding::seal`] scrubs it with the session's redactor and then cuts it: a cut
+    /// made first could leave part of a secret that no redactor recognises.
     pub fn new(
         check: &'static Check,
         pointer: impl Into<String>,
         expected: impl Into<String>,
         actual: impl Into<String>,
     ) -> Self {
-        let actual = actual.into();
-        let actual = if actual.len() > ACTUAL_MAX_CHARS {
-            truncate(&crate::redact::global().scrub(&actual), ACTUAL_MAX_CHARS)
-        } else {
-            actual
-        };
+        let mut actual = actual.into();
+        let mut unsealed_chars = 0;
+        if actual.len() > ACTUAL_MAX_CHARS {
+            let chars = actual.chars().count();
+            if chars > ACTUAL_MAX_CHARS {
+                unsealed_chars = chars;
+                if let Some((end, _)) = actual.char_indices().nth(UNSEALED_MAX_CHARS) {
+                    actual.truncate(end);
+                }
+            }
+        }
         Finding {
             check,
             pointer: pointer.into(),
@@ -67,7 +82,21 @@ impl Finding {
             actual,
             detail: String::new(),
             location: None,
+            unsealed_chars,
         }
+    }
+
+    /// Scrubs a long `actual` with `redactor` (the session's), then cuts it to
+    /// [`ACTUAL_MAX_CHARS`], marking the cut with its whole length. Done once, where a result
+    /// leaves the runner; a short `actual` is left to the writers' scrubbing.
+    pub fn seal(&mut self, redactor: &crate::redact::Redactor) {
+        if self.unsealed_chars == 0 {
+            return;
+        }
+        let scrubbed = redactor.scrub(&self.actual);
+        let kept: String = scrubbed.chars().take(ACTUAL_MAX_CHARS).collect();
+        self.actual = format!("{kept}… ({} chars)", self.unsealed_chars);
+        self.unsealed_chars = 0;
     }
 
     /// Adds free-form detail.
@@ -204,6 +233,14 @@ pub struct CaseResult {
 /// Coverage scope of `snapshot.match` in a case whose snapshot was compared.
 pub const SNAPSHOT_COMPARED: &str = "the response against its snapshot";
 impl CaseResult {
+    /// Scrubs and cuts every long finding text with the session's redactor
+    /// ([`Finding::seal`]); the runner does it before a result leaves it.
+    pub fn seal(&mut self, redactor: &crate::redact::Redactor) {
+        for finding in &mut self.findings {
+            finding.seal(redactor);
+        }
+    }
+
     /// A planned case that did not run because the run ended before it: skipped, with why.
     pub fn not_run(id: CaseId, reason: impl Into<String>) -> CaseResult {
         CaseResult {
@@ -302,6 +339,9 @@ pub enum Event {
     RunStarted {
         /// Base URL under test (no credentials).
         base_url: String,
+        /// The target as reports name it: `embedded` for the embedded reference server, else
+        /// the base URL.
+        target: String,
         /// The cases that will run, in run order (their `index` is their position).
         planned: Vec<CaseId>,
     },

@@ -38,7 +38,7 @@ async fn crash_then_ask(server: &RunningServer, retries: u32) -> (Result<u16, St
         retries,
         ..ClientOptions::default()
     };
-    let client = Client::new(&url, signer, options).unwrap();
+    let client = Client::new(&url, signer, options, &mallcheck::redact::Redactor::new()).unwrap();
     let nan = br#"{"appid":"mallcheck-demo-app","cursor":{"count":NaN}}"#.to_vec();
     let crashed = client
         .send_raw(Endpoint::MallList, nan, DEMO_APPID, &AuthMode::Signed, &[])
@@ -76,7 +76,10 @@ fn a_connection_dropped_after_a_500_is_replaced_at_once() {
         // ...and with them, it is not a retry (no back-off, no flaky case).
         let (outcome, retried) = crash_then_ask(&server, 2).await;
         assert_eq!(outcome, Ok(200));
-        assert_eq!(retried, 0, "a lost keep-alive connection is not a --retries retry");
+        assert_eq!(
+            retried, 0,
+            "a lost keep-alive connection is not a --retries retry"
+        );
         server.shutdown().await;
     });
 }

@@ -7,7 +7,9 @@ use crate::common::{Server, assert_exit, fuzz_as_main, output_text};
 
 /// Runs `fuzz` as set up by `configure` against a fresh reference server; returns what it
 /// printed, the requests the server answered and the seconds the whole process took.
-fn paced_fuzz(configure: impl FnOnce(&mut std::process::Command, &std::path::Path)) -> (String, u64, f64) {
+fn paced_fuzz(
+    configure: impl FnOnce(&mut std::process::Command, &std::path::Path),
+) -> (String, u64, f64) {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cmd = fuzz_as_main(&server.base_url, dir.path(), "7");
@@ -44,11 +46,7 @@ fn mallcheck_rate_paces_fuzz() {
 #[test]
 fn the_profile_rate_paces_fuzz() {
     let (text, requests, took) = paced_fuzz(|cmd, dir| {
-        std::fs::write(
-            dir.join("mallcheck.toml"),
-            "[profile.slow]\nrate = 25\n",
-        )
-        .expect("profile");
+        std::fs::write(dir.join("mallcheck.toml"), "[profile.slow]\nrate = 25\n").expect("profile");
         cmd.args(["--profile", "slow"]);
     });
     assert!(text.contains("25 requests/s"), "{text}");

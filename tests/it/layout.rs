@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["checks", "profile", "snapshot", "server", "service"],
     &["fuzz", "release"],
     &["runner", "settings", "report"],
+    &["session"],
     &["bench"],
     &["cli"],
     &["app"],

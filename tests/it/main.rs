@@ -36,6 +36,7 @@ mod schemas_meta;
 mod secrets;
 mod serve_guide;
 mod serve_limits;
+mod session;
 mod snapshots;
 mod standalone;
 mod streamed;

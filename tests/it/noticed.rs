@@ -4,7 +4,9 @@
 
 use std::process::{Command, Output};
 
-use crate::common::{bin, repo, run_against};
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
+
+use crate::common::{Server, bin, repo, run_against};
 use crate::politeness::{empty_answer, raw_server, response};
 
 fn text(out: &Output) -> String {
@@ -84,20 +86,19 @@ fn a_products_only_run_whose_discovery_fails_does_not_pass() {
 
 #[test]
 fn a_run_that_skipped_every_case_for_want_of_a_mall_does_not_pass() {
-    // The embedded server: the preflight passes (a merchant it does not know lists nothing),
-    // so there is no mall to target.
+    // The reference server: the preflight passes (a merchant it does not know lists nothing),
+    // so there is no mall to target. (A merchant id is a remote target's setting: the embedded
+    // server refuses it.)
+    let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(bin())
         .current_dir(dir.path())
         .env_clear()
-        .args([
-            "run",
-            "--color",
-            "never",
-            "--json",
-            "report.json",
-            "--cases",
-        ])
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["run", "--base-url", &server.base_url])
+        .args(["--appid", DEMO_APPID])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--color", "never", "--json", "report.json", "--cases"])
         .arg(repo().join("cases"))
         .args(["--merchant-id", "00000000-0000-4000-8000-000000000123"])
         .args(["--filter", "are a bare array"])

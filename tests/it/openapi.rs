@@ -172,16 +172,33 @@ fn openapi_export_lints_clean_and_types_required_fields() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = mallcheck(dir.path(), &["openapi", "--output", "openapi.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    std::fs::write(dir.path().join(".spectral.yaml"), "extends: [\"spectral:oas\"]\n")
-        .expect("ruleset");
+    std::fs::write(
+        dir.path().join(".spectral.yaml"),
+        "extends: [\"spectral:oas\"]\n",
+    )
+    .expect("ruleset");
 
     let spectral = tool(&bin, "spectral", dir.path())
-        .args(["lint", "--ruleset", ".spectral.yaml", "--fail-severity", "error"])
+        .args([
+            "lint",
+            "--ruleset",
+            ".spectral.yaml",
+            "--fail-severity",
+            "error",
+        ])
         .arg("openapi.json")
         .output()
         .expect("run spectral");
-    assert!(spectral.status.success(), "spectral:\n{}", outputs(&spectral));
-    assert!(outputs(&spectral).contains("0 errors"), "{}", outputs(&spectral));
+    assert!(
+        spectral.status.success(),
+        "spectral:\n{}",
+        outputs(&spectral)
+    );
+    assert!(
+        outputs(&spectral).contains("0 errors"),
+        "{}",
+        outputs(&spectral)
+    );
 
     let redocly = tool(&bin, "redocly", dir.path())
         .args(["lint", "openapi.json"])
@@ -219,14 +236,19 @@ fn openapi_export_lints_clean_and_types_required_fields() {
         &std::fs::read_to_string(dir.path().join("openapi.json")).expect("read"),
     )
     .expect("JSON");
-    doc["components"]["schemas"]["product"]["properties"]["converImages"] = json!({"type": "array"});
+    doc["components"]["schemas"]["product"]["properties"]["converImages"] =
+        json!({"type": "array"});
     std::fs::write(dir.path().join("broken.json"), doc.to_string()).expect("write");
     let broken = tool(&bin, "spectral", dir.path())
         .args(["lint", "--ruleset", ".spectral.yaml", "broken.json"])
         .output()
         .expect("run spectral");
     assert!(!broken.status.success(), "{}", outputs(&broken));
-    assert!(outputs(&broken).contains("array-items"), "{}", outputs(&broken));
+    assert!(
+        outputs(&broken).contains("array-items"),
+        "{}",
+        outputs(&broken)
+    );
 }
 
 const GOOD_LIST: &str = r#"{"success":true,"code":"0000","msg":"ok","data":[]}"#;

@@ -3,6 +3,10 @@
 
 use std::process::Command;
 
+use mallcheck::server::ServerOptions;
+use mallcheck::server::data::{DEMO_APPID, MAIN};
+use mallcheck::sign::{Signer, SignerKind};
+
 use crate::common::{Server, assert_exit, bin, finding_ids, repo, run_against};
 
 #[test]
@@ -48,13 +52,31 @@ fn a_signature_cache_is_caught_by_the_replay_probes() {
 
 #[test]
 fn replay_probes_are_skipped_with_a_reason_for_the_static_signer() {
+    // A service signing with a fixed signature (a key is a remote target's setting, so the
+    // reference server runs here, not as the embedded target).
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let server = runtime
+        .block_on(mallcheck::server::start(ServerOptions {
+            signer: Signer::new(SignerKind::Static, "a-fixed-signature".into()),
+            ..ServerOptions::default()
+        }))
+        .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(bin())
         .current_dir(dir.path())
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("MALLCHECK_SIGN_KEY", "a-fixed-signature")
-        .args(["run", "--signer", "static", "--filter", "tag:replay"])
+        .args([
+            "run",
+            "--base-url",
+            &server.base_url(),
+            "--appid",
+            DEMO_APPID,
+        ])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--signer", "static", "--filter", "tag:replay"])
         .args(["--color", "never", "--json", "report.json", "--cases"])
         .arg(repo().join("cases"))
         .output()
@@ -80,4 +102,5 @@ fn replay_probes_are_skipped_with_a_reason_for_the_static_signer() {
         !stdout.contains("a-fixed-signature"),
         "the signature leaked"
     );
+    runtime.block_on(server.shutdown());
 }

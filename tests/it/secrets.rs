@@ -675,8 +675,13 @@ fn a_misspelt_secret_header_is_a_load_error() {
 #[test]
 fn a_key_too_short_to_scrub_is_warned_about() {
     let dir = tempfile::tempdir().unwrap();
-    let out = mallcheck(dir.path())
-        .args(["run", "--color", "never", "--quiet", "--cases"])
+    let server = InProcess::start(Signer::new(SignerKind::Md5, "k3y".to_string()));
+    let url = server
+        .server
+        .as_ref()
+        .map(RunningServer::base_url)
+        .unwrap_or_default();
+    let out = run(dir.path(), &url, &["--quiet", "--cases"])
         .arg(repo().join("cases/auth.yaml"))
         .env("MALLCHECK_SIGN_KEY", "k3y")
         .output()

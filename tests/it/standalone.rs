@@ -116,7 +116,10 @@ fn init_writes_editable_copies_and_keeps_existing_files() {
     for (relative, original) in [
         ("cases/paging.yaml", "cases/paging.yaml"),
         ("schemas/case.schema.json", "schemas/case.schema.json"),
-        ("schemas/products-response.json", "schemas/products-response.json"),
+        (
+            "schemas/products-response.json",
+            "schemas/products-response.json",
+        ),
     ] {
         assert_eq!(
             std::fs::read(dir.path().join(relative)).expect("written"),

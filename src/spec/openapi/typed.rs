@@ -114,8 +114,14 @@ mod tests {
             json!([{"if": {"required": ["c"]}, "then": {"required": ["d"]}}]),
             "a conditional member stays"
         );
-        assert_eq!(schema["x-required-checks"]["mall.fields"], json!(["a", "b"]));
-        assert_eq!(schema["x-required-checks"]["mall.always-null-fields"], json!(["e"]));
+        assert_eq!(
+            schema["x-required-checks"]["mall.fields"],
+            json!(["a", "b"])
+        );
+        assert_eq!(
+            schema["x-required-checks"]["mall.always-null-fields"],
+            json!(["e"])
+        );
     }
 
     #[test]
@@ -139,7 +145,13 @@ mod tests {
         for_typed_clients(&mut schema);
         assert_eq!(schema["properties"]["open"]["items"], json!({}));
         assert_eq!(schema["properties"]["nullable"]["items"], json!({}));
-        assert_eq!(schema["properties"]["typed"]["items"], json!({"type": "string"}));
-        assert_eq!(schema["properties"]["literal"], json!({"const": {"type": "array"}}));
+        assert_eq!(
+            schema["properties"]["typed"]["items"],
+            json!({"type": "string"})
+        );
+        assert_eq!(
+            schema["properties"]["literal"],
+            json!({"const": {"type": "array"}})
+        );
     }
 }

@@ -32,6 +32,21 @@ impl SchemaSet {
         build(Path::new("schemas"), sources)
     }
 
+    /// The schemas of a command: `dir` (`--schemas DIR`) when given, else `./schemas` when it
+    /// holds schema files of mallcheck's (editable copies, see `mallcheck init`), else the
+    /// ones built in.
+    pub fn load_default(dir: Option<&Path>) -> Result<SchemaSet, SchemaError> {
+        let local = Path::new(crate::shipped::SCHEMAS_DIR);
+        let local_holds_schemas = SCHEMA_NAMES
+            .iter()
+            .any(|name| local.join(format!("{name}.json")).is_file());
+        match dir {
+            Some(d) => SchemaSet::load_dir(d),
+            None if local_holds_schemas => SchemaSet::load_dir(local),
+            None => SchemaSet::embedded(),
+        }
+    }
+
     /// Loads the schema files named in [`SCHEMA_NAMES`] from `dir` (other files are ignored).
     pub fn load_dir(dir: &Path) -> Result<SchemaSet, SchemaError> {
         let sources = SCHEMA_NAMES
