@@ -12,7 +12,7 @@ use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::checks::{assert, http, ownership, payload, products};
 use crate::fuzz::regressions;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
-use crate::runner::{PlannedCase, Runner, page_limit};
+use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
 use crate::spec::catalog;
@@ -252,7 +252,20 @@ pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> 
         }
     })
     .await;
-    c.finish(runner, started, skip.err(), retries)
+    // A case skipped for a refused discovery was refused itself: never a skip.
+    let skip = match skip.err() {
+        Some(reason) if preflight::refused_discovery(&reason) => {
+            let span = planned.case.name.span.clone();
+            let refused = preflight::refused(401, &Value::Null).map(|f| {
+                let detail = format!("{}; {reason}", f.detail);
+                f.with_detail(detail)
+            });
+            c.add(refused.into_iter().collect(), &span);
+            None
+        }
+        other => other,
+    };
+    c.finish(runner, started, skip, retries)
 }
 
 /// Sends the request of an exchange case and runs its checks. Err is a skip reason.
@@ -279,6 +292,12 @@ async fn exchange_case(
     let Some(response) = c.take(sent, &case_span) else {
         return Ok(());
     };
+    if expects_acceptance(x)
+        && let Some(refused) = preflight::refused(response.status, &response.json)
+    {
+        c.add(vec![refused], &case_span);
+        return Ok(());
+    }
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
         c.add(
@@ -366,6 +385,21 @@ async fn exchange_case(
     Ok(())
 }
 
+/// Whether the case sends a signed call of the configured credentials and expects it served:
+/// a refusal then means the case could not be tested. Probes that expect no data (an unknown
+/// merchant, another seller) or a 4xx may be refused with any status.
+fn expects_acceptance(x: &ExchangeCase) -> bool {
+    x.request.auth == AuthMode::Signed
+        && x.expect.no_data.is_none()
+        && x.expect.status.as_ref().is_none_or(|s| s.value < 400)
+        && !x
+            .expect
+            .checks
+            .iter()
+            .any(|c| c.check.id == catalog::OWNERSHIP_UNKNOWN_MERCHANT.id)
+        && regressions::properties_of(x).is_empty()
+}
+
 /// Pages of the mall list fetched through the runner's client.
 struct ClientPages<'r> {
     runner: &'r Runner,
@@ -413,6 +447,9 @@ impl PageSource for ClientPages<'_> {
         let mut stop = http::server_error(response.status);
         if !stop.is_empty() {
             return Page::Stop(stop);
+        }
+        if let Some(refused) = preflight::refused(response.status, &response.json) {
+            return Page::Stop(vec![refused]);
         }
         let schemas = &self.runner.schemas;
         let mut found = self.part.bounded();
@@ -972,6 +1009,10 @@ async fn products_call(
     let Some(r) = part.take(sent) else {
         return (part, None);
     };
+    if !deleted && let Some(refused) = preflight::refused(r.status, &r.json) {
+        part.add(vec![refused]);
+        return (part, None);
+    }
     part.add(http::server_error(r.status));
     if !(200..300).contains(&r.status) || !r.json.is_array() {
         if !deleted {
