@@ -40,7 +40,7 @@ use super::signals::Stop;
 const MAX_SHRINK_TRIES: u32 = 1000;
 
 /// A seed from the clock, for runs without `--seed` (it is printed, so the run can be repeated).
-fn clock_seed() -> u64 {
+pub(super) fn clock_seed() -> u64 {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());

@@ -271,9 +271,19 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         walk_prefix: settings
             .walk_prefix
             .unwrap_or(crate::runner::DEFAULT_WALK_PREFIX),
+        sweep_budget: args
+            .sweep_budget
+            .or(settings.sweep_budget)
+            .unwrap_or(crate::runner::DEFAULT_SWEEP_BUDGET),
+        // A new sample each run, so that repeated runs cover the whole merchant over time.
+        seed: args
+            .seed
+            .clone()
+            .unwrap_or_else(|| format!("{:08x}", super::fuzz::clock_seed() as u32)),
         cursor,
         ..RunOptions::default()
     };
+    let seed = options.seed.clone();
     let mut sinks = FanOut::default();
     let console = Console::new(std::io::stdout(), redactor, color, verbosity, args.strict);
     // A bar only on a terminal: CI logs and pipes get plain lines.
@@ -330,7 +340,13 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                 let watched = Arc::clone(&runner);
                 let mut discovery_stop = None;
                 let mut discovery_note = None;
+                let mut sampled = false;
                 let mut on_event = |event: Event| {
+                    if let Event::CaseFinished(r) = &event
+                        && r.coverage.iter().any(|c| c.scope.contains("sampled (seed"))
+                    {
+                        sampled = true;
+                    }
                     let empty = preflight::EmptyMerchant {
                         seen: watched.discovery.merchant_empty(),
                         allowed: allow_empty_merchant,
@@ -369,6 +385,13 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                 };
                 if let Some(note) = discovery_note {
                     eprintln!("note: {note}");
+                }
+                if sampled {
+                    eprintln!(
+                        "note: the products sweep sampled the merchant's malls with seed {seed}: \
+                         --seed {seed} replays this sample; other runs draw others, and cover the \
+                         whole merchant over time"
+                    );
                 }
                 Ok(done.map(|done| match (done, discovery_stop) {
                     (Ok(_), Some(message)) => Err(message),

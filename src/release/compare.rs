@@ -42,6 +42,9 @@ pub struct CaseDiff {
     pub snapshot: PathBuf,
     /// The changes, or why the case could not be compared.
     pub outcome: Result<Vec<Change>, String>,
+    /// Records (malls of `data`, products of a bare array) the comparison rests on: the fewer
+    /// of the baseline's and the candidate's.
+    pub records: usize,
     /// Time to fetch and compare.
     pub duration: Duration,
 }
@@ -104,6 +107,36 @@ impl CaseDiff {
     /// `file › case`, as reports name the case.
     pub fn label(&self) -> String {
         format!("{} › {}", self.file.display(), self.case)
+    }
+
+    /// What a breaking verdict rests on, when the case is breaking: `on 30 records`, and a
+    /// warning when that is fewer than [`THIN_EVIDENCE`].
+    pub fn evidence(&self) -> Option<String> {
+        if self.verdict() != DiffVerdict::Breaking {
+            return None;
+        }
+        let on = crate::report::text::plural(self.records, "record");
+        Some(if self.records < THIN_EVIDENCE {
+            format!(
+                "rests on only {on}: thin evidence for a release verdict; record a baseline \
+                 with more (mallcheck run --snapshots update against a merchant with malls)"
+            )
+        } else {
+            format!("rests on {on}")
+        })
+    }
+}
+
+/// Fewer records than this under a breaking verdict are called thin evidence.
+pub const THIN_EVIDENCE: usize = 5;
+
+/// The records a response body holds: the malls of a mall-list envelope's `data`, the
+/// products of a bare products array; 1 for any other document.
+pub fn record_count(body: &Value) -> usize {
+    match body {
+        Value::Array(items) => items.len(),
+        Value::Object(o) => o.get("data").and_then(Value::as_array).map_or(1, Vec::len),
+        _ => 1,
     }
 }
 
@@ -177,20 +210,21 @@ pub async fn compare_all(
     let mut results = Vec::new();
     for w in work {
         let started = Instant::now();
-        let outcome = match fetch(client, discovery, w.exchange).await {
+        let (outcome, records) = match fetch(client, discovery, w.exchange).await {
             Ok(body) => compare_case(
                 baseline,
                 w,
                 &scrub_value(&body, client.redactor()),
                 contract,
             ),
-            Err(e) => Err(e),
+            Err(e) => (Err(e), 0),
         };
         results.push(CaseDiff {
             file: w.file.clone(),
             case: w.case.clone(),
             snapshot: store::snap_path(shown_dir, &w.name),
             outcome,
+            records,
             duration: started.elapsed(),
         });
     }
@@ -207,12 +241,28 @@ async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Resu
 
 /// Compares one response with its baseline snapshot, through insta so that the case's
 /// redactions and sorting apply to the response exactly as they did when it was recorded.
+/// Gives the records compared with the changes.
 fn compare_case(
     baseline: &Path,
     w: &Work<'_>,
     body: &Value,
     contract: &Contract,
-) -> Result<Vec<Change>, String> {
+) -> (Result<Vec<Change>, String>, usize) {
+    let candidate = record_count(body);
+    match compare_snapshot(baseline, w, body, contract) {
+        Ok((changes, Some(reference))) => (Ok(changes), candidate.min(record_count(&reference))),
+        Ok((changes, None)) => (Ok(changes), candidate),
+        Err(e) => (Err(e), 0),
+    }
+}
+
+/// [`compare_case`] through insta: the changes, and the baseline when it differs.
+fn compare_snapshot(
+    baseline: &Path,
+    w: &Work<'_>,
+    body: &Value,
+    contract: &Contract,
+) -> Result<(Vec<Change>, Option<Value>), String> {
     let redact = Snapshotter::redactions(w.spec);
     let description = format!("release diff of case `{}`", w.case);
     let assertion = Assertion {
@@ -225,16 +275,15 @@ fn compare_case(
         input_file: None,
     };
     match engine::assert_json(&assertion) {
-        Verdict::Match => Ok(vec![]),
+        Verdict::Match => Ok((vec![], None)),
         Verdict::Mismatch { reference, test } => {
             let parse = |t: &str, what: &str| {
                 serde_json::from_str::<Value>(t).map_err(|e| format!("the {what} is not JSON: {e}"))
             };
-            Ok(classify::compare(
-                &parse(&reference, "baseline snapshot")?,
-                &parse(&test, "candidate response")?,
-                contract,
-            ))
+            let reference = parse(&reference, "baseline snapshot")?;
+            let changes =
+                classify::compare(&reference, &parse(&test, "candidate response")?, contract);
+            Ok((changes, Some(reference)))
         }
         Verdict::New => Err("the baseline snapshot could not be read".to_string()),
         Verdict::Failed(message) => Err(message),
@@ -265,6 +314,7 @@ pub(crate) mod fixtures {
             case: "first page".into(),
             snapshot: "snapshots/x__first-page.snap".into(),
             outcome: changes,
+            records: 3,
             duration: Duration::ZERO,
         }
     }
@@ -275,6 +325,25 @@ mod tests {
     use super::fixtures::{change, result};
     use super::*;
     use crate::snapshot::classify::ChangeKind;
+
+    #[test]
+    fn a_breaking_verdict_states_its_evidence_and_thin_evidence_says_so() {
+        let mut breaking = result(Ok(vec![change(
+            ChangeKind::FieldRemoved,
+            Class::Breaking,
+            "/data/0/mallName",
+        )]));
+        let thin = breaking.evidence().expect("breaking");
+        assert!(
+            thin.contains("only 3 records") && thin.contains("thin"),
+            "{thin}"
+        );
+        breaking.records = 30;
+        assert_eq!(breaking.evidence().as_deref(), Some("rests on 30 records"));
+        assert_eq!(result(Ok(vec![])).evidence(), None);
+        assert_eq!(record_count(&serde_json::json!({"data": [1, 2]})), 2);
+        assert_eq!(record_count(&serde_json::json!([1, 2, 3])), 3);
+    }
 
     #[test]
     fn verdict_is_the_worst_class_and_breaking_exits_one() {

@@ -68,12 +68,16 @@ pub fn render_console(
             Ok(changes) => {
                 let _ = writeln!(
                     out,
-                    "{label} {} ({} breaking, {} additive, {} data)",
+                    "{label} {} ({} breaking, {} additive, {} data; {} compared)",
                     r.label(),
                     r.count(Class::Breaking),
                     r.count(Class::Additive),
-                    r.count(Class::Data)
+                    r.count(Class::Data),
+                    text::plural(r.records, "record")
                 );
+                if let Some(evidence) = r.evidence() {
+                    let _ = writeln!(out, "  the breaking verdict {evidence}");
+                }
                 let groups = classify::group(changes);
                 for g in groups.iter().take(CONSOLE_GROUPS) {
                     let _ = writeln!(out, "  {}", group_line(g));
@@ -142,18 +146,32 @@ pub fn render_markdown(
         cell(candidate),
         text::plural(results.len(), "case")
     );
-    let _ = writeln!(out, "| Case | Verdict | Breaking | Additive | Data |");
-    let _ = writeln!(out, "|---|---|---:|---:|---:|");
+    let _ = writeln!(
+        out,
+        "| Case | Verdict | Breaking | Additive | Data | Records compared |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|");
     for r in results {
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             cell(&r.label()),
             r.verdict().label().to_lowercase(),
             r.count(Class::Breaking),
             r.count(Class::Additive),
-            r.count(Class::Data)
+            r.count(Class::Data),
+            r.records
         );
+    }
+    for r in results {
+        if let Some(evidence) = r.evidence() {
+            let _ = writeln!(
+                out,
+                "\n> The breaking verdict of {} {}.",
+                cell(&r.label()),
+                cell(&evidence)
+            );
+        }
     }
     let mut rows: Vec<String> = Vec::new();
     for r in results {
@@ -241,10 +259,11 @@ pub fn render_junit(results: &[CaseDiff]) -> io::Result<String> {
                             Junit::Failure {
                                 ty: "release-diff.breaking".into(),
                                 message: format!(
-                                    "{} breaking change(s); first at {}: {}",
+                                    "{} breaking change(s); first at {}: {} (the verdict {})",
                                     r.count(Class::Breaking),
                                     first.pattern,
-                                    first.example.describe()
+                                    first.example.describe(),
+                                    r.evidence().unwrap_or_default()
                                 ),
                                 detail: lines,
                             },
@@ -322,7 +341,9 @@ mod tests {
             false,
         );
         assert!(
-            text.contains("ADDITIVE  cases/x.yaml › first page (0 breaking, 1 additive, 0 data)"),
+            text.contains(
+                "ADDITIVE  cases/x.yaml › first page (0 breaking, 1 additive, 0 data; 3 records compared)"
+            ),
             "{text}"
         );
         assert!(text.contains("additive  /data/*/x  field added"), "{text}");

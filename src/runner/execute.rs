@@ -12,7 +12,7 @@ use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::checks::{assert, http, ownership, payload, products};
 use crate::fuzz::regressions;
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
-use crate::runner::{PlannedCase, Runner, page_limit};
+use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
 use crate::spec::catalog;
@@ -252,7 +252,20 @@ pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> 
         }
     })
     .await;
-    c.finish(runner, started, skip.err(), retries)
+    // A case skipped for a refused discovery was refused itself: never a skip.
+    let skip = match skip.err() {
+        Some(reason) if preflight::refused_discovery(&reason) => {
+            let span = planned.case.name.span.clone();
+            let refused = preflight::refused(401, &Value::Null).map(|f| {
+                let detail = format!("{}; {reason}", f.detail);
+                f.with_detail(detail)
+            });
+            c.add(refused.into_iter().collect(), &span);
+            None
+        }
+        other => other,
+    };
+    c.finish(runner, started, skip, retries)
 }
 
 /// Sends the request of an exchange case and runs its checks. Err is a skip reason.
@@ -279,6 +292,12 @@ async fn exchange_case(
     let Some(response) = c.take(sent, &case_span) else {
         return Ok(());
     };
+    if expects_acceptance(x)
+        && let Some(refused) = preflight::refused(response.status, &response.json)
+    {
+        c.add(vec![refused], &case_span);
+        return Ok(());
+    }
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
         c.add(
@@ -366,6 +385,21 @@ async fn exchange_case(
     Ok(())
 }
 
+/// Whether the case sends a signed call of the configured credentials and expects it served:
+/// a refusal then means the case could not be tested. Probes that expect no data (an unknown
+/// merchant, another seller) or a 4xx may be refused with any status.
+fn expects_acceptance(x: &ExchangeCase) -> bool {
+    x.request.auth == AuthMode::Signed
+        && x.expect.no_data.is_none()
+        && x.expect.status.as_ref().is_none_or(|s| s.value < 400)
+        && !x
+            .expect
+            .checks
+            .iter()
+            .any(|c| c.check.id == catalog::OWNERSHIP_UNKNOWN_MERCHANT.id)
+        && regressions::properties_of(x).is_empty()
+}
+
 /// Pages of the mall list fetched through the runner's client.
 struct ClientPages<'r> {
     runner: &'r Runner,
@@ -413,6 +447,9 @@ impl PageSource for ClientPages<'_> {
         let mut stop = http::server_error(response.status);
         if !stop.is_empty() {
             return Page::Stop(stop);
+        }
+        if let Some(refused) = preflight::refused(response.status, &response.json) {
+            return Page::Stop(vec![refused]);
         }
         let schemas = &self.runner.schemas;
         let mut found = self.part.bounded();
@@ -787,13 +824,21 @@ fn tamper(signature: &str) -> String {
 /// Page size of a products sweep's walk of the list (or the list body's, when larger).
 const SWEEP_LIST_SIZE: u64 = 100;
 
-/// Seed of the sample of malls a bounded products sweep calls.
-const SWEEP_SEED: &str = "mallcheck-sweep-0";
+/// How many malls a products sweep calls within `budget` requests when its walk of the list
+/// took `pages` requests and its probes take `probes`: every request left, but never fewer
+/// than [`DEFAULT_SWEEP_SAMPLE`](crate::runner::DEFAULT_SWEEP_SAMPLE) (the first, the last, a
+/// deleted one and a few sampled), so that a merchant of any size is sampled.
+fn sweep_calls(budget: usize, pages: usize, probes: usize) -> usize {
+    budget
+        .saturating_sub(pages + probes)
+        .max(crate::runner::DEFAULT_SWEEP_SAMPLE)
+}
 
 /// Picks `n` of the listed malls: the first and the last of the list, the first deleted one
-/// when there is one, then malls ranked by md5(seed ++ mallSn), so that the same list always
-/// gives the same sample. Returns indexes in list order.
-fn sample_malls(listed: &[Listed], n: usize) -> Vec<usize> {
+/// when there is one, then malls ranked by md5(seed ++ mallSn): the same list and seed give
+/// the same sample, and a new seed (each run's) another, so that repeated runs cover the whole
+/// merchant over time. Returns indexes in list order.
+fn sample_malls(listed: &[Listed], n: usize, seed: &str) -> Vec<usize> {
     use md5::{Digest, Md5};
     if n >= listed.len() {
         return (0..listed.len()).collect();
@@ -813,7 +858,7 @@ fn sample_malls(listed: &[Listed], n: usize) -> Vec<usize> {
         .filter(|i| !chosen.contains(i))
         .map(|i| {
             let mut h = Md5::new();
-            h.update(SWEEP_SEED.as_bytes());
+            h.update(seed.as_bytes());
             h.update(listed[i].sn.as_bytes());
             (h.finalize().to_vec(), i)
         })
@@ -868,12 +913,14 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
     }
     let explicit = s.sample.or(runner.options.sample);
+    let probes = usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
     let n = match explicit {
         Some(n) => n,
         None if runner.options.exhaustive => usize::MAX,
-        None => crate::runner::DEFAULT_SWEEP_SAMPLE,
+        None => sweep_calls(runner.options.sweep_budget, walk.steps.len(), probes),
     };
-    let picked = sample_malls(&listed, n);
+    let seed = runner.options.seed.as_str();
+    let picked = sample_malls(&listed, n, seed);
     let malls: Vec<(String, String)> = picked
         .iter()
         .map(|&i| (listed[i].sn.clone(), listed[i].signature.clone()))
@@ -881,7 +928,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     let deleted = |sn: &str| listed.iter().any(|m| m.sn == sn && m.deleted);
     c.covered(
         "products.listed-mall, products.distinct-per-mall, schema",
-        sweep_scope(&listed, &picked, walk.complete),
+        sweep_scope(&listed, &picked, walk.complete, seed),
     );
     let appid = list_body.get("appid").cloned().unwrap_or(Value::Null);
     let products_body = |seller: &Value, sn: &str, sig: &str| json!({"appid": appid, "seller": seller, "mallID": {"mallSn": sn, "signature": sig}});
@@ -962,6 +1009,10 @@ async fn products_call(
     let Some(r) = part.take(sent) else {
         return (part, None);
     };
+    if !deleted && let Some(refused) = preflight::refused(r.status, &r.json) {
+        part.add(vec![refused]);
+        return (part, None);
+    }
     part.add(http::server_error(r.status));
     if !(200..300).contains(&r.status) || !r.json.is_array() {
         if !deleted {
@@ -1005,7 +1056,7 @@ async fn products_call(
 }
 
 /// `8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled`.
-fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool) -> String {
+fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool, seed: &str) -> String {
     let total = thousands(listed.len());
     let list = if complete {
         format!("{total} listed malls")
@@ -1029,7 +1080,7 @@ fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool) -> String {
         picked.len(),
         named.join(", "),
         if sampled > 0 {
-            format!(" and {sampled} sampled (seed {SWEEP_SEED:?})")
+            format!(" and {sampled} sampled (seed {seed:?}; --seed {seed} replays it)")
         } else {
             String::new()
         }
@@ -1053,21 +1104,40 @@ mod tests {
     #[test]
     fn the_sample_holds_the_first_the_last_and_a_deleted_mall_and_is_stable() {
         let malls = listed(10_000, Some(4_321));
-        let picked = sample_malls(&malls, 8);
+        let picked = sample_malls(&malls, 8, "s1");
         assert_eq!(picked.len(), 8);
         for must in [0, 4_321, 9_999] {
             assert!(picked.contains(&must), "{must} in {picked:?}");
         }
-        assert_eq!(picked, sample_malls(&malls, 8), "same list, same sample");
-        assert_eq!(sample_malls(&malls[..5], 8), vec![0, 1, 2, 3, 4]);
-        assert_eq!(sample_malls(&malls, 2), vec![0, 9_999]);
-        let scope = sweep_scope(&malls, &picked, true);
+        assert_eq!(
+            picked,
+            sample_malls(&malls, 8, "s1"),
+            "same seed, same sample"
+        );
+        assert_ne!(
+            picked,
+            sample_malls(&malls, 8, "s2"),
+            "another seed, another sample"
+        );
+        assert_eq!(sample_malls(&malls[..5], 8, "s1"), vec![0, 1, 2, 3, 4]);
+        assert_eq!(sample_malls(&malls, 2, "s1"), vec![0, 9_999]);
+        let scope = sweep_scope(&malls, &picked, true, "s1");
         assert!(
             scope.starts_with(
                 "8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled"
             ),
             "{scope}"
         );
+    }
+
+    #[test]
+    fn the_budget_sweeps_a_small_merchant_whole_and_samples_a_large_one() {
+        // 23 malls: one page of the list, every mall fits.
+        assert!(sweep_calls(110, 1, 0) >= 23);
+        // 2,000 malls at 100 a page: what is left of the budget.
+        assert_eq!(sweep_calls(110, 20, 0), 90);
+        // 10,000 malls: the list alone is near the budget; the minimal sample stays.
+        assert_eq!(sweep_calls(110, 100, 2), 8);
     }
 
     #[test]

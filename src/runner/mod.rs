@@ -49,14 +49,24 @@ pub struct RunOptions {
     pub exhaustive: bool,
     /// Records read by the walks at the smaller sizes of a bounded run (`--walk-prefix`).
     pub walk_prefix: usize,
+    /// Requests one products sweep may send, its walk of the list included (`--sweep-budget`).
+    pub sweep_budget: usize,
+    /// Seed of the sweeps' samples of malls (`--seed`; a new one each run by default).
+    pub seed: String,
 }
 
 /// Records the smaller page sizes of a bounded run walk by default.
 pub const DEFAULT_WALK_PREFIX: usize = 200;
 
-/// Malls whose products a bounded sweep calls by default (first, last, a deleted one, the
-/// rest a seeded sample).
+/// The fewest malls whose products a bounded sweep calls (first, last, a deleted one, the
+/// rest a seeded sample), however large the merchant.
 pub const DEFAULT_SWEEP_SAMPLE: usize = 8;
+
+/// Requests one products sweep may send by default, its walk of the list included: a merchant
+/// of up to about a hundred malls is swept whole; one of 2,000 gets 90 products calls (the
+/// whole shipped run stays under 1,500 requests); one of 10,000, whose list alone takes 100
+/// pages, gets the minimal sample.
+pub const DEFAULT_SWEEP_BUDGET: usize = 110;
 
 impl Default for RunOptions {
     fn default() -> Self {
@@ -70,6 +80,8 @@ impl Default for RunOptions {
             max_findings_per_check: 50,
             exhaustive: false,
             walk_prefix: DEFAULT_WALK_PREFIX,
+            sweep_budget: DEFAULT_SWEEP_BUDGET,
+            seed: "mallcheck".to_string(),
         }
     }
 }

@@ -331,6 +331,34 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
     }
 }
 
+/// The finding of a signed call of the configured credentials that the service refused
+/// (401/403, or an auth-failure envelope) where the case expects an answer: nothing of the
+/// case was tested (could not test, exit 3), never a pass or a skip. It matters under
+/// `--no-preflight`, where no preflight stopped the run first.
+pub fn refused(status: u16, json: &Value) -> Option<Finding> {
+    if !(matches!(status, 401 | 403) || is_auth_failure(json)) {
+        return None;
+    }
+    Some(
+        Finding::new(
+            &catalog::PREFLIGHT,
+            "",
+            "a signed call of the configured credentials, accepted",
+            format!("HTTP {status}{}", envelope_text(json)),
+        )
+        .with_detail(
+            "the service refused the configured credentials (signing key, signer, appid or \
+             merchant ids): nothing of this case was tested",
+        ),
+    )
+}
+
+/// Whether a discovery failure (a skip reason) is a refusal of the configured credentials.
+pub fn refused_discovery(reason: &str) -> bool {
+    reason.contains("first mall-list page answered HTTP 401")
+        || reason.contains("first mall-list page answered HTTP 403")
+}
+
 /// `: code 4010, <msg>` of an envelope, or nothing.
 fn envelope_text(json: &Value) -> String {
     let code = json.get("code").map(|c| match c {

@@ -296,13 +296,29 @@ fn datetime(year: u32, n: u32) -> String {
     )
 }
 
+/// The mall of a merchant's list a one-mall fault breaks: the last one with products that is
+/// neither the first, the last nor deleted (the malls a bounded sweep always calls).
+pub fn late_mall<'a>(malls: &[&'a MallSeed]) -> Option<&'a MallSeed> {
+    let inner = malls.get(1..malls.len().saturating_sub(1))?;
+    inner
+        .iter()
+        .rev()
+        .find(|m| m.product_count > 0 && !is_deleted(m))
+        .copied()
+}
+
+/// Whether a mall is deleted (`isDelete` 1).
+pub fn is_deleted(mall: &MallSeed) -> bool {
+    mall.seq % 5 == 4
+}
+
 /// Renders one mall record exactly as the mall list returns it (spec §2.2 to §2.6).
 pub fn mall_record(mall: &MallSeed) -> Value {
     let s = mall.seq;
     let merchant = mall.merchant;
     let state = s % 3;
     let internal_state = u32::from(s % 4 != 3);
-    let is_delete = u32::from(s % 5 == 4);
+    let is_delete = u32::from(is_deleted(mall));
     let payments = if s % 6 == 5 {
         json!([])
     } else {

@@ -139,6 +139,8 @@ faults! {
     SkuNameNumber = ("sku-name-number", Contract(&SKU_FIELDS), "skuName is a number instead of a string or null");
     /// `price` a string.
     SkuPriceString = ("sku-price-string", Contract(&SKU_FIELDS), "price is a string instead of an integer");
+    /// One SKU price a string, in one mall late in the list.
+    SkuPriceStringInOneMall = ("sku-price-string-in-one-mall", Contract(&SKU_FIELDS), "one SKU price is a string, in the products of one mall near the end of the main merchant's list (neither the first, the last nor a deleted mall: a fixed sample misses it)");
     /// `quantity` removed.
     SkuQuantityMissing = ("sku-quantity-missing", Contract(&SKU_FIELDS), "the SKU field quantity is missing");
     /// Products wrapped in an envelope.

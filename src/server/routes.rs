@@ -681,6 +681,14 @@ fn mall_products(
     if fault == Some(Fault::ProductsAscending) {
         products.reverse();
     }
+    if fault == Some(Fault::SkuPriceStringInOneMall)
+        && data::late_mall(&data.malls_of(MAIN.merchant_id)).is_some_and(|m| m.seq == mall.seq)
+        && let Some(price) = products
+            .first_mut()
+            .and_then(|p| p.pointer_mut("/skuResults/0/price"))
+    {
+        *price = json!(price.to_string());
+    }
     let list = Value::Array(products);
     Ok(match fault {
         Some(Fault::ProductsEnveloped) => {

@@ -149,3 +149,70 @@ fn an_unreachable_port_could_not_be_tested() {
     assert_exit(&out, 3);
     assert_reported(dir.path(), 3, "could-not-test");
 }
+
+#[test]
+fn a_bad_price_in_a_later_mall_of_23_fails_every_run() {
+    let server = Server::start(&["--malls", "23", "--fault", "sku-price-string-in-one-mall"]);
+    for run in 0..2 {
+        let dir = tempfile::tempdir().unwrap();
+        let out = gate(&server.base_url, dir.path(), &[]);
+        assert_exit(&out, 1);
+        assert_reported(dir.path(), 1, "contract-broken");
+        let json = report(dir.path());
+        let sweep = json["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"]["name"] == "products of every listed mall")
+            .unwrap_or_else(|| panic!("run {run}: {json}"));
+        assert_eq!(sweep["outcome"], "fail", "run {run}: {sweep}");
+        assert!(
+            sweep["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["check"] == "sku.fields"),
+            "run {run}: {sweep}"
+        );
+    }
+}
+
+/// Beyond the budget the sweep samples with a seed that changes from run to run, says so,
+/// and `--seed` replays a run's sample.
+#[test]
+fn a_large_merchant_is_sampled_with_a_printed_seed_that_replays() {
+    let server = Server::start(&["--malls", "300"]);
+    let sweep = |seed: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = run_against(&server.base_url, dir.path());
+        cmd.args(["--filter", "products of every listed mall"]);
+        if let Some(seed) = seed {
+            cmd.args(["--seed", seed]);
+        }
+        let out = cmd.output().unwrap();
+        assert_exit(&out, 0);
+        let text = output_text(&out);
+        let covered = text
+            .lines()
+            .find(|l| l.contains("covered: products.listed-mall"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .trim()
+            .to_string();
+        (covered, text)
+    };
+    let (first, text) = sweep(Some("replay-me"));
+    assert!(first.contains("of 300 listed malls"), "{first}");
+    assert!(first.contains("seed \"replay-me\""), "{first}");
+    assert!(
+        text.contains("--seed replay-me replays this sample"),
+        "{text}"
+    );
+    let (again, _) = sweep(Some("replay-me"));
+    assert_eq!(first, again, "the same seed draws the same sample");
+    let (other, text) = sweep(None);
+    assert!(!other.contains("replay-me"), "{other}");
+    assert!(
+        text.contains("sampled the merchant's malls with seed"),
+        "{text}"
+    );
+}

@@ -130,10 +130,26 @@ fn no_preflight_runs_the_whole_suite_against_a_wrong_key() {
         .output()
         .unwrap();
     let (stdout, stderr) = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    // The refused calls could not test the service: never a pass of the gate.
+    assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
     assert!(!stderr.contains("preflight failed"), "{stderr}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
             .unwrap();
-    assert!(report["cases"].as_array().unwrap().len() > 10, "{report}");
+    let cases = report["cases"].as_array().unwrap();
+    assert!(cases.len() > 10, "{report}");
+    // A case whose signed call was refused is an error, never a pass or a skip.
+    for name in [
+        "first page is a success envelope",
+        "products of every listed mall",
+        "paging walk agrees at every page size",
+        "products of a listed mall are a bare array",
+    ] {
+        let case = cases
+            .iter()
+            .find(|c| c["id"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {report}"));
+        assert_eq!(case["outcome"], "error", "{name}: {case}");
+    }
+    assert!(cases.iter().all(|c| c["outcome"] != "skip"), "{stdout}");
 }

@@ -366,6 +366,12 @@ fn release_diff_reports_removed_and_retyped_fields_as_breaking() {
         "{}",
         describe(&o)
     );
+    // The case's page holds 3 malls: the verdict says how little it rests on.
+    assert!(
+        stdout(&o).contains("the breaking verdict rests on only 3 records: thin evidence"),
+        "{}",
+        describe(&o)
+    );
     let md = std::fs::read_to_string(path(dir.path(), "reports/diff.md")).unwrap();
     assert!(
         md.contains("breaking changes") && md.contains("`/data/*/mallName`"),
@@ -703,4 +709,33 @@ fn snapshot_dir_write_failure_is_a_harness_error_not_a_contract_failure() {
     let case = &report["cases"][0];
     assert_eq!(case["outcome"], "error", "{case}");
     assert_eq!(case["findings"][0]["check"], "harness.snapshot", "{case}");
+}
+
+/// The shipped first-page snapshot holds the whole list of a merchant of up to 100 malls: a
+/// release verdict on it rests on every mall of the embedded server's merchant.
+#[test]
+fn a_release_diff_on_the_shipped_snapshots_rests_on_the_whole_first_walk() {
+    let server = Server::start();
+    let dir = workdir_with_embedded_snapshots();
+    let cases = shipped_cases();
+    let mut args = vec![
+        "diff",
+        "--cases",
+        &cases,
+        "--baseline",
+        "snapshots",
+        "--baseline-target",
+        "embedded",
+    ];
+    let candidate = server.url(Some("mall-name-missing"));
+    args.extend(["--base-url", &candidate]);
+    args.extend(IDENTITY);
+    let o = mallcheck(dir.path(), &args, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("the breaking verdict rests on 30 records"),
+        "{out}"
+    );
+    assert!(!out.contains("thin evidence"), "{out}");
 }
