@@ -235,7 +235,7 @@ mod tests {
         }
         assert_eq!(
             hex::encode(all.finalize()),
-            "38bd6f692c7904436bd546ed563239c0"
+            "4f78091c5fbb9da8b521890648b01531"
         );
     }
 

@@ -1223,7 +1223,8 @@ mod tests {
         skipped.outcome = Outcome::Skip;
         skipped.exchanges.clear();
         skipped.id.endpoint = "mall-products".into();
-        let html = rendered(&[case(0, "list", vec![], "{\"data\":[]}"), skipped]);
+        let list = case(0, "list", vec![], "{\"data\":[{\"mallSn\":\"1\"}]}");
+        let html = rendered(&[list, skipped]);
         let row = |section: &str| {
             let start = html
                 .find(&format!("<tr><td>{section}</td>"))
