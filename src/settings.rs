@@ -418,11 +418,16 @@ impl Settings {
 
     /// The rate of a `run`: the one given, else 10/s toward a remote host (conservative
     /// toward shared servers), else none (our own loopback server needs no protection).
+    /// An explicit 0 is no limit, as `--rate 0` has always been.
     pub fn run_rate(&self) -> Option<f64> {
-        self.rate.or_else(|| {
-            let remote = self.base_url.as_deref().is_some_and(|u| !is_loopback(u));
-            remote.then_some(DEFAULT_REMOTE_RATE)
-        })
+        match self.rate {
+            Some(r) if r > 0.0 => Some(r),
+            Some(_) => None,
+            None => {
+                let remote = self.base_url.as_deref().is_some_and(|u| !is_loopback(u));
+                remote.then_some(DEFAULT_REMOTE_RATE)
+            }
+        }
     }
 
     /// A first-page mall list request for the configured merchant (spec §4.1).
@@ -594,10 +599,10 @@ pub fn resolve(
         profile.rate,
         "a number of requests per second",
     )?;
-    if rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+    if rate.is_some_and(|r| !(r.is_finite() && r >= 0.0)) {
         return Err(UsageError::setting(
             r.source_of("rate").to_string(),
-            "must be a positive number of requests per second",
+            "must be 0 (unlimited) or a positive number of requests per second",
             None,
         ));
     }

@@ -115,7 +115,10 @@ impl CaseDiff {
         if self.verdict() != DiffVerdict::Breaking {
             return None;
         }
-        let on = crate::report::text::plural(self.records, "record");
+        let on = match self.records {
+            1 => "1 record".to_string(),
+            n => format!("{n} records"),
+        };
         Some(if self.records < THIN_EVIDENCE {
             format!(
                 "rests on only {on}: thin evidence for a release verdict; record a baseline \

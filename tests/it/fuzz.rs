@@ -117,7 +117,8 @@ fn the_embedded_server_passes_300_cases() {
     let r = run(fuzz(dir.path()).args(["--cases", "300"]));
     assert_eq!(r.code, 0, "{}", r.stdout);
     assert!(
-        r.stdout.contains("(embedded reference server)"),
+        r.stdout
+            .contains("target: embedded (the reference server at "),
         "{}",
         r.stdout
     );

@@ -82,11 +82,17 @@ fn replay_probes_are_skipped_with_a_reason_for_the_static_signer() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // Every selected case skipped: nothing was covered, which is not a pass (issue 21).
+    assert_eq!(out.status.code(), Some(3), "{stdout}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
             .unwrap();
-    let cases = report["cases"].as_array().unwrap();
+    let cases: Vec<&serde_json::Value> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"]["name"] != "discovery")
+        .collect();
     assert_eq!(cases.len(), 4, "{report}");
     for c in cases {
         assert_eq!(c["outcome"], "skip", "{c}");
