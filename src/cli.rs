@@ -147,15 +147,15 @@ pub struct TargetArgs {
     pub sign_key_file: Option<PathBuf>,
     /// Per-request deadline in seconds: connect, first byte and the whole body; also the time
     /// limit of one run of the sign command [env: MALLCHECK_TIMEOUT] [default: 10].
-    #[arg(long, value_name = "SECS", help_heading = "Limits")]
+    #[arg(long, value_name = "SECS", value_parser = crate::flag_range::seconds, help_heading = "Limits")]
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After` (a 429, or a 503 with it), in
     /// seconds [env: MALLCHECK_MAX_RETRY_WAIT] [default: 10]. A longer wait is not waited for: the request is reported as
     /// `transport.rate-limited`, an error of the run (exit 1), not a contract failure.
-    #[arg(long, value_name = "SECS", help_heading = "Limits")]
+    #[arg(long, value_name = "SECS", value_parser = crate::flag_range::seconds_or_zero, help_heading = "Limits")]
     pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = crate::settings::DEFAULT_MAX_BODY, help_heading = "Limits")]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::settings::DEFAULT_MAX_BODY, value_parser = crate::flag_range::int::<usize>(crate::flag_range::MAX_BODY), help_heading = "Limits")]
     pub max_body: usize,
     /// Follow redirects within the base URL's origin (scheme, host and port); a redirect to
     /// another origin is never followed and is always a `transport.redirect` finding.
@@ -286,16 +286,16 @@ pub struct RunArgs {
     pub strict: bool,
     /// Requests in flight at once, across cases and inside a case [env: MALLCHECK_JOBS]
     /// [default: 4].
-    #[arg(long, value_name = "N", help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = crate::flag_range::int::<usize>(crate::flag_range::JOBS), help_heading = "Limits")]
     pub jobs: Option<usize>,
     /// Requests per second, at most [env: MALLCHECK_RATE] [default: unlimited on loopback, 10
     /// for other hosts].
-    #[arg(long, value_name = "R", help_heading = "Limits")]
+    #[arg(long, value_name = "R", value_parser = crate::flag_range::rate_or_zero, help_heading = "Limits")]
     pub rate: Option<f64>,
     /// Retries of a request that failed in transport (connect, reset, a connection closed
     /// under it: a keep-alive race with the service's idle timeout); a case that passes only
     /// on a retry is reported as flaky. 0 turns retries off
-    #[arg(long, value_name = "N", default_value_t = 1, help_heading = "Limits")]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = crate::flag_range::int::<u32>(crate::flag_range::RETRIES), help_heading = "Limits")]
     pub retries: u32,
     /// Run only shard K of N (1-based), e.g. `--shard 2/3`: N jobs cover every case once.
     #[arg(long, value_name = "K/N", help_heading = "Cases")]
@@ -305,6 +305,7 @@ pub struct RunArgs {
         long,
         value_name = "N",
         default_value_t = 10_001,
+        value_parser = crate::flag_range::int::<u64>(crate::flag_range::PAGES),
         help_heading = "Limits"
     )]
     pub max_pages: u64,
@@ -315,7 +316,7 @@ pub struct RunArgs {
     pub cursor: Option<String>,
     /// Products sweeps call exactly N malls when the list holds more (the first, the last, a
     /// deleted one and a seeded sample), instead of what --sweep-budget allows.
-    #[arg(long, value_name = "N", help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = crate::flag_range::int::<usize>(crate::flag_range::RECORDS), help_heading = "Limits")]
     pub sample: Option<usize>,
     /// Requests one products sweep may send, its walk of the list included (default 110;
     /// profile key `sweep_budget`): every listed mall while the merchant fits, else the first,
@@ -338,7 +339,7 @@ pub struct RunArgs {
     /// Records read by the walks at the smaller page sizes of a bounded run, compared with the
     /// same prefix of the whole walk at the largest size (default 200; profile key
     /// `walk_prefix`).
-    #[arg(long, value_name = "N", help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = crate::flag_range::int::<usize>(crate::flag_range::RECORDS), help_heading = "Limits")]
     pub walk_prefix: Option<usize>,
     /// Snapshot mode.
     #[arg(
@@ -389,10 +390,10 @@ pub struct ServeArgs {
     pub list_faults: bool,
     /// The default merchant holds N malls (at most 1,000,000), e.g. to measure a run against
     /// a merchant as large as a real one.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::flag_range::int::<usize>(crate::flag_range::MALLS))]
     pub malls: Option<usize>,
     /// Milliseconds added before every answer, like the latency of a remote service.
-    #[arg(long, value_name = "MS", default_value_t = 0)]
+    #[arg(long, value_name = "MS", default_value_t = 0, value_parser = crate::flag_range::int::<u64>(crate::flag_range::LATENCY_MS))]
     pub latency_ms: u64,
     /// Largest cursor.count served (1 to 1,000); a larger one gets the error answer of an
     /// invalid request, like a service whose page limit is smaller than the cases' sizes.
@@ -405,14 +406,14 @@ pub struct ServeArgs {
     pub plain_errors: bool,
     /// Seconds a client has to send a request head, counted from connecting (first request)
     /// or from the head's first byte; slower connections are closed.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 10.0, value_parser = crate::flag_range::seconds)]
     pub header_timeout: f64,
     /// Seconds the server waits for a client otherwise (between keep-alive requests, for the
     /// rest of a request body, for the client to read an answer) before closing the connection.
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = crate::flag_range::seconds)]
     pub idle_timeout: f64,
     /// Connections served at once; further clients wait until one closes.
-    #[arg(long, value_name = "N", default_value_t = 512)]
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = crate::flag_range::int::<usize>(crate::flag_range::CONNECTIONS))]
     pub max_connections: usize,
 }
 
@@ -445,21 +446,21 @@ pub struct FuzzArgs {
     #[arg(long, value_enum, value_name = "ENDPOINT", default_value = "all")]
     pub endpoint: FuzzEndpoint,
     /// Generated request bodies per endpoint (each checked against every property).
-    #[arg(long, value_name = "N", default_value_t = 500)]
+    #[arg(long, value_name = "N", default_value_t = 500, value_parser = crate::flag_range::int::<u32>(crate::flag_range::FUZZ_CASES))]
     pub cases: u32,
     /// Seed (default: derived from the clock and printed).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
     /// Stop generating after this many seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = crate::flag_range::int::<u64>(crate::flag_range::FUZZ_SECONDS))]
     pub max_time: u64,
     /// Requests per second, at most; 0 = unlimited [default: the profile's `rate`, else
     /// unlimited on loopback and 10 for other hosts].
-    #[arg(long, value_name = "R", env = "MALLCHECK_RATE")]
+    #[arg(long, value_name = "R", env = "MALLCHECK_RATE", value_parser = crate::flag_range::rate_or_zero)]
     pub rate: Option<f64>,
     /// Generated requests in flight at once (shrinking sends one at a time; a seed reports the
     /// same failures whatever this is).
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = crate::flag_range::int::<usize>(crate::flag_range::JOBS))]
     pub jobs: usize,
     /// JUnit XML report path.
     #[arg(long, value_name = "PATH", default_value = "reports/fuzz-junit.xml")]
@@ -607,24 +608,25 @@ pub struct BenchArgs {
     #[arg(long = "cases", value_name = "PATH", num_args = 1..)]
     pub cases: Vec<PathBuf>,
     /// Timed rounds of each side-by-side pair; medians are compared.
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = crate::flag_range::int::<usize>(crate::flag_range::ROUNDS))]
     pub rounds: usize,
     /// Cases run at once by the suite and its bare replay [default: as `run`].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::flag_range::int::<usize>(crate::flag_range::JOBS))]
     pub jobs: Option<usize>,
     /// Data scale factors of the scaling line (MAIN's malls and their products).
     #[arg(
         long,
         value_name = "N,N,...",
         value_delimiter = ',',
-        default_values_t = [1, 10, 100]
+        default_values_t = [1, 10, 100],
+        value_parser = crate::flag_range::int::<u32>(1..=1_000)
     )]
     pub scales: Vec<u32>,
     /// Generated requests per endpoint of the fuzz-rate line (0 skips the line).
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = crate::flag_range::int::<u32>(0..=*crate::flag_range::FUZZ_CASES.end()))]
     pub fuzz_cases: u32,
     /// Seconds of the bare concurrent loop that measures the loopback limit.
-    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 2.0, value_parser = crate::flag_range::seconds)]
     pub load_secs: f64,
     /// Only these lines, e.g. `--only a,b` [default: all of a-f].
     #[arg(long, value_name = "LINE,...", value_delimiter = ',')]

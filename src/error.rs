@@ -46,6 +46,9 @@ pub enum UsageError {
     /// Several problems found together; each is printed as its own `error:` line.
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Several(Vec<UsageError>),
+    /// A local file could not be read (missing, not a regular file, too large).
+    #[error(transparent)]
+    Read(#[from] crate::local_file::ReadError),
     /// A file the user named could not be read or written.
     #[error("cannot access {}: {source}", path.display())]
     Io {

@@ -94,10 +94,7 @@ pub fn load(path: &Path, name: Option<&str>, redactor: &Redactor) -> Result<Prof
     let Some(name) = name else {
         return Ok(Profile::default());
     };
-    let text = std::fs::read_to_string(path).map_err(|source| UsageError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::local_file::read_text(path, crate::local_file::Kind::Profile)?;
     for range in userinfo_ranges(&text) {
         let info = &text[range];
         redactor.add_secret(info);
@@ -141,12 +138,53 @@ pub fn load(path: &Path, name: Option<&str>, redactor: &Redactor) -> Result<Prof
             Some(&format!("profiles there: {}", known.join(", "))),
         )
     })?;
+    check_ranges(&profile).map_err(|(key, message)| {
+        UsageError::setting(
+            format!("`{key}` of profile `{name}` in {}", path.display()),
+            message,
+            None,
+        )
+    })?;
     if let (Some(key_file), Some(dir)) = (&profile.sign_key_file, path.parent())
         && key_file.is_relative()
     {
         profile.sign_key_file = Some(dir.join(key_file));
     }
     Ok(profile)
+}
+
+/// Checks the numbers of a profile against the ranges of their flags
+/// ([`crate::flag_range`]): Err is the key and what is wrong.
+fn check_ranges(p: &Profile) -> Result<(), (&'static str, String)> {
+    use crate::flag_range::{self as range, check, check_rate};
+    let seconds = |v: f64, zero: bool| {
+        let low_ok = if zero { v >= 0.0 } else { v > 0.0 };
+        if v.is_finite() && low_ok && v <= range::MAX_SECONDS {
+            Ok(())
+        } else {
+            Err(format!(
+                "{v:e} is not a number of seconds up to {}",
+                range::MAX_SECONDS
+            ))
+        }
+    };
+    if let Some(v) = p.timeout {
+        seconds(v, false).map_err(|m| ("timeout", m))?;
+    }
+    if let Some(v) = p.max_retry_wait {
+        seconds(v, true).map_err(|m| ("max_retry_wait", m))?;
+    }
+    // 0 is unlimited.
+    if let Some(v) = p.rate.filter(|v| *v != 0.0) {
+        check_rate(v).map_err(|m| ("rate", m))?;
+    }
+    if let Some(v) = p.jobs {
+        check(v as u64, &range::JOBS).map_err(|m| ("jobs", m))?;
+    }
+    if let Some(v) = p.walk_prefix {
+        check(v as u64, &range::RECORDS).map_err(|m| ("walk_prefix", m))?;
+    }
+    Ok(())
 }
 
 /// A `key = value` pair of TOML, on its own line or in an inline table: the key (bare or

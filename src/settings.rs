@@ -586,10 +586,12 @@ pub fn resolve(
         ));
     }
     let jobs = r.number(&JOBS, flags.jobs, profile.jobs, "a whole number")?;
-    if jobs == Some(0) {
+    if let Some(Err(message)) =
+        jobs.map(|j| crate::flag_range::check(j as u64, &crate::flag_range::JOBS))
+    {
         return Err(UsageError::setting(
             r.source_of("jobs").to_string(),
-            "must be at least 1",
+            message,
             None,
         ));
     }
@@ -599,10 +601,14 @@ pub fn resolve(
         profile.rate,
         "a number of requests per second",
     )?;
-    if rate.is_some_and(|r| !(r.is_finite() && r >= 0.0)) {
+    // 0 is unlimited; any other rate within `flag_range::RATE`.
+    if let Some(Err(message)) = rate
+        .filter(|r| *r != 0.0)
+        .map(crate::flag_range::check_rate)
+    {
         return Err(UsageError::setting(
             r.source_of("rate").to_string(),
-            "must be 0 (unlimited) or a positive number of requests per second",
+            message,
             None,
         ));
     }
@@ -620,11 +626,7 @@ pub fn resolve(
     };
     let key_from_file = match &key_file {
         Some((path, _)) => Some(
-            std::fs::read_to_string(path)
-                .map_err(|source| UsageError::Io {
-                    path: path.clone(),
-                    source,
-                })?
+            crate::local_file::read_text(path, crate::local_file::Kind::SignKey)?
                 .trim_end_matches(['\n', '\r'])
                 .to_string(),
         ),

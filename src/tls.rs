@@ -1,6 +1,10 @@
 //! The HTTP client's TLS setup: rustls with the `ring` provider, chosen over reqwest's default
 //! `aws-lc-rs` because `aws-lc-sys` is a long C build that doubled a fresh build's time.
 
+use std::path::Path;
+
+use crate::local_file::{self, Kind, ReadError};
+
 /// A reqwest client builder with the process-wide rustls provider installed.
 pub fn client_builder() -> reqwest::ClientBuilder {
     // Installing twice is harmless: the second call reports the provider already set.
@@ -20,5 +24,38 @@ pub fn client_builder_for(base_url: &str) -> reqwest::ClientBuilder {
         builder.tls_certs_only(std::iter::empty())
     } else {
         builder
+    }
+}
+
+/// Checks the certificate bundles the TLS layer reads when the client is built
+/// (`SSL_CERT_FILE`, and the files of the `SSL_CERT_DIR` directories): each must be a regular
+/// file within [`Kind::Certificates`]'s limit. The TLS layer reads a bundle whole, so
+/// `SSL_CERT_FILE=/dev/zero` would exhaust memory and a FIFO would block the run.
+pub fn check_cert_env() -> Result<(), ReadError> {
+    if let Some(file) = std::env::var_os("SSL_CERT_FILE").filter(|f| !f.is_empty()) {
+        check_bundle(Path::new(&file))?;
+    }
+    if let Some(dirs) = std::env::var_os("SSL_CERT_DIR").filter(|d| !d.is_empty()) {
+        for dir in std::env::split_paths(&dirs) {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                // The TLS layer reads regular files only (links followed); so do we.
+                if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                    check_bundle(&path)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A bundle that does not exist is left to the TLS layer, which ignores it.
+fn check_bundle(path: &Path) -> Result<(), ReadError> {
+    match local_file::check(path, Kind::Certificates) {
+        Err(e) if e.is_not_found() => Ok(()),
+        other => other,
     }
 }

@@ -12,6 +12,7 @@ use crate::atomic;
 use crate::cli::MergeArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::local_file::{self, Kind};
 use crate::redact::Redactor;
 use crate::report::file::ReportKind;
 use crate::report::merge::{
@@ -195,19 +196,12 @@ fn interrupted(suites: &[quick_junit::TestSuite]) -> bool {
     })
 }
 
-fn io_error(path: &Path, source: std::io::Error) -> UsageError {
-    UsageError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
 fn bad_input(path: &Path, message: impl Into<String>) -> UsageError {
     UsageError::setting(path.display().to_string(), message, None)
 }
 
 /// Reads one input report.
 fn read_input(path: &Path) -> Result<Input, UsageError> {
-    let text = std::fs::read_to_string(path).map_err(|e| io_error(path, e))?;
+    let text = local_file::read_text(path, Kind::MergeInput)?;
     parse_input(&text).map_err(|message| bad_input(path, message))
 }

@@ -25,6 +25,13 @@ use crate::report::file::ReportKind;
 /// an error with it, so even an error raised halfway through resolving hides what was
 /// registered before it.
 pub fn main(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Fuzz(_) | Command::Diff(_)
+    ) {
+        // Before the HTTP client reads them whole: see `tls::check_cert_env`.
+        crate::tls::check_cert_env()?;
+    }
     match cli.command {
         Command::Run(args) => run::run(*args, redactor),
         Command::List(args) => run::list(*args, redactor),

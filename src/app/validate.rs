@@ -8,6 +8,7 @@ use crate::app::run::load_schemas;
 use crate::cli::ValidateArgs;
 use crate::error::UsageError;
 use crate::exit;
+use crate::local_file::{self, Kind};
 use crate::redact::Redactor;
 use crate::report::Sink;
 use crate::report::console::{Console, Verbosity};
@@ -58,10 +59,7 @@ pub fn validate(args: &ValidateArgs, redactor: &Redactor) -> Result<i32, UsageEr
     }
     let mut bodies: Vec<(&Path, Vec<u8>)> = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let bytes = std::fs::read(path).map_err(|source| UsageError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let bytes = local_file::read(path, Kind::CapturedResponse)?;
         bodies.push((path, bytes));
     }
     let started = Instant::now();

@@ -241,7 +241,7 @@ pub struct SweepCase {
 /// position): each would make a run explode in time, memory or output rather than test more.
 pub mod limits {
     /// Largest case file read, in bytes.
-    pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+    pub const MAX_FILE_BYTES: u64 = crate::local_file::Kind::CaseFile.limit();
     /// Longest case name, in characters (names appear on every report line of the case).
     pub const MAX_NAME_CHARS: usize = 200;
     /// Page sizes of one walk (each is a full walk of the list, twice with `repeat`).

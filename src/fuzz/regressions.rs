@@ -20,6 +20,7 @@ use crate::diag::Diagnostic;
 use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, PROPERTIES};
+use crate::local_file::{self, Kind};
 use crate::service::client::{Client, Response, Sent};
 use crate::service::discover::Discovery;
 use crate::spec::catalog;
@@ -150,8 +151,7 @@ impl Saver {
             vars: &self.vars,
             schema_names: &names,
         };
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = local_file::read_text(&path, Kind::CaseFile).map_err(|e| e.to_string())?;
         regressions_of(&path, text, &cx).map_err(|d| crate::diag::render(&d, false))
     }
 }
@@ -194,10 +194,13 @@ pub fn load(dir: &Path, cx: &ParseContext) -> Result<Stored, Vec<Diagnostic>> {
     let mut stored = Stored::default();
     let mut diags = Vec::new();
     for path in paths {
-        let text = match std::fs::read_to_string(&path) {
+        let text = match local_file::read_text(&path, Kind::CaseFile) {
             Ok(text) => text,
             Err(e) => {
-                diags.push(Diagnostic::for_path(&path, format!("cannot read: {e}")));
+                diags.push(Diagnostic::for_path(
+                    &path,
+                    format!("cannot read: {}", e.reason()),
+                ));
                 continue;
             }
         };

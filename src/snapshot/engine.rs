@@ -172,6 +172,16 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
             a.dir.display()
         ));
     }
+    // insta reads the files whole and would block on a FIFO: look at them first.
+    for file in [
+        super::store::snap_path(a.dir, a.name),
+        a.dir
+            .join(format!("{}{}", a.name, super::store::PENDING_SUFFIX)),
+    ] {
+        if let Err(e) = super::store::check_file(&file) {
+            return Verdict::Failed(e.to_string());
+        }
+    }
     let _one_at_a_time = INSTA.lock().unwrap_or_else(PoisonError::into_inner);
     install_quiet_hook();
     let recorder = Recorder::default();

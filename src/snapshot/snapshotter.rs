@@ -109,7 +109,8 @@ pub fn scrub_value(value: &Value, redactor: &Redactor) -> Value {
 
 /// Checks, before a run, that `dir` (the snapshot directory) is a directory or can
 /// become one: neither it nor a directory above it is a file. Nothing is created (a run under
-/// `--ci` writes nothing). The error reads after "DIR: ".
+/// `--ci` writes nothing). Every snapshot file already in it must be a regular file within
+/// the size limit of [`store::check_files`]. The error reads after "DIR: ".
 pub fn check_dir(dir: &Path) -> Result<(), String> {
     match dir.ancestors().find(|a| a.exists()) {
         Some(found) if !found.is_dir() => Err(if found == dir {
@@ -117,6 +118,7 @@ pub fn check_dir(dir: &Path) -> Result<(), String> {
         } else {
             format!("{} is a file, not a directory", found.display())
         }),
+        Some(found) if found == dir => store::check_files(dir).map_err(|e| e.to_string()),
         _ => Ok(()),
     }
 }

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::local_file::{self, Kind};
+
 /// Extension of an accepted snapshot.
 pub const SNAP_EXT: &str = "snap";
 /// Suffix of a pending snapshot file.
@@ -74,6 +76,32 @@ pub fn pending(dir: &Path) -> io::Result<Vec<Pending>> {
     Ok(out)
 }
 
+/// Checks that every snapshot file in `dir` (accepted and pending, links followed) is a
+/// regular file within [`Kind::Snapshot`]'s limit, without opening any: insta reads them
+/// whole, and a FIFO would block it. An unreadable directory is left to the run to report.
+pub fn check_files(dir: &Path) -> Result<(), local_file::ReadError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.ends_with(PENDING_SUFFIX) || name.ends_with(&format!(".{SNAP_EXT}")) {
+            check_file(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks one snapshot file as [`check_files`] does; a missing one is fine (not recorded yet),
+/// and a directory in its place is left to the write to report.
+pub fn check_file(path: &Path) -> Result<(), local_file::ReadError> {
+    match local_file::check(path, Kind::Snapshot) {
+        Err(e) if e.is_not_found() || e.is_directory() => Ok(()),
+        other => other,
+    }
+}
+
 /// Accepts a pending snapshot: `<name>.snap.new` becomes `<name>.snap`.
 pub fn accept(p: &Pending) -> io::Result<()> {
     std::fs::rename(&p.new, &p.accepted)
@@ -90,7 +118,7 @@ pub fn read_contents(path: &Path) -> Result<String, StoreError> {
         path: path.to_path_buf(),
         message,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+    let text = local_file::read_text(path, Kind::Snapshot).map_err(|e| err(e.reason()))?;
     contents_of(&text)
         .map(str::to_string)
         .ok_or_else(|| err("no `---` header closing line".to_string()))

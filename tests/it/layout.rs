@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 /// Top-level modules of `src/`, bottom layer first. A module may import any module of a lower
 /// layer and none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
-    &["redact", "json", "tls", "cpu", "shipped"],
+    &["redact", "json", "local_file", "flag_range"],
+    &["tls", "cpu", "shipped"],
     &["verdict", "atomic"],
     &["sign", "exit", "diag", "spec"],
     &["case", "error"],

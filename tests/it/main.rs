@@ -20,6 +20,7 @@ mod interrupt;
 mod junit_xsd;
 mod layout;
 mod literals;
+mod local_inputs;
 mod long_range;
 mod merge_strict;
 mod noticed;

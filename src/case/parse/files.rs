@@ -1,7 +1,6 @@
 //! Case files on disk: files and directories (searched recursively) read and decoded, every
 //! problem collected before anything is parsed further.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -9,6 +8,7 @@ use super::{ParseContext, parse_file};
 use crate::case::model::{CaseFile, limits};
 use crate::case::node;
 use crate::diag::Diagnostic;
+use crate::local_file::{self, Kind, Problem};
 use crate::shipped;
 use crate::verdict::source::SourceFile;
 
@@ -79,22 +79,17 @@ pub fn load_paths(paths: &[PathBuf], cx: &ParseContext) -> Result<Vec<CaseFile>,
 
 /// Reads a case file as text (at most [`limits::MAX_FILE_BYTES`]; see [`node::decode`]).
 fn read_text(path: &Path) -> Result<String, Diagnostic> {
-    let cannot =
-        |e: std::io::Error| Diagnostic::for_path(path, format!("cannot read case file: {e}"));
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limits::MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(cannot)?;
-    if bytes.len() as u64 > limits::MAX_FILE_BYTES {
-        return Err(Diagnostic::for_path(
+    let bytes = local_file::read(path, Kind::CaseFile).map_err(|e| match e.problem {
+        Problem::TooLarge(_) => Diagnostic::for_path(
             path,
             format!(
                 "the file is larger than {} MiB, the limit for a case file",
                 limits::MAX_FILE_BYTES / (1024 * 1024)
             ),
         )
-        .with_help("split it into several case files"));
-    }
+        .with_help("split it into several case files"),
+        _ => Diagnostic::for_path(path, format!("cannot read case file: {}", e.reason())),
+    })?;
     node::decode(bytes).map_err(|e| {
         let file = Arc::new(SourceFile {
             path: path.to_path_buf(),
@@ -104,13 +99,20 @@ fn read_text(path: &Path) -> Result<String, Diagnostic> {
     })
 }
 
+/// Most directories below one case path walked; a deeper tree is refused (a link farm).
+const MAX_DEPTH: usize = 32;
+
+/// Collects the case files of `path`: the file itself, or the case files of the directory,
+/// searched recursively in sorted order. Symbolic links are followed within the directory
+/// tree and the working directory; a link that loops, or that leaves both (to `/proc`, to a
+/// credentials file), is refused with a problem naming it, and its target is never read.
 fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnostic>) {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
             diags.push(Diagnostic::for_path(
                 path,
-                format!("cannot read case path: {e}"),
+                format!("cannot read case path: {}", link_problem(&e)),
             ));
             return;
         }
@@ -119,9 +121,27 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnost
         files.push(path.to_path_buf());
         return;
     }
+    let root = match std::fs::canonicalize(path) {
+        Ok(r) => r,
+        Err(e) => {
+            diags.push(Diagnostic::for_path(
+                path,
+                format!("cannot read case path: {e}"),
+            ));
+            return;
+        }
+    };
+    let cwd = std::env::current_dir().and_then(std::fs::canonicalize).ok();
+    let inside =
+        |real: &Path| real.starts_with(&root) || cwd.as_ref().is_some_and(|c| real.starts_with(c));
     let mut found = Vec::new();
-    let mut pending = vec![path.to_path_buf()];
-    while let Some(dir) = pending.pop() {
+    // (directory as shown, its real path, the real paths of the directories above it)
+    let mut pending = vec![(path.to_path_buf(), root.clone(), vec![])];
+    let mut walked = std::collections::HashSet::new();
+    while let Some((dir, real_dir, above)) = pending.pop() {
+        if !walked.insert(real_dir.clone()) {
+            continue;
+        }
         let unreadable =
             |e: std::io::Error| Diagnostic::for_path(&dir, format!("cannot read directory: {e}"));
         let entries = match std::fs::read_dir(&dir) {
@@ -143,18 +163,83 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnost
             if entry.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            if p.is_dir() {
-                pending.push(p);
-            } else if p
-                .extension()
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| CASE_EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
-            {
+            let is_case = has_case_extension(&p);
+            let link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            let meta = match std::fs::metadata(&p) {
+                Ok(m) => m,
+                // A dangling link that is no case file is skipped, as any other file; a loop
+                // never is.
+                Err(e) if is_case || is_loop(&e) => {
+                    diags.push(Diagnostic::for_path(
+                        &p,
+                        format!("cannot read case path: {}", link_problem(&e)),
+                    ));
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            if !(meta.is_dir() || is_case) {
+                continue;
+            }
+            let real = if link {
+                match std::fs::canonicalize(&p) {
+                    Ok(real) => real,
+                    Err(e) => {
+                        diags.push(Diagnostic::for_path(
+                            &p,
+                            format!("cannot read case path: {}", link_problem(&e)),
+                        ));
+                        continue;
+                    }
+                }
+            } else {
+                real_dir.join(entry.file_name())
+            };
+            if link && !inside(&real) {
+                diags.push(
+                    Diagnostic::for_path(
+                        &p,
+                        format!(
+                            "a symbolic link to {}, outside the case directory and the working directory: not read",
+                            real.display()
+                        ),
+                    )
+                    .with_help("copy the file into the case directory, or link to one inside the project"),
+                );
+                continue;
+            }
+            if meta.is_dir() {
+                if real == real_dir || above.contains(&real) || real_dir.starts_with(&real) {
+                    diags.push(
+                        Diagnostic::for_path(
+                            &p,
+                            format!(
+                                "a symbolic link loop: it leads back to {}, a directory above it",
+                                real.display()
+                            ),
+                        )
+                        .with_help(
+                            "remove the link, or give the directory it leads to with --cases",
+                        ),
+                    );
+                    continue;
+                }
+                if above.len() >= MAX_DEPTH {
+                    diags.push(Diagnostic::for_path(
+                        &p,
+                        format!("more than {MAX_DEPTH} directories deep: not searched"),
+                    ));
+                    continue;
+                }
+                let mut deeper = above.clone();
+                deeper.push(real_dir.clone());
+                pending.push((p, real, deeper));
+            } else {
                 found.push(p);
             }
         }
     }
-    if found.is_empty() {
+    if found.is_empty() && diags.is_empty() {
         diags.push(
             Diagnostic::for_path(path, "no case files in this directory")
                 .with_help("case files end in .yaml, .yml or .json"),
@@ -162,4 +247,32 @@ fn collect_files(path: &Path, files: &mut Vec<PathBuf>, diags: &mut Vec<Diagnost
     }
     found.sort();
     files.append(&mut found);
+}
+
+fn has_case_extension(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| CASE_EXTENSIONS.iter().any(|x| e.eq_ignore_ascii_case(x)))
+}
+
+/// Whether an error of following a path is a symbolic link loop (ELOOP).
+fn is_loop(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        e.raw_os_error() == Some(libc::ELOOP)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
+/// An error of following a path, saying "symbolic link loop" where it is one.
+fn link_problem(e: &std::io::Error) -> String {
+    if is_loop(e) {
+        "a symbolic link loop (the links lead to each other)".to_string()
+    } else {
+        e.to_string()
+    }
 }

@@ -11,6 +11,8 @@ use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator}
 use serde_json::Value;
 use url::Url;
 
+use crate::local_file::{self, Kind};
+
 use super::{
     BASE_URI, CHECK_KEYWORD, DRAFT_2020_12, EMBEDDED, Items, RecordArray, SCHEMA_NAMES, Schema,
     SchemaError, SchemaErrorKind, SchemaSet, Source, Split, check_of, percent_decode,
@@ -53,11 +55,11 @@ impl SchemaSet {
             .iter()
             .map(|name| {
                 let file = dir.join(format!("{name}.json"));
-                let text = std::fs::read_to_string(&file).map_err(|e| {
-                    let kind = if e.kind() == std::io::ErrorKind::NotFound {
+                let text = local_file::read_text(&file, Kind::Schema).map_err(|e| {
+                    let kind = if e.is_not_found() {
                         SchemaErrorKind::Missing
                     } else {
-                        SchemaErrorKind::Read(e)
+                        SchemaErrorKind::Read(std::io::Error::other(e.reason()))
                     };
                     SchemaError::new(&file, kind)
                 })?;
