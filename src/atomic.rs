@@ -18,8 +18,12 @@ pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
     let dir = parent(path);
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.flush()?;
+    // A failed write (a full disk, EFBIG past `ulimit -f`) returns here and the temporary file
+    // is removed when `tmp` drops: the report in place stays the last complete one.
+    // Through the file itself: its errors do not name the temporary file, which is gone.
+    tmp.as_file_mut().write_all(&bytes)?;
+    // On disk before the rename, so that a crash never leaves a renamed, empty report.
+    tmp.as_file().sync_all()?;
     // Reports are CI artifacts: readable by others, like any file the user's umask allows.
     #[cfg(unix)]
     {

@@ -25,6 +25,7 @@ use crate::report::file::ReportKind;
 /// an error with it, so even an error raised halfway through resolving hides what was
 /// registered before it.
 pub fn main(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
+    signals::ignore_file_size_limit_signal();
     if matches!(
         cli.command,
         Command::Run(_) | Command::Fuzz(_) | Command::Diff(_)

@@ -51,3 +51,14 @@ impl Stop {
         }
     }
 }
+
+/// Ignores SIGXFSZ, whose default action kills the process when a write passes the file size
+/// limit (`ulimit -f`): the write then fails with EFBIG instead, the report is not replaced
+/// (its temporary file is removed) and the command says which report it could not write.
+pub(crate) fn ignore_file_size_limit_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no handler code.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}

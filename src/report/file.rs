@@ -301,7 +301,18 @@ impl Sink for FileReport {
 
     fn finish(&mut self) -> io::Result<()> {
         self.write()?;
-        self.failed.take().map_or(Ok(()), Err)
+        let Some(e) = self.failed.take() else {
+            return Ok(());
+        };
+        // The file in place is an earlier write of this run or a report of an earlier run:
+        // neither is this run's last word, so none is left for a CI job to pick up.
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Err(io::Error::new(
+                e.kind(),
+                format!("{e} (the earlier file there was removed)"),
+            )),
+            Err(_) => Err(e),
+        }
     }
 }
 

@@ -410,3 +410,49 @@ fn a_profile_number_out_of_range_exits_2_naming_the_key() {
         );
     }
 }
+
+#[test]
+fn past_the_file_size_limit_no_report_claims_to_be_complete() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).expect("reports dir");
+    // A report of an earlier run, complete.
+    std::fs::write(reports.join("report.json"), r#"{"complete": true}"#).expect("write");
+    let cases = repo().join("cases");
+    let script = format!(
+        "ulimit -f 4; exec '{}' run --color never --snapshots off --cases '{}'",
+        bin().display(),
+        cases.display()
+    );
+    let out = finish(
+        Command::new("sh")
+            .current_dir(dir.path())
+            .env_clear()
+            .args(["-c", &script]),
+    );
+    let shown = output_text(&out);
+    // Not killed by SIGXFSZ (153 from a shell): the run's failure, naming the reports.
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("cannot write the JSON report reports/report.json: File too large"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("cannot write the JUnit report reports/junit.xml"),
+        "{shown}"
+    );
+    for entry in std::fs::read_dir(&reports).expect("reports") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        assert!(!name.starts_with('.'), "temporary file left: {name}");
+        if name == "report.json" {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let v: serde_json::Value = serde_json::from_str(&text).expect("whole JSON");
+            assert_eq!(v["complete"], false, "{text}");
+        }
+    }
+}
