@@ -318,25 +318,27 @@ async fn run_command(
     };
     let wait = async {
         let status = child.wait().await;
-        // Whatever the command left running would hold the pipes open.
+        // Whatever the command left running in its group would hold the pipes open.
         group.kill();
         status
     };
-    let run = async {
-        tokio::join!(
-            write,
-            read_capped(stdout, MAX_SIGNATURE_BYTES),
-            read_capped(stderr, MAX_STDERR_BYTES),
-            wait
-        )
-    };
-    let Ok((written, out, err, status)) = tokio::time::timeout(limit, run).await else {
+    let (mut out, mut out_cut) = (Vec::new(), false);
+    let (mut err, mut err_cut) = (Vec::new(), false);
+    let run = talk(
+        write,
+        wait,
+        read_capped(stdout, MAX_SIGNATURE_BYTES, &mut out, &mut out_cut),
+        read_capped(stderr, MAX_STDERR_BYTES, &mut err, &mut err_cut),
+    );
+    let Ok((written, status, out_read, err_read)) = tokio::time::timeout(limit, run).await else {
         group.kill();
         let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
         return Err(SignErrorKind::TimedOut(limit).into());
     };
+    let (out, overflow, err) = (out, out_cut, err);
+    out_read.map_err(SignErrorKind::Pipe)?;
+    err_read.map_err(SignErrorKind::Pipe)?;
     let status = status.map_err(SignErrorKind::Pipe)?;
-    let (err, err_cut) = err.map_err(SignErrorKind::Pipe)?;
     let stderr = excerpt(&err, err_cut, command, redactor);
     if !status.success() {
         return Err(SignErrorKind::Failed {
@@ -346,7 +348,6 @@ async fn run_command(
         .into());
     }
     written.map_err(SignErrorKind::Pipe)?;
-    let (out, overflow) = out.map_err(SignErrorKind::Pipe)?;
     if overflow {
         return Err(SignErrorKind::TooLong.into());
     }
@@ -357,25 +358,79 @@ async fn run_command(
     Ok(sig)
 }
 
-/// Reads a pipe to its end, keeping at most `cap` bytes; `true` when more came.
+/// How long the pipes are read once the command has exited: what it wrote is already in
+/// them, so this is only the time to read it, not a wait for a process it left behind.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
+
+/// Drives one run of the command: the body is written and both pipes are read until the
+/// command exits; then the pipes are read to their end, or for [`DRAIN_AFTER_EXIT`] at most,
+/// since a process the command detached (`setsid`, a daemon) may hold them open for as long as
+/// it lives and the signature is already there. A body not yet written when the command exits
+/// is not needed. The reads' results: `Ok` also when one was cut short after the exit.
+async fn talk(
+    write: impl Future<Output = io::Result<()>>,
+    wait: impl Future<Output = io::Result<ExitStatus>>,
+    out: impl Future<Output = io::Result<()>>,
+    err: impl Future<Output = io::Result<()>>,
+) -> (
+    io::Result<()>,
+    io::Result<ExitStatus>,
+    io::Result<()>,
+    io::Result<()>,
+) {
+    // On the heap: a signed request's future is deep already.
+    let (mut write, mut wait, mut out, mut err) = (
+        Box::pin(write),
+        Box::pin(wait),
+        Box::pin(out),
+        Box::pin(err),
+    );
+    let (mut written, mut out_done, mut err_done) = (None, None, None);
+    let status = loop {
+        tokio::select! {
+            r = &mut write, if written.is_none() => written = Some(r),
+            r = &mut out, if out_done.is_none() => out_done = Some(r),
+            r = &mut err, if err_done.is_none() => err_done = Some(r),
+            status = &mut wait => break status,
+        }
+    };
+    let drain = async {
+        if out_done.is_none() {
+            out_done = Some(out.await);
+        }
+        if err_done.is_none() {
+            err_done = Some(err.await);
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, drain).await;
+    (
+        written.unwrap_or(Ok(())),
+        status,
+        out_done.unwrap_or(Ok(())),
+        err_done.unwrap_or(Ok(())),
+    )
+}
+
+/// Reads a pipe to its end into `kept`, keeping at most `cap` bytes; `overflow` is set when
+/// more came. What was read stays in `kept` when the read is dropped before the end.
 async fn read_capped<R: AsyncRead + Unpin>(
     pipe: Option<R>,
     cap: usize,
-) -> io::Result<(Vec<u8>, bool)> {
-    let mut kept = Vec::new();
-    let mut overflow = false;
+    kept: &mut Vec<u8>,
+    overflow: &mut bool,
+) -> io::Result<()> {
     let Some(mut pipe) = pipe else {
-        return Ok((kept, overflow));
+        return Ok(());
     };
-    let mut buf = [0u8; 8192];
+    let mut buf = vec![0u8; 8192];
     loop {
         let n = pipe.read(&mut buf).await?;
         if n == 0 {
-            return Ok((kept, overflow));
+            return Ok(());
         }
         let room = cap - kept.len();
         kept.extend_from_slice(&buf[..n.min(room)]);
-        overflow |= n > room;
+        *overflow |= n > room;
     }
 }
 
@@ -466,6 +521,29 @@ mod tests {
         // 100 KB to stderr before reading 200 KB of stdin: both pipes are far past their buffers.
         let s = command("head -c 100000 /dev/zero >&2; wc -c");
         assert_eq!(s.sign(&[b'x'; 200_000]).await.unwrap(), "200000");
+    }
+
+    #[tokio::test]
+    async fn a_command_that_leaves_a_detached_child_holding_stdout_signs() {
+        // The child leaves the process group (setsid) and keeps the pipe open for 30 s.
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let line = format!(
+            "echo sig; setsid sh -c 'echo $$ > {}; exec sleep 30' &",
+            pid_file.display()
+        );
+        let s = command(&line).with_timeout(Duration::from_secs(20));
+        let signed = s.sign(b"{}").await;
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|p| p.trim().parse::<i32>().ok())
+        {
+            // SAFETY: kill(2) of the child this test started.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        assert_eq!(signed.unwrap(), "sig");
     }
 
     #[tokio::test]

@@ -456,3 +456,36 @@ fn past_the_file_size_limit_no_report_claims_to_be_complete() {
         }
     }
 }
+
+#[test]
+fn a_sign_command_that_leaves_a_detached_child_gives_its_signature() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pid_file = dir.path().join("pid");
+    // md5 of the body and the key (the reference server's scheme), then a child in its own
+    // session that holds stdout open for a minute.
+    let sign = format!(
+        "{{ cat; printf %s '{DEMO_SIGN_KEY}'; }} | md5sum | cut -c1-32; setsid sh -c 'echo $$ > {}; exec sleep 60' &",
+        pid_file.display()
+    );
+    let mut cmd = run_as_main(&server.base_url, dir.path());
+    cmd.env("MALLCHECK_SIGN_COMMAND", &sign)
+        .args([
+            "--signer",
+            "command",
+            "--timeout",
+            "20",
+            "--snapshots",
+            "off",
+        ])
+        .arg("--cases")
+        .arg(repo().join("cases/mall-list.yaml"))
+        .args(["--filter", "first page", "--color", "never"]);
+    let out = finish(&mut cmd);
+    if let Ok(pid) = std::fs::read_to_string(&pid_file) {
+        let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+    }
+    let shown = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(!shown.contains("timed out"), "{shown}");
+}
