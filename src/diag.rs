@@ -95,6 +95,34 @@ impl Diagnostic {
         self
     }
 
+    /// Keeps the run's secrets out of what this diagnostic prints, for a file that holds one
+    /// literally: every occurrence in the file (in any ASCII letter case) is hidden from the
+    /// quoted source before it is cut to its window, and every run of
+    /// [`MIN_FRAGMENT_CHARS`] characters or more of a secret left in the message or the help
+    /// (both already cut, which may have cut a secret in two) becomes `<redacted>`.
+    pub fn hiding_secrets(mut self, secrets: &[&str]) -> Self {
+        let secrets: Vec<&str> = secrets
+            .iter()
+            .copied()
+            .filter(|s| s.chars().count() >= MIN_FRAGMENT_CHARS)
+            .collect();
+        if secrets.is_empty() {
+            return self;
+        }
+        if let Some(file) = &self.file
+            && let Ok(finder) = aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&secrets)
+        {
+            let mut hidden = self.hidden.to_vec();
+            hidden.extend(finder.find_overlapping_iter(&file.text).map(|m| m.range()));
+            self.hidden = hidden.into_boxed_slice();
+        }
+        self.message = scrub_fragments(&self.message, &secrets);
+        self.help = self.help.map(|h| scrub_fragments(&h, &secrets));
+        self
+    }
+
     /// 1-based line and column of the span's start, when the diagnostic has both a file and a span.
     pub fn line_col(&self) -> Option<(usize, usize)> {
         match (&self.file, &self.span) {
@@ -138,6 +166,48 @@ pub fn printable(text: &str) -> String {
         .collect();
     let tail: String = escaped.chars().skip(count - MESSAGE_TAIL_CHARS).collect();
     format!("{head}{ELLIPSIS}{tail}")
+}
+
+/// Shortest run of a secret's characters that [`scrub_fragments`] hides: as long as the
+/// shortest secret the redactor scrubs (`redact::MIN_SECRET_LEN`).
+pub const MIN_FRAGMENT_CHARS: usize = 8;
+
+/// `text` with every run of at least [`MIN_FRAGMENT_CHARS`] characters that appears in one of
+/// `secrets` (ASCII letter case aside) replaced by `<redacted>`: what a cut left of a secret
+/// (`…` on one side of it) is hidden too, not only whole occurrences.
+pub fn scrub_fragments(text: &str, secrets: &[&str]) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut hide = vec![false; chars.len()];
+    for secret in secrets {
+        let key: Vec<char> = secret.chars().collect();
+        // Longest common suffix of text[..=i] and key[..=j], one row at a time.
+        let mut row = vec![0usize; key.len() + 1];
+        for (i, &c) in chars.iter().enumerate() {
+            for j in (0..key.len()).rev() {
+                row[j + 1] = if c.eq_ignore_ascii_case(&key[j]) {
+                    row[j] + 1
+                } else {
+                    0
+                };
+                let run = row[j + 1];
+                if run >= MIN_FRAGMENT_CHARS {
+                    hide[i + 1 - run..=i].iter_mut().for_each(|h| *h = true);
+                }
+            }
+        }
+    }
+    if !hide.contains(&true) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if !hide[i] {
+            out.push(c);
+        } else if i == 0 || !hide[i - 1] {
+            out.push_str(REDACTED);
+        }
+    }
+    out
 }
 
 /// Longest value quoted by [`quote`], in characters.
@@ -539,6 +609,25 @@ mod tests {
             path: PathBuf::from("cases/bad.yaml"),
             text: text.to_string(),
         })
+    }
+
+    #[test]
+    fn secrets_cut_by_a_window_or_a_message_limit_leave_no_fragment() {
+        let key = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6HyT5Gd1Fs0A";
+        // A fragment at a cut, in another letter case, and a whole one.
+        let message = format!("unknown key `{}…` and {}", &key[..20], key.to_lowercase());
+        let shown = scrub_fragments(&message, &[key]);
+        assert_eq!(shown, "unknown key `<redacted>…` and <redacted>");
+        assert_eq!(scrub_fragments("Zq7Xw2L", &[key]), "Zq7Xw2L");
+
+        let text = format!("    appid: \"{}{key}\"\n", "x".repeat(80));
+        let f = file(&text);
+        let d = Diagnostic::at(&f, 4..9, "bad appid").hiding_secrets(&[key]);
+        let out = render(&[d], false);
+        assert!(!out.contains(&key[..8]), "{out}");
+        for i in 0..key.len() - 8 {
+            assert!(!out.contains(&key[i..i + 8]), "{out}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::case::model::{CaseFile, CursorRule};
 use crate::case::parse::ParseContext;
-use crate::case::parse::files::load_paths_or_shipped;
+use crate::case::parse::files::{hiding_secrets, load_paths_or_shipped};
 use crate::case::select;
 use crate::cli::RunArgs;
 use crate::error::UsageError;
@@ -43,7 +43,10 @@ pub fn load_cases(paths: &[PathBuf], session: &Session) -> Result<Vec<CaseFile>,
         vars: &session.settings().vars,
         schema_names: &names,
     };
-    load_paths_or_shipped(paths, &cx).map_err(UsageError::Cases)
+    let secrets = session.settings().signer.secrets();
+    let secrets: Vec<&str> = secrets.iter().map(|s| s.expose()).collect();
+    load_paths_or_shipped(paths, &cx)
+        .map_err(|diags| UsageError::Cases(hiding_secrets(diags, &secrets)))
 }
 
 /// Prints the warnings of opening a session (a short key, a stray `MALLCHECK_*` variable),

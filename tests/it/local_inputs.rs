@@ -489,3 +489,52 @@ fn a_sign_command_that_leaves_a_detached_child_gives_its_signature() {
     assert_eq!(out.status.code(), Some(0), "{shown}");
     assert!(!shown.contains("timed out"), "{shown}");
 }
+
+#[test]
+fn a_key_written_in_a_case_file_leaves_no_fragment_in_a_diagnostic() {
+    let key = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6HyT5Gd1Fs0A";
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("cases")).expect("cases dir");
+    // The key at the edge of the window of a quoted line, and inside a YAML key of over 400
+    // characters (the message is cut at 400).
+    let padding = "p".repeat(70);
+    let long_key = format!("{}{key}{}", "k".repeat(250), "k".repeat(200));
+    std::fs::write(
+        dir.path().join("cases/leaky.yaml"),
+        format!(
+            "cases:\n  - name: a\n    endpoint: mall-list\n    request: {{ body: {{ appid: \"{padding}{key}\" }} }}\n    expect: {{ status: 200, bogus: 1 }}\n  - name: b\n    endpoint: mall-list\n    request: {{ body: {{}} }}\n    {long_key}: 1\n"
+        ),
+    )
+    .expect("write case file");
+    let out = finish(
+        mallcheck(dir.path())
+            .env("MALLCHECK_SIGN_KEY", key)
+            .args([
+                "list",
+                "--color",
+                "never",
+                "--base-url",
+                "http://127.0.0.1:9/",
+            ])
+            .args([
+                "--appid",
+                "a",
+                "--merchant-id",
+                "m",
+                "--merchant-user-id",
+                "u",
+            ]),
+    );
+    let shown = output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("cases/leaky.yaml:"), "{shown}");
+    for i in 0..=key.len() - 8 {
+        let piece = &key[i..i + 8];
+        assert!(
+            !shown
+                .to_ascii_lowercase()
+                .contains(&piece.to_ascii_lowercase()),
+            "{piece} shown: {shown}"
+        );
+    }
+}

@@ -77,6 +77,16 @@ pub fn load_paths(paths: &[PathBuf], cx: &ParseContext) -> Result<Vec<CaseFile>,
     }
 }
 
+/// Keeps a run's secrets (the signing key, the sign command) out of the diagnostics of case
+/// files: a file that holds one literally never shows it, nor any piece of it (see
+/// [`Diagnostic::hiding_secrets`]).
+pub fn hiding_secrets(diags: Vec<Diagnostic>, secrets: &[&str]) -> Vec<Diagnostic> {
+    diags
+        .into_iter()
+        .map(|d| d.hiding_secrets(secrets))
+        .collect()
+}
+
 /// Reads a case file as text (at most [`limits::MAX_FILE_BYTES`]; see [`node::decode`]).
 fn read_text(path: &Path) -> Result<String, Diagnostic> {
     let bytes = local_file::read(path, Kind::CaseFile).map_err(|e| match e.problem {
