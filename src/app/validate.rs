@@ -23,7 +23,7 @@ use bytes::Bytes;
 /// its parse found (keys given twice, numbers beyond a double) and the schema's findings, an
 /// integer written as a float quoted as written.
 pub fn check_body(schemas: &SchemaSet, schema: &str, bytes: &[u8]) -> Vec<Finding> {
-    match LazyJson::parse(Bytes::copy_from_slice(bytes)) {
+    match LazyJson::parse_whole(Bytes::copy_from_slice(bytes)) {
         Ok(json) => {
             let mut findings = json.findings();
             findings.extend(schemas.validate(schema, &json));

@@ -85,7 +85,17 @@ pub trait Visit {
 
     /// A key given a second (third, …) time in the object at `path`.
     fn duplicate(&mut self, _path: &Path<'_>, _key: &str) {}
+
+    /// At the end of a scan: what a `serde_json::Value` tree of the document would take, by
+    /// [`TREE_VALUE_BYTES`] and [`TREE_MEMBER_BYTES`] (allocator slack aside).
+    fn tree_bytes(&mut self, _bytes: usize) {}
 }
+
+/// What one value takes in a tree: a `serde_json::Value`.
+pub const TREE_VALUE_BYTES: usize = std::mem::size_of::<serde_json::Value>();
+/// What an object member takes in a tree besides its value and its key's text: the key's
+/// `String`, the entry's hash and the map's index.
+pub const TREE_MEMBER_BYTES: usize = 40;
 
 /// Scans `bytes` as one JSON document, reporting to `visit`.
 pub fn scan(bytes: &[u8], visit: &mut dyn Visit) -> Result<(), ScanError> {
@@ -106,6 +116,7 @@ pub fn scan(bytes: &[u8], visit: &mut dyn Visit) -> Result<(), ScanError> {
         duplicates: visit.wants_duplicates(),
         sets: Vec::new(),
         hasher,
+        tree: 0,
         visit,
     };
     s.ws();
@@ -114,6 +125,8 @@ pub fn scan(bytes: &[u8], visit: &mut dyn Visit) -> Result<(), ScanError> {
     if s.at != bytes.len() {
         return Err(s.error("trailing characters"));
     }
+    let tree = s.tree;
+    s.visit.tree_bytes(tree);
     Ok(())
 }
 
@@ -125,6 +138,8 @@ struct Scanner<'b, 'v> {
     /// Key hashes of each open object (reused allocations below the current depth).
     sets: Vec<HashSet<u64>>,
     hasher: std::collections::hash_map::RandomState,
+    /// What a tree of the values so far would take.
+    tree: usize,
     visit: &'v mut dyn Visit,
 }
 
@@ -147,10 +162,11 @@ impl Scanner<'_, '_> {
     }
 
     fn value(&mut self) -> Result<(), ScanError> {
+        self.tree += TREE_VALUE_BYTES;
         match self.peek() {
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => self.string().map(|_| ()),
+            Some(b'"') => self.string().map(|span| self.tree += span.len()),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b't') => self.word(b"true"),
             Some(b'f') => self.word(b"false"),
@@ -219,6 +235,7 @@ impl Scanner<'_, '_> {
             }
             self.at += 1;
             self.ws();
+            self.tree += TREE_MEMBER_BYTES + key.len();
             self.steps.push(Step::Key(key));
             let value = self.value();
             self.steps.pop();
@@ -392,6 +409,8 @@ pub struct Anomalies {
     pub out_of_range: Vec<(String, String)>,
     /// Where every such number is in the bytes.
     pub out_of_range_spans: Vec<Range<usize>>,
+    /// What a tree of the document would take ([`Visit::tree_bytes`]).
+    pub tree_bytes: usize,
 }
 
 impl Anomalies {
@@ -411,15 +430,17 @@ impl Visit for Anomalies {
 
     fn number(&mut self, path: &Path<'_>, literal: &str, span: Range<usize>) {
         // A double holds every literal of at most 308 digits without exponent.
-        if literal.len() > 300 || literal.contains(['e', 'E']) {
-            if out_of_range(literal) {
-                if self.out_of_range.len() < Self::KEPT {
-                    self.out_of_range
-                        .push((path.pointer(), quote_literal(literal)));
-                }
-                self.out_of_range_spans.push(span);
+        if (literal.len() > 300 || literal.contains(['e', 'E'])) && out_of_range(literal) {
+            if self.out_of_range.len() < Self::KEPT {
+                self.out_of_range
+                    .push((path.pointer(), quote_literal(literal)));
             }
+            self.out_of_range_spans.push(span);
         }
+    }
+
+    fn tree_bytes(&mut self, bytes: usize) {
+        self.tree_bytes = bytes;
     }
 
     fn duplicate(&mut self, path: &Path<'_>, key: &str) {

@@ -6,14 +6,17 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::OnceLock;
 
+use std::cell::Cell;
 use std::collections::HashSet;
 
 use bytes::Bytes;
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
+use serde::de::{
+    Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
+use serde_json::{Map, Value};
 
-use crate::json::scan::{self, Anomalies};
-use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE};
+use crate::json::scan::{self, Anomalies, TREE_MEMBER_BYTES, TREE_VALUE_BYTES};
+use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE, RESPONSE_TREE_SIZE};
 use crate::spec::schemas::INTEGER_LITERAL_EXPECTED;
 use crate::verdict::event::Finding;
 
@@ -29,6 +32,23 @@ pub fn well_formed(bytes: &[u8]) -> Result<(), serde_json::Error> {
 /// Larger bodies (a products response can be any size) keep only their bytes.
 pub const EAGER_TREE_BYTES: usize = 64 * 1024;
 
+/// A tree may take this many times the size of its body, plus [`TREE_ALLOWANCE`]: a page of
+/// malls takes about 5 times its size (a page of thousands of malls fits), a million empty
+/// records 24 times (72 MB for 3 MB: checked whole, as `tests/it/bounded.rs` asks), while
+/// 16 MiB of tiny values (`[0,0,0,…]`, 576 MB as a tree), deep objects or many keys would
+/// take 13 to 36 times it. Past the bound the tree holds the values read so far
+/// and the rest are skipped (reported by [`LazyJson::findings`]), so memory stays bounded for
+/// every body shape.
+pub const TREE_FACTOR: usize = 2;
+/// See [`TREE_FACTOR`].
+pub const TREE_ALLOWANCE: usize = 80 * 1024 * 1024;
+
+/// The most a tree of a body of `len` bytes may take.
+pub fn tree_budget(len: usize) -> usize {
+    len.saturating_mul(TREE_FACTOR)
+        .saturating_add(TREE_ALLOWANCE)
+}
+
 /// A JSON body: its bytes, and its tree once something needed it. Dereferences to the tree.
 /// It also holds what a tree hides (keys given twice, numbers beyond a double), found by one
 /// scan of the bytes when it was parsed.
@@ -37,16 +57,32 @@ pub struct LazyJson {
     bytes: Bytes,
     tree: OnceLock<Value>,
     anomalies: Anomalies,
+    /// The most its tree may take ([`tree_budget`]; `usize::MAX` for a whole tree).
+    budget: usize,
 }
 
 impl LazyJson {
     /// The body `bytes`, already known to be well-formed JSON ([`well_formed`]).
     pub fn from_checked_bytes(bytes: Bytes) -> Self {
         LazyJson {
+            budget: tree_budget(bytes.len()),
             bytes,
             tree: OnceLock::new(),
             anomalies: Anomalies::default(),
         }
+    }
+
+    /// [`LazyJson::parse`] with no bound on the tree (for a file checked offline, one at a
+    /// time, where every record should be checked).
+    pub fn parse_whole(bytes: Bytes) -> Result<Self, serde_json::Error> {
+        let mut json = Self::parse(bytes)?;
+        json.budget = usize::MAX;
+        Ok(json)
+    }
+
+    /// Whether the tree is held within its budget: values past it are not in the tree.
+    pub fn is_partial(&self) -> bool {
+        self.anomalies.tree_bytes > self.budget
     }
 
     /// The body `bytes` if they are one JSON value (the error is a `Value` parse's): a body of
@@ -82,6 +118,7 @@ impl LazyJson {
         if bytes.len() <= EAGER_TREE_BYTES {
             let tree: Value = serde_json::from_slice(&bytes)?;
             return Ok(LazyJson {
+                budget: tree_budget(bytes.len()),
                 bytes,
                 tree: OnceLock::from(tree),
                 anomalies: Anomalies::default(),
@@ -117,6 +154,27 @@ impl LazyJson {
                 "{}; {} more duplicate keys in the body",
                 last.detail,
                 a.duplicate_count - a.duplicates.len()
+            );
+        }
+        if self.is_partial() {
+            out.push(
+                Finding::new(
+                    &RESPONSE_TREE_SIZE,
+                    "",
+                    format!(
+                        "a body whose tree takes at most {TREE_FACTOR} times its size plus {} MiB",
+                        TREE_ALLOWANCE >> 20
+                    ),
+                    format!(
+                        "a body of {} bytes whose tree would take {} MiB",
+                        self.bytes.len(),
+                        a.tree_bytes >> 20
+                    ),
+                )
+                .with_detail(format!(
+                    "values past the first {} MiB of tree were skipped, not checked: a body of millions of tiny values, deep objects or keys",
+                    self.budget >> 20
+                )),
             );
         }
         let total = a.out_of_range_spans.len();
@@ -168,8 +226,17 @@ impl LazyJson {
 
     /// The tree (built now if it was not yet).
     pub fn value(&self) -> &Value {
-        self.tree
-            .get_or_init(|| serde_json::from_slice(&self.bytes).unwrap_or(Value::Null))
+        self.tree.get_or_init(|| self.build())
+    }
+
+    /// The tree of the bytes: whole, or up to the budget when the whole would break it.
+    fn build(&self) -> Value {
+        if !self.is_partial() {
+            return serde_json::from_slice(&self.bytes).unwrap_or(Value::Null);
+        }
+        let left = Cell::new(self.budget);
+        let mut de = serde_json::Deserializer::from_slice(&self.bytes);
+        Bounded(&left).deserialize(&mut de).unwrap_or(Value::Null)
     }
 
     /// Whether the body is a JSON array, read from its first byte (the tree is not built).
@@ -197,9 +264,9 @@ impl LazyJson {
 
     /// The tree, owned.
     pub fn into_value(self) -> Value {
-        match self.tree.into_inner() {
-            Some(tree) => tree,
-            None => serde_json::from_slice(&self.bytes).unwrap_or(Value::Null),
+        match self.tree.get() {
+            Some(_) => self.tree.into_inner().unwrap_or(Value::Null),
+            None => self.build(),
         }
     }
 }
@@ -210,6 +277,7 @@ impl From<Value> for LazyJson {
             bytes: Bytes::from(serde_json::to_vec(&value).unwrap_or_default()),
             tree: OnceLock::from(value),
             anomalies: Anomalies::default(),
+            budget: usize::MAX,
         }
     }
 }
@@ -234,6 +302,108 @@ impl fmt::Debug for LazyJson {
             Some(tree) => fmt::Debug::fmt(tree, f),
             None => write!(f, "LazyJson({} bytes, not parsed)", self.bytes.len()),
         }
+    }
+}
+
+/// A tree built up to a budget (bytes a tree takes, as the scan counts them): once spent,
+/// the rest of each array and object is read and dropped.
+struct Bounded<'b>(&'b Cell<usize>);
+
+impl Bounded<'_> {
+    fn charge(&self, bytes: usize) {
+        self.0.set(self.0.get().saturating_sub(bytes));
+    }
+
+    fn spent(&self) -> bool {
+        self.0.get() == 0
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Bounded<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        self.charge(TREE_VALUE_BYTES);
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Bounded<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        self.charge(v.len());
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        self.charge(v.len());
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        loop {
+            if self.spent() {
+                if seq.next_element::<IgnoredAny>()?.is_none() {
+                    break;
+                }
+                continue;
+            }
+            match seq.next_element_seed(Bounded(self.0))? {
+                Some(v) => out.push(v),
+                None => break,
+            }
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        loop {
+            if self.spent() {
+                if map.next_key::<IgnoredAny>()?.is_none() {
+                    break;
+                }
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let Some(key) = map.next_key::<String>()? else {
+                break;
+            };
+            self.charge(TREE_MEMBER_BYTES + key.len());
+            let value = map.next_value_seed(Bounded(self.0))?;
+            out.insert(key, value);
+        }
+        Ok(Value::Object(out))
     }
 }
 

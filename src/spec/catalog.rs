@@ -26,6 +26,7 @@ checks! {
     RESPONSE_JSON = ("response.json", "§4", Contract, Transport, "the response body is well-formed UTF-8 JSON within the nesting limit");
     RESPONSE_DUPLICATE_KEY = ("response.duplicate-key", "§4", Contract, Contract, "no object of a response names a member twice (RFC 8259 §4: names SHOULD be unique): readers differ on which value counts, so a duplicate can hide a foreign merchantId or an empty data list");
     RESPONSE_NUMBER_RANGE = ("response.number-range", "§2", Contract, Contract, "every number of a response is one the spec's types (Byte, Integer, Long) can carry: none beyond a double's range, such as 1e999 or ten thousand digits");
+    RESPONSE_TREE_SIZE = ("response.tree-size", "§8", Contract, Transport, "a response body can be checked within mallcheck's memory bound: its tree takes at most twice its size plus 80 MiB (a body of millions of tiny values, deep objects or keys is checked only up to that bound, the rest counted): an error of the run, not of the contract");
     RESPONSE_CONTENT_TYPE = ("response.content-type", "§4", Observed, Contract, "a JSON body is labelled Content-Type: application/json");
     HTTP_SERVER_ERROR = ("http.server-error", "§7", Contract, Contract, "a well-formed request is never answered with a 5xx status");
     HARNESS_SIGNER = ("harness.signer", "§5", Contract, Harness, "the configured signer gives a signature (the sign command exits 0 within --timeout and prints one): an error of the run, not of the contract");

@@ -66,8 +66,13 @@ const CASES: &str = r#"cases:
 "#;
 
 fn run(base_url: &str, dir: &Path) -> Output {
+    run_cases(base_url, dir, CASES)
+}
+
+/// [`run`] with other cases.
+fn run_cases(base_url: &str, dir: &Path, cases_text: &str) -> Output {
     let cases = dir.join("broken.yaml");
-    std::fs::write(&cases, CASES).expect("write the case file");
+    std::fs::write(&cases, cases_text).expect("write the case file");
     run_as_main(base_url, dir)
         .args(["--snapshots", "off", "--color", "never"])
         .arg("--cases")
@@ -163,4 +168,99 @@ fn a_million_broken_malls_get_a_verdict_with_counted_findings() {
     );
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).expect("junit.xml");
     assert!(junit.contains("23,999,950 more `mall.fields` findings"));
+}
+
+/// Size of each body shape of [`every_body_shape_gets_a_clean_verdict`].
+const SHAPE_BYTES: usize = 6 * 1024 * 1024;
+
+/// `{"data": <items>}` with the items of one shape repeated to about [`SHAPE_BYTES`].
+fn shaped(shape: &str) -> Vec<u8> {
+    let mut body = br#"{"data":"#.to_vec();
+    match shape {
+        // Tiny values: 36 times the body as a tree.
+        "scalars" => {
+            body.push(b'[');
+            while body.len() < SHAPE_BYTES {
+                body.extend_from_slice(b"0,");
+            }
+            body.extend_from_slice(b"0]");
+        }
+        // Records 100 objects deep (within the nesting limit): 19 times the body.
+        "deep objects" => {
+            let one = format!("{}0{}", r#"{"a":"#.repeat(100), "}".repeat(100));
+            body.push(b'[');
+            while body.len() < SHAPE_BYTES {
+                body.extend_from_slice(one.as_bytes());
+                body.push(b',');
+            }
+            body.extend_from_slice(b"{}]");
+        }
+        // One string: once the body as a tree.
+        "a long string" => {
+            body.push(b'"');
+            body.resize(SHAPE_BYTES, b'x');
+            body.push(b'"');
+        }
+        // One object of short distinct keys: 13 times the body.
+        "many keys" => {
+            body.push(b'{');
+            let mut i = 0u64;
+            while body.len() < SHAPE_BYTES {
+                body.extend_from_slice(format!("\"{i:x}\":0,").as_bytes());
+                i += 1;
+            }
+            body.extend_from_slice(b"\"end\":0}");
+        }
+        other => panic!("unknown shape {other}"),
+    }
+    body.push(b'}');
+    body
+}
+
+/// Issue 20, item 4: a body whose tree would be many times its size (tiny values, deep
+/// objects, many keys) is checked up to a bound and reported (`response.tree-size`), a long
+/// string is checked whole; each run ends with a verdict of findings. (The memory itself is
+/// measured outside the tests, with `/usr/bin/time -v`: see the README.)
+#[test]
+fn every_body_shape_gets_a_clean_verdict() {
+    for (shape, partial) in [
+        ("scalars", true),
+        ("deep objects", true),
+        ("a long string", false),
+        // 77 MB as a tree: within the bound at this size, checked whole.
+        ("many keys", false),
+    ] {
+        let url = serve_in_background(shaped(shape)).expect("bind loopback");
+        let dir = tempfile::tempdir().expect("temp dir");
+        // The exchange case alone: the walk reads the same page.
+        let one = CASES.split("\n\n").next().expect("the exchange case");
+        let out = run_cases(&url, dir.path(), one);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{shape}: {stdout}");
+        let report: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("report.json")).expect("read report.json"),
+        )
+        .expect("report.json is JSON");
+        let cases = report["cases"].as_array().expect("cases");
+        assert_eq!(cases.len(), 1, "{shape}");
+        for case in cases {
+            let ids: Vec<&str> = case["findings"]
+                .as_array()
+                .expect("findings")
+                .iter()
+                .filter_map(|f| f["check"].as_str())
+                .collect();
+            assert!(
+                ids.contains(&"mall-list.envelope"),
+                "{shape}, {}: {ids:?}",
+                case["id"]["name"]
+            );
+            assert_eq!(
+                ids.contains(&"response.tree-size"),
+                partial,
+                "{shape}, {}: {ids:?}",
+                case["id"]["name"]
+            );
+        }
+    }
 }
