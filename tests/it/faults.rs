@@ -58,7 +58,7 @@ fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
         Fault::all()
             .iter()
             .copied()
-            .filter(|f| !f.is_fuzz_trigger())
+            .filter(|f| !f.is_fuzz_trigger() && !f.is_secret_echo())
             .collect(),
     );
     let verdicts: Mutex<Vec<Verdict>> = Mutex::new(Vec::new());
