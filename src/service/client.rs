@@ -543,12 +543,6 @@ impl Client {
         .with_detail(why)
     }
 
-    /// The redactor this client's records are scrubbed with.
-    // The run's redactor until the Session refactor gives the client its own.
-    pub fn redactor(&self) -> &'static redact::Redactor {
-        redact::global()
-    }
-
     fn scrub(&self, text: &str) -> String {
         self.redactor.scrub_with(text, &self.secrets())
     }
