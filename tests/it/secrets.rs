@@ -756,7 +756,9 @@ fn every_echo_form_of_the_key_leaves_no_eight_characters_of_it_in_any_output() {
                 cmd.args(["--no-preflight", "--snapshots", "update"]);
             }
             let out = cmd.env("MALLCHECK_SIGN_KEY", BAR_KEY).output().unwrap();
-            assert_exit(&out, 1);
+            // Refused: the service could not be tested (3), or a case failed (1).
+            let code = out.status.code();
+            assert!(code == Some(3) || code == Some(1), "{}", output_text(&out));
             let run = format!(
                 "{} {}",
                 form.name(),
