@@ -156,7 +156,7 @@ pub fn quote(text: &str) -> String {
 
 /// Whether `c` must not reach a terminal as is: a C0 or C1 control character, DEL, or a
 /// bidirectional override or isolate.
-pub(crate) fn is_unsafe(c: char) -> bool {
+fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

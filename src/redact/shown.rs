@@ -68,11 +68,18 @@ fn floor_char_boundary(text: &str, at: usize) -> usize {
         .unwrap_or(0)
 }
 
+/// Whether `c` must not be shown as is: a C0 or C1 control character, DEL, or a bidi mark,
+/// override or isolate (the same set as `diag` escapes on the console).
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
 /// `text` with bidi and control characters written as `\u{…}`, line breaks and tabs kept.
 fn escape_unsafe(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c != '\n' && c != '\t' && crate::diag::is_unsafe(c) {
+        if c != '\n' && c != '\t' && is_unsafe(c) {
             let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         } else {
             out.push(c);
