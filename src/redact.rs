@@ -42,6 +42,9 @@ use base64::engine::general_purpose::{STANDARD_NO_PAD, STANDARD_PAD_INDIFFERENT,
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
 mod normal;
+mod shown;
+
+pub use shown::Shown;
 
 /// Placeholder written wherever a secret was.
 pub const REDACTED: &str = "<redacted>";
@@ -738,10 +741,16 @@ impl Redactor {
     /// short does not end with the beginning of a secret, in any of its forms, that the cut
     /// may have left.
     pub fn excerpt(&self, body: &[u8], max: usize, whole: bool) -> String {
+        self.cut(body, max, whole).0
+    }
+
+    /// [`Redactor::excerpt`], and where in `body` the excerpt ends.
+    fn cut(&self, body: &[u8], max: usize, whole: bool) -> (String, usize) {
         let registry = self.read();
         if whole && body.len() <= max {
             let found = registry.find(body);
-            return String::from_utf8_lossy(&replace(body, &found, false)).into_owned();
+            let text = String::from_utf8_lossy(&replace(body, &found, false)).into_owned();
+            return (text, body.len());
         }
         let cut = body.len().min(max);
         let window = &body[..body.len().min(cut.saturating_add(registry.reach()))];
@@ -754,7 +763,8 @@ impl Redactor {
             .find(|(r, _)| r.contains(&partial))
             .map_or(partial, |(r, _)| r.end);
         let kept = found.partition_point(|(r, _)| r.start < end);
-        String::from_utf8_lossy(&replace(&body[..end], &found[..kept], false)).into_owned()
+        let text = replace(&body[..end], &found[..kept], false);
+        (String::from_utf8_lossy(&text).into_owned(), end)
     }
 }
 

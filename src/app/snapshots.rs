@@ -185,8 +185,13 @@ fn apply(
     writeln!(out, "{} {verb}", pending.len())
 }
 
-/// The diff of one pending snapshot against the accepted one (or its whole text when new).
+/// The diff of one pending snapshot against the accepted one (or its whole text when new), its
+/// control and bidi characters escaped: a snapshot holds what a service sent.
 fn describe(p: &Pending) -> String {
+    crate::diag::escape_controls_by_line(&describe_raw(p))
+}
+
+fn describe_raw(p: &Pending) -> String {
     let new = match store::read_contents(&p.new) {
         Ok(t) => t,
         Err(e) => return format!("{e}"),
@@ -291,6 +296,25 @@ mod tests {
         assert!(text.contains("+  \"state\": 3"), "{text}");
         assert!(text.contains("new snapshot:\n{}"), "{text}");
         assert!(text.contains("2 pending"), "{text}");
+    }
+
+    #[test]
+    fn review_shows_escape_sequences_of_a_pending_snapshot_escaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let hostile = "{\n  \"msg\": \"\u{1b}]0;pwned\u{7}\u{1b}[2J\u{202e}txt\"\n}";
+        std::fs::write(dir.path().join("a.snap"), snap("{}")).unwrap();
+        std::fs::write(dir.path().join("a.snap.new"), snap(hostile)).unwrap();
+        std::fs::write(dir.path().join("b.snap.new"), snap(hostile)).unwrap();
+        let pending = store::pending(dir.path()).unwrap();
+        let mut out = Vec::new();
+        review(&mut out, &pending).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            crate::diag::first_unsafe(&text.replace('\n', "")),
+            None,
+            "{text:?}"
+        );
+        assert!(text.contains("\\u{1b}[2J\\u{202e}txt"), "{text}");
     }
 
     #[test]

@@ -548,7 +548,8 @@ impl Session<'_> {
 struct Out<'e> {
     on_event: &'e mut dyn FnMut(&FuzzEvent),
     report: FuzzReport,
-    /// The session's redactor, which seals every finding before it is shown.
+    /// The run's redactor: a failure's findings and exchange are sealed with it (scrubbed, then
+    /// escaped, then capped) before anything shows them.
     redactor: crate::redact::Redactor,
 }
 
@@ -561,6 +562,7 @@ impl Out<'_> {
         for finding in &mut failure.findings {
             finding.seal(&self.redactor);
         }
+        failure.exchange.seal(&self.redactor);
         (self.on_event)(&FuzzEvent::Failure(Box::new(failure.clone())));
         self.report.failures.push(failure);
     }

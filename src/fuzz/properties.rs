@@ -186,9 +186,9 @@ fn foreign_malls(body: &FuzzBody, json: &Value, known: &Known) -> Vec<Finding> {
     };
     findings
         .into_iter()
-        .map(|f| Finding {
-            check: &catalog::FUZZ_OWNERSHIP,
-            ..f
+        .map(|mut f| {
+            f.check = &catalog::FUZZ_OWNERSHIP;
+            f
         })
         .collect()
 }

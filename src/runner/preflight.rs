@@ -80,7 +80,9 @@ pub async fn check(
     if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
         causes.insert(0, "the service's TLS certificate is not trusted on this machine (self-signed, or issued by a private CA): add that CA to the system trust store, or point SSL_CERT_FILE at a PEM bundle holding it".to_string());
     }
-    let finding = finding.with_detail(format!("likely causes: {}", causes.join("; ")));
+    let mut finding = finding.with_detail(format!("likely causes: {}", causes.join("; ")));
+    // The message quotes the service: it is cut only once scrubbed.
+    finding.seal(client.redactor());
     let mut message = format!(
         "preflight failed: {}\nthe suite did not run. Likely causes:\n",
         headline(stop, &url, &finding)

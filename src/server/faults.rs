@@ -39,6 +39,9 @@ enum Kind {
     Fuzz(&'static Check),
     /// A tolerated variation that must pass.
     Variation,
+    /// A service that echoes the signature in a refusal: no check catches it (the run stops at
+    /// the preflight, or every case errs), it is there for the secrets tests.
+    SecretEcho,
 }
 
 macro_rules! faults {
@@ -70,7 +73,7 @@ macro_rules! faults {
     };
 }
 
-use Kind::{Contract, Fuzz, Variation};
+use Kind::{Contract, Fuzz, SecretEcho, Variation};
 
 faults! {
     /// `state` is 3.
@@ -252,6 +255,10 @@ faults! {
     /// An error page that echoes the request.
     EchoErrorPage = ("echo-error-page", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page quoting the request's headers (Authorization included) and body");
 
+    /// A refusal quoting the signature, spelt as the path says.
+    EchoSignature = ("echo-signature", SecretEcho, "every request is answered 401 with a message, after a raw U+202E, quoting the Authorization signature (the key, with --signer static); /fault/echo-signature/FORM/... spells it plain, upper, lower, json-u, percent, html-entities, mime-base64, mime-base64-json or line-break");
+    /// A huge response header.
+    HugeHeader = ("huge-header", Variation, "every answer carries a 380 KB x-padding response header");
     // ---- Faults of real stacks (issue 22: connections, robustness, raw-byte signatures,
     // cross-merchant cursors). Kept in one block apart from the others.
     /// A stock-framework 500 on NaN and other odd JSON, then a connection dropped without
@@ -276,6 +283,9 @@ faults! {
     /// A number of ten thousand digits.
     OrderTotalAmountDigits = ("order-total-amount-digits", Contract(&RESPONSE_NUMBER_RANGE), "orderStatistics.totalAmount is an integer of 10,000 digits");
 }
+
+/// Length of the `huge-header` fault's header value.
+pub(crate) const HUGE_HEADER_BYTES: usize = 380 * 1024;
 
 /// What the echo faults give back of a request: every header as received and the body text.
 #[derive(Debug, Clone)]
@@ -382,7 +392,7 @@ impl Fault {
     pub fn expected_check(self) -> Option<&'static str> {
         match self.kind() {
             Kind::Contract(check) | Kind::Fuzz(check) => Some(check.id),
-            Kind::Variation => None,
+            Kind::Variation | Kind::SecretEcho => None,
         }
     }
 
@@ -395,7 +405,14 @@ impl Fault {
             }
             Kind::Contract(_) | Kind::Fuzz(_) => crate::exit::FAILURE,
             Kind::Variation => crate::exit::PASS,
+            // Refused at the preflight: the service could not be tested.
+            Kind::SecretEcho => crate::exit::COULD_NOT_TEST,
         }
+    }
+
+    /// Whether the fault echoes a secret for the secrets tests: every request is refused.
+    pub fn is_secret_echo(self) -> bool {
+        matches!(self.kind(), Kind::SecretEcho)
     }
 
     /// Whether only a narrow request trips the fault, so that only the fuzzer is expected to

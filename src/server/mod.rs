@@ -5,6 +5,7 @@
 
 mod conn;
 pub mod data;
+pub mod echo_forms;
 pub mod faults;
 pub mod guide;
 mod pages;

@@ -26,7 +26,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::server::data::{self, Dataset, MAIN, MallSeed, OTHER, SINGLE, Shape};
-use crate::server::faults::{Echo, Fault, MALL_SN_PREFIX};
+use crate::server::echo_forms::EchoForm;
+use crate::server::faults::{Echo, Fault, HUGE_HEADER_BYTES, MALL_SN_PREFIX};
 use crate::server::pages::{self, UnknownCursor};
 use crate::server::request::{self, ListRequest, ProductsRequest, SellerIdentity};
 use crate::server::wire::{self, STALL};
@@ -265,6 +266,9 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
         }
         None => (state.default_fault, path.clone()),
     };
+    if fault == Some(Fault::EchoSignature) {
+        return echo_signature(req, &rest).await;
+    }
     let (req, echo) = match fault {
         Some(Fault::EchoRequest | Fault::EchoErrorPage) => {
             let (parts, body) = req.into_parts();
@@ -403,6 +407,12 @@ fn respond(state: &AppState, call: &Call, status: StatusCode, mut value: Value) 
     if let Some(echo) = &call.echo {
         add_headers(&mut response, echo.response_headers());
     }
+    if call.fault == Some(Fault::HugeHeader) {
+        add_headers(
+            &mut response,
+            vec![("x-padding".to_string(), "p".repeat(HUGE_HEADER_BYTES))],
+        );
+    }
     response
 }
 
@@ -416,6 +426,28 @@ fn echo_error_page(call: &Call) -> Response {
     if let Some(echo) = &call.echo {
         add_headers(&mut response, echo.response_headers());
     }
+    response
+}
+
+/// The `echo-signature` answer: 401 quoting the signature, spelt as the first segment of `rest`
+/// says (`/upper/mall/list`; plain when it names no form).
+async fn echo_signature(req: Request, rest: &str) -> Response {
+    let segment = rest.trim_start_matches('/').split('/').next().unwrap_or("");
+    let form = EchoForm::from_name(segment).unwrap_or(EchoForm::Plain);
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .unwrap_or_default();
+    let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST_BYTES)
+        .await
+        .unwrap_or_default();
+    let (content_type, text) = form.refusal(&authorization, &body);
+    let mut response = Response::new(Body::from(text));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::redact::Redactor;
 use crate::verdict::check::{Check, Severity};
 use crate::verdict::exchange::Exchange;
 use crate::verdict::findings::Omitted;
@@ -21,6 +22,11 @@ pub struct SourceLocation {
 }
 
 /// One thing a check found in one response (or across responses).
+///
+/// Its texts may quote the service (`actual`, `detail`) or a case file (`expected`): until
+/// [`Finding::seal`] they are raw, only bounded; the runner seals every finding with the run's
+/// redactor before a result leaves it, and from then on they are [`Shown`](crate::redact::Shown) text: scrubbed, then
+/// escaped, then capped.
 #[derive(Debug, Clone, Serialize)]
 pub struct Finding {
     /// The catalogue entry that produced the finding.
@@ -30,34 +36,39 @@ pub struct Finding {
     pub pointer: String,
     /// What the spec (or the case) expects, in a few words.
     pub expected: String,
-    /// What was seen, truncated.
+    /// What was seen (capped once sealed).
     pub actual: String,
     /// Extra context (e.g. the cursor trail of a walk); may be empty.
     pub detail: String,
     /// Case-file location that asked for the check, when one exists.
     pub location: Option<SourceLocation>,
-    /// Characters of an `actual` longer than [`ACTUAL_MAX_CHARS`] that [`Finding::seal`] has
-    /// not cut yet (0 once cut, or when nothing needs cutting).
+    /// Bytes of the value `actual` was taken from, when more than it keeps before the seal.
     #[serde(skip)]
-    pub unsealed_chars: usize,
+    actual_len: usize,
+    /// Whether [`Finding::seal`] made the texts [`Shown`](crate::redact::Shown) text.
+    #[serde(skip)]
+    sealed: bool,
 }
 
 fn serialize_check_id<S: serde::Serializer>(c: &&'static Check, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(c.id)
 }
 
-/// Longest actual value kept in a finding, in characters.
+/// Longest actual value shown in a finding, in bytes of the value.
 pub const ACTUAL_MAX_CHARS: usize = 200;
 
-/// Characters of a long `actual` kept until [`Finding::seal`] cuts it: a secret that crosses
-/// the final cut at [`ACTUAL_MAX_CHARS`] is still whole for the redactor to find, and a huge
-/// value does not stay in memory.
-const UNSEALED_MAX_CHARS: usize = 4 * 1024;
+/// Longest `expected` or `detail` shown, in bytes.
+pub const DETAIL_MAX_BYTES: usize = 4 * 1024;
+
+/// Bytes of an `actual` kept until the seal: far more than is shown, so that a secret that
+/// crosses the shown cut is still whole for the redactor (which looks that far past it), and a
+/// huge value (an 8 MB cursor) does not stay in memory.
+const ACTUAL_RAW_MAX: usize = 64 * 1024;
 
 impl Finding {
-    /// Builds a finding. An `actual` longer than [`ACTUAL_MAX_CHARS`] is kept (up to a few KiB)
-    /// until [`Finding::seal`] scrubs it with the session's redactor and then cuts it: a cut
-    /// made first could leave part of a secret that no redactor recognises.
+    /// Builds a finding. `actual` is kept raw (at most [`ACTUAL_RAW_MAX`] bytes) until
+    /// [`Finding::seal`] scrubs it and only then cuts it to [`ACTUAL_MAX_CHARS`]: a cut made
+    /// first could leave part of a secret that no redactor recognises.
     pub fn new(
         check: &'static Check,
         pointer: impl Into<String>,
@@ -65,15 +76,13 @@ impl Finding {
         actual: impl Into<String>,
     ) -> Self {
         let mut actual = actual.into();
-        let mut unsealed_chars = 0;
-        if actual.len() > ACTUAL_MAX_CHARS {
-            let chars = actual.chars().count();
-            if chars > ACTUAL_MAX_CHARS {
-                unsealed_chars = chars;
-                if let Some((end, _)) = actual.char_indices().nth(UNSEALED_MAX_CHARS) {
-                    actual.truncate(end);
-                }
-            }
+        let actual_len = actual.len();
+        if actual.len() > ACTUAL_RAW_MAX {
+            let end = (0..=ACTUAL_RAW_MAX)
+                .rev()
+                .find(|&i| actual.is_char_boundary(i))
+                .unwrap_or(0);
+            actual.truncate(end);
         }
         Finding {
             check,
@@ -82,21 +91,28 @@ impl Finding {
             actual,
             detail: String::new(),
             location: None,
-            unsealed_chars,
+            actual_len,
+            sealed: false,
         }
     }
 
-    /// Scrubs a long `actual` with `redactor` (the session's), then cuts it to
-    /// [`ACTUAL_MAX_CHARS`], marking the cut with its whole length. Done once, where a result
-    /// leaves the runner; a short `actual` is left to the writers' scrubbing.
-    pub fn seal(&mut self, redactor: &crate::redact::Redactor) {
-        if self.unsealed_chars == 0 {
+    /// Makes every text of the finding [`Shown`](crate::redact::Shown) text with the run's `redactor`: scrubbed
+    /// first, then escaped, then capped ("… N bytes more"). Done once, where a result leaves
+    /// the runner; sealing again changes nothing.
+    pub fn seal(&mut self, redactor: &Redactor) {
+        if self.sealed {
             return;
         }
-        let scrubbed = redactor.scrub(&self.actual);
-        let kept: String = scrubbed.chars().take(ACTUAL_MAX_CHARS).collect();
-        self.actual = format!("{kept}… ({} chars)", self.unsealed_chars);
-        self.unsealed_chars = 0;
+        let total = self.actual_len.max(self.actual.len());
+        self.actual = redactor
+            .show_part(&self.actual, ACTUAL_MAX_CHARS, total)
+            .into_string();
+        self.expected = redactor
+            .show(&self.expected, DETAIL_MAX_BYTES)
+            .into_string();
+        self.detail = redactor.show(&self.detail, DETAIL_MAX_BYTES).into_string();
+        self.pointer = redactor.show(&self.pointer, DETAIL_MAX_BYTES).into_string();
+        self.sealed = true;
     }
 
     /// Adds free-form detail.
@@ -233,11 +249,18 @@ pub struct CaseResult {
 /// Coverage scope of `snapshot.match` in a case whose snapshot was compared.
 pub const SNAPSHOT_COMPARED: &str = "the response against its snapshot";
 impl CaseResult {
-    /// Scrubs and cuts every long finding text with the session's redactor
-    /// ([`Finding::seal`]); the runner does it before a result leaves it.
-    pub fn seal(&mut self, redactor: &crate::redact::Redactor) {
+    /// Makes every text from outside in the result [`Shown`](crate::redact::Shown) text with the run's `redactor`
+    /// (findings, exchanges, the reason of a skip): the runner does it before a result leaves
+    /// it, so that every sink cuts and renders scrubbed, escaped, capped text.
+    pub fn seal(&mut self, redactor: &Redactor) {
         for finding in &mut self.findings {
             finding.seal(redactor);
+        }
+        for exchange in &mut self.exchanges {
+            exchange.seal(redactor);
+        }
+        if let Some(reason) = &mut self.skip_reason {
+            *reason = redactor.show(reason, DETAIL_MAX_BYTES).into_string();
         }
     }
 

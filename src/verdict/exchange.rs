@@ -7,6 +7,18 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::redact::Redactor;
+
+/// Longest URL shown, in bytes.
+pub const URL_MAX_BYTES: usize = 2 * 1024;
+/// Longest header value shown, in bytes.
+pub const HEADER_MAX_BYTES: usize = 1024;
+/// Longest request body shown, in bytes (an 8 MB cursor the service gave comes back in the
+/// next request's body).
+pub const REQUEST_BODY_MAX_BYTES: usize = 16 * 1024;
+/// Longest transport error shown, in bytes.
+pub const ERROR_MAX_BYTES: usize = 4 * 1024;
+
 /// The request as sent, with secrets already redacted.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestRecord {
@@ -50,6 +62,37 @@ pub struct Exchange {
 
 fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+impl Exchange {
+    /// Makes every text of the record [`Shown`](crate::redact::Shown) text with the run's
+    /// `redactor`: scrubbed, then escaped, then capped, the request's values included (a
+    /// cursor or a header value is the service's too). The body excerpt is already cut, and
+    /// scrubbed before it was; it is escaped here.
+    pub fn seal(&mut self, redactor: &Redactor) {
+        let request = &mut self.request;
+        request.url = redactor.show(&request.url, URL_MAX_BYTES).into_string();
+        request.body = redactor
+            .show(&request.body, REQUEST_BODY_MAX_BYTES)
+            .into_string();
+        seal_headers(&mut request.headers, redactor);
+        if let Some(response) = &mut self.response {
+            seal_headers(&mut response.headers, redactor);
+            response.body_excerpt = redactor
+                .show(&response.body_excerpt, usize::MAX)
+                .into_string();
+        }
+        if let Some(error) = &mut self.transport_error {
+            *error = redactor.show(error, ERROR_MAX_BYTES).into_string();
+        }
+    }
+}
+
+fn seal_headers(headers: &mut [(String, String)], redactor: &Redactor) {
+    for (name, value) in headers {
+        *name = redactor.show(name, HEADER_MAX_BYTES).into_string();
+        *value = redactor.show(value, HEADER_MAX_BYTES).into_string();
+    }
 }
 
 impl RequestRecord {

@@ -58,7 +58,9 @@ fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
         Fault::all()
             .iter()
             .copied()
-            .filter(|f| !f.is_fuzz_trigger())
+            // huge-header is tested on its own (secrets.rs): each of its 380 KB answers is slow
+            // to read on a busy machine, and the whole suite against it would time out.
+            .filter(|f| !f.is_fuzz_trigger() && !f.is_secret_echo() && *f != Fault::HugeHeader)
             .collect(),
     );
     let verdicts: Mutex<Vec<Verdict>> = Mutex::new(Vec::new());

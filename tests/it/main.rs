@@ -38,6 +38,7 @@ mod secrets;
 mod serve_guide;
 mod serve_limits;
 mod session;
+mod shown;
 mod snapshots;
 mod standalone;
 mod streamed;

@@ -14,7 +14,7 @@ use percent_encoding::percent_decode_str;
 use regex::Regex;
 
 use crate::common::{assert_exit, bin, output_text, repo};
-use mallcheck::server::data::{DEMO_APPID, MAIN};
+use mallcheck::server::data::{DEMO_APPID, DEMO_SIGN_KEY, MAIN};
 use mallcheck::server::faults::Fault;
 use mallcheck::server::{RunningServer, ServerOptions};
 use mallcheck::sign::{Signer, SignerKind};
@@ -692,4 +692,124 @@ fn a_key_too_short_to_scrub_is_warned_about() {
         stderr.contains("warning: the signing key is shorter than 8 characters"),
         "{stderr}"
     );
+}
+
+/// A static key of letters and digits, as many keys are: 32 characters, any 8 of them in a row
+/// a leak.
+const BAR_KEY: &str = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6Hj1Gf5Ds0Ay";
+
+/// Every run of 8 characters of `key` that `text` holds, in any letter case, in any view a
+/// reader can recover ([`views`]), white space taken out or not.
+fn fragments_of(key: &str, text: &str) -> Vec<String> {
+    let windows: Vec<String> = (0..=key.len() - 8)
+        .map(|i| key[i..i + 8].to_ascii_lowercase())
+        .collect();
+    let mut found = Vec::new();
+    for view in views(text) {
+        let lower = view.to_lowercase();
+        let joined: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+        for w in &windows {
+            if (lower.contains(w.as_str()) || joined.contains(w.as_str())) && !found.contains(w) {
+                found.push(w.clone());
+            }
+        }
+    }
+    found
+}
+
+/// Every output of a run in `dir` (inputs aside) and its stdout and stderr, by name.
+fn outputs_of(dir: &Path, out: &Output) -> Vec<(String, String)> {
+    let mut all = vec![
+        (
+            "stdout".to_string(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ),
+        (
+            "stderr".to_string(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ),
+    ];
+    for p in files_under(dir).into_iter().filter(|p| !is_input(dir, p)) {
+        let text = String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned();
+        all.push((p.display().to_string(), text));
+    }
+    all
+}
+
+/// The bar of the secrets work: a service that answers every request by quoting the key (the
+/// signature of `--signer static`) in any of its spellings, raw after a right-to-left override,
+/// leaves no 8 characters of the key in a row in stdout, stderr, JUnit, JSON, HTML, Markdown or
+/// snapshots, and no raw override anywhere but in the snapshots (which keep the data as it
+/// came); with the preflight (the run stops at the first refusal) and without (every case is
+/// refused).
+#[test]
+fn every_echo_form_of_the_key_leaves_no_eight_characters_of_it_in_any_output() {
+    use mallcheck::server::echo_forms::{EchoForm, RLO};
+    let server = InProcess::start(Signer::new(SignerKind::Static, BAR_KEY.to_string()));
+    let mut leaks = Vec::new();
+    for form in EchoForm::ALL {
+        for preflight in [true, false] {
+            let dir = workspace();
+            let url = format!("{}/{}", server.fault_url(Fault::EchoSignature), form.name());
+            let mut cmd = run(dir.path(), &url, &["--signer", "static", "--verbose"]);
+            if !preflight {
+                cmd.args(["--no-preflight", "--snapshots", "update"]);
+            }
+            let out = cmd.env("MALLCHECK_SIGN_KEY", BAR_KEY).output().unwrap();
+            // Refused: the service could not be tested (3), or a case failed (1).
+            let code = out.status.code();
+            assert!(code == Some(3) || code == Some(1), "{}", output_text(&out));
+            let run = format!(
+                "{} {}",
+                form.name(),
+                if preflight {
+                    "with preflight"
+                } else {
+                    "without"
+                }
+            );
+            let outputs = outputs_of(dir.path(), &out);
+            // Proof that the refusal reached the reports, so that the scan means something.
+            let summary = &outputs
+                .iter()
+                .find(|(p, _)| p.ends_with("summary.md"))
+                .unwrap_or_else(|| panic!("{run}: no summary.md"))
+                .1;
+            assert!(summary.contains("did not match"), "{run}: {summary}");
+            for (what, text) in &outputs {
+                let found = fragments_of(BAR_KEY, text);
+                if !found.is_empty() {
+                    leaks.push(format!("{run}: {what}: {found:?}"));
+                }
+                // A snapshot keeps the response's data as it came (it is compared, not read).
+                if text.contains(RLO) && !what.contains("/snapshots/") {
+                    leaks.push(format!("{run}: {what}: a raw U+202E"));
+                }
+            }
+        }
+    }
+    assert!(leaks.is_empty(), "written:\n{}", leaks.join("\n"));
+}
+
+/// A response header of 380 KB is recorded capped: the reports stay small.
+#[test]
+fn a_huge_response_header_is_capped_in_every_report() {
+    let server = InProcess::start(Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.into()));
+    let dir = workspace();
+    // Two cases are enough to see the records; each answer is slow to parse on a busy machine.
+    let args = ["--verbose", "--filter", "secrets.yaml", "--timeout", "120"];
+    let out = run(dir.path(), &server.fault_url(Fault::HugeHeader), &args)
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    for (what, text) in outputs_of(dir.path(), &out) {
+        assert!(
+            !text.contains(&"p".repeat(4096)),
+            "{what} holds 4 KiB of the header ({} bytes)",
+            text.len()
+        );
+    }
+    let json = std::fs::read_to_string(dir.path().join("reports/report.json")).unwrap();
+    assert!(json.contains("bytes more"), "the cut is not marked");
 }
