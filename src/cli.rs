@@ -455,8 +455,8 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = crate::flag_range::int::<u64>(crate::flag_range::FUZZ_SECONDS))]
     pub max_time: u64,
     /// Requests per second, at most; 0 = unlimited [default: the profile's `rate`, else
-    /// unlimited on loopback and 10 for other hosts].
-    #[arg(long, value_name = "R", env = "MALLCHECK_RATE", value_parser = crate::flag_range::rate_or_zero)]
+    /// unlimited on loopback and 10 for other hosts] [env: MALLCHECK_RATE].
+    #[arg(long, value_name = "R", value_parser = crate::flag_range::rate_or_zero)]
     pub rate: Option<f64>,
     /// Generated requests in flight at once (shrinking sends one at a time; a seed reports the
     /// same failures whatever this is).
