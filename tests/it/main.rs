@@ -30,6 +30,7 @@ mod preflight;
 mod readme;
 mod replay;
 mod reports;
+mod robustness;
 mod run_cli;
 mod scale;
 mod schemas_meta;
