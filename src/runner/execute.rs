@@ -10,7 +10,7 @@ use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 use crate::checks::{assert, http, ownership, payload, products, robustness};
-use crate::fuzz::regressions;
+use crate::fuzz::{properties, regressions};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
@@ -268,6 +268,29 @@ pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> 
     c.finish(runner, started, skip, retries)
 }
 
+/// The response must be a success (the mall list's `success` true, the products operation a
+/// 2xx array); a finding under `check` otherwise, quoting the refusal.
+fn served(
+    check: &'static Check,
+    endpoint: crate::verdict::endpoint::Endpoint,
+    response: &crate::service::client::Response,
+) -> Vec<Finding> {
+    if properties::is_success(endpoint, response) {
+        return vec![];
+    }
+    let said = String::from_utf8_lossy(&response.body);
+    vec![Finding::new(
+        check,
+        "",
+        "the answer the same body gets in its compact spelling (a success)",
+        format!(
+            "HTTP {}: {}",
+            response.status,
+            crate::verdict::event::truncate(said.trim(), 120)
+        ),
+    )]
+}
+
 /// How a robustness finding names a replayed fuzz request with nothing odd about its body.
 const SAVED_FUZZ_REQUEST: &str = "the saved fuzz request";
 
@@ -385,6 +408,9 @@ async fn exchange_case(
                 ownership::unknown_merchant(&response.json)
             }
             id if id == catalog::PRODUCTS_ORDER.id => products::order(&response.json),
+            id if id == catalog::AUTH_SIGNATURE_RAW_BYTES.id => {
+                served(&catalog::AUTH_SIGNATURE_RAW_BYTES, x.endpoint, &response)
+            }
             // Parsing accepted the id; checks that need several responses run in walks and sweeps.
             _ => vec![],
         };

@@ -27,6 +27,7 @@ mod openapi;
 mod parsing;
 mod politeness;
 mod preflight;
+mod raw_signature;
 mod readme;
 mod replay;
 mod reports;
