@@ -90,7 +90,7 @@ mod tests {
         let a: Value = serde_json::from_str(body).unwrap();
         let b: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(a, b, "{text}");
-        assert!(text.contains("\\u0041pp"), "first letter escaped: {text}");
+        assert!(text.contains("\\u0061pp"), "first letter escaped: {text}");
         assert!(
             text.contains("\\u5e97\\ud83d\\ude00"),
             "emoji as a pair: {text}"
