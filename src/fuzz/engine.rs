@@ -28,6 +28,7 @@ use tokio::task::JoinHandle;
 
 use crate::checks::robustness::RobustnessGate;
 use crate::fuzz::body::{FuzzBody, Limits};
+use crate::fuzz::dedup;
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
@@ -540,6 +541,19 @@ impl Session<'_> {
                 probe.map_or(Verdict::Passes, Verdict::Fails)
             },
         );
+        // A duplicate key left in the minimal body is kept only when it is what fails.
+        let mut shrunk = shrunk;
+        if let Some(plain) = dedup::without_duplicates(&shrunk.value)
+            && Instant::now() < deadline
+            && let Some(probe) = self.probe(endpoint, &plain)
+        {
+            shrunk.tries += 1;
+            if probe.breaks(property).is_some() {
+                shrunk.value = plain;
+                shrunk.evidence = probe;
+                shrunk.steps += 1;
+            }
+        }
         let findings = shrunk
             .evidence
             .breaks(property)
