@@ -284,6 +284,16 @@ pub struct RunArgs {
     /// Observed-severity findings (e.g. product order) fail the run.
     #[arg(long, help_heading = "Verdict")]
     pub strict: bool,
+    /// Whether a 5xx, a hang or a dropped connection on an odd request or a replayed fuzz
+    /// regression (a robustness finding, no rule of the spec) fails the run or only warns
+    #[arg(
+        long,
+        value_enum,
+        value_name = "GATE",
+        default_value = "fail",
+        help_heading = "Verdict"
+    )]
+    pub robustness: crate::checks::robustness::RobustnessGate,
     /// Requests in flight at once, across cases and inside a case [env: MALLCHECK_JOBS]
     /// [default: 4].
     #[arg(long, value_name = "N", value_parser = crate::flag_range::int::<usize>(crate::flag_range::JOBS), help_heading = "Limits")]
@@ -475,6 +485,10 @@ pub struct FuzzArgs {
     /// 400 that is not JSON) are listed apart and do not fail the run.
     #[arg(long)]
     pub oversize: bool,
+    /// Whether a 5xx, a hang or a dropped connection on a generated request (a robustness
+    /// finding, no rule of the spec) fails the run or only warns
+    #[arg(long, value_enum, value_name = "GATE", default_value = "fail")]
+    pub robustness: crate::checks::robustness::RobustnessGate,
     /// Colour.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,

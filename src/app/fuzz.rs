@@ -131,6 +131,7 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
         save: None,
         limits: Limits::new(args.oversize),
         jobs: args.jobs,
+        robustness: args.robustness,
     })
 }
 

@@ -268,6 +268,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let options = RunOptions {
         jobs,
         strict: args.strict,
+        robustness: args.robustness,
         max_pages: args.max_pages,
         sample: args.sample,
         exhaustive: settings.exhaustive,

@@ -34,11 +34,12 @@ pub struct ParseContext<'a> {
 /// Checks an exchange case may switch on in `expect.checks` (they judge one response): the
 /// ownership and order checks, and the fuzz properties, which a saved fuzz regression case
 /// applies to its response.
-pub static EXCHANGE_CHECKS: &[&Check] = &concat::<9>(
+pub static EXCHANGE_CHECKS: &[&Check] = &concat::<10>(
     &[
         &catalog::OWNERSHIP_MERCHANT,
         &catalog::OWNERSHIP_UNKNOWN_MERCHANT,
         &catalog::PRODUCTS_ORDER,
+        &catalog::AUTH_SIGNATURE_RAW_BYTES,
     ],
     &catalog::FUZZ_PROPERTIES,
 );
@@ -123,6 +124,7 @@ const AUTH_MODES: &[&str] = &[
     "appid-mismatch",
     "signature-of-other-body",
     "signature-of-other-operation",
+    "signed-other-spelling",
 ];
 /// Problems reported per case file; the rest are counted.
 const MAX_DIAGNOSTICS_PER_FILE: usize = 50;

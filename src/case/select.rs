@@ -122,8 +122,10 @@ pub fn exercises(case: &Case, id: &str) -> bool {
         return matches!(case.kind, CaseKind::Walk(_));
     }
     // Transport and decoding problems can come from any request.
-    if matches!(check.family, Family::Transport | Family::Harness)
-        || id == catalog::HTTP_SERVER_ERROR.id
+    if matches!(
+        check.family,
+        Family::Transport | Family::Harness | Family::Robustness
+    ) || id == catalog::HTTP_SERVER_ERROR.id
         || id == catalog::RESPONSE_CONTENT_TYPE.id
         || id == catalog::RESPONSE_DUPLICATE_KEY.id
         || id == catalog::RESPONSE_NUMBER_RANGE.id

@@ -6,3 +6,4 @@ pub mod http;
 pub mod ownership;
 pub mod payload;
 pub mod products;
+pub mod robustness;

@@ -26,7 +26,9 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::checks::robustness::RobustnessGate;
 use crate::fuzz::body::{FuzzBody, Limits};
+use crate::fuzz::dedup;
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
@@ -61,6 +63,8 @@ pub struct FuzzOptions {
     pub limits: Limits,
     /// Generated cases in flight at once (at least 1); shrinking is one at a time.
     pub jobs: usize,
+    /// Whether a 5xx, a hang or a dropped connection fails the run or warns.
+    pub robustness: RobustnessGate,
 }
 
 /// Where a reported failure comes from.
@@ -101,6 +105,18 @@ pub struct FuzzFailure {
     pub origin: Origin,
     /// Where the body was saved (or why it could not be).
     pub saved: Option<Result<PathBuf, String>>,
+}
+
+impl FuzzFailure {
+    /// Whether this failure fails the run: not when every finding only warns (a robustness
+    /// finding under `--robustness warn`).
+    pub fn fails(&self) -> bool {
+        self.findings.is_empty()
+            || self
+                .findings
+                .iter()
+                .any(|f| f.outcome(false) != crate::verdict::event::Outcome::Warn)
+    }
 }
 
 /// What happened on one endpoint.
@@ -230,9 +246,10 @@ pub struct FuzzReport {
 }
 
 impl FuzzReport {
-    /// Whether any property failed.
+    /// Whether any property failed (a robustness finding under `--robustness warn` only
+    /// warns).
     pub fn failed(&self) -> bool {
-        !self.failures.is_empty()
+        self.failures.iter().any(FuzzFailure::fails)
     }
 
     /// Whether the run passes: no property failed and it was not halted (exit 0).
@@ -322,6 +339,7 @@ struct Prober {
     schemas: Arc<SchemaSet>,
     known: Known,
     limits: Limits,
+    robustness: RobustnessGate,
 }
 
 impl Prober {
@@ -351,7 +369,14 @@ impl Prober {
         let violations = if rejected.is_some() {
             Vec::new()
         } else {
-            properties::evaluate(endpoint, body, &sent, &self.schemas, &self.known)
+            properties::evaluate(
+                endpoint,
+                body,
+                &sent,
+                &self.schemas,
+                &self.known,
+                self.robustness,
+            )
         };
         Probe {
             exchange: sent.exchange,
@@ -516,6 +541,19 @@ impl Session<'_> {
                 probe.map_or(Verdict::Passes, Verdict::Fails)
             },
         );
+        // A duplicate key left in the minimal body is kept only when it is what fails.
+        let mut shrunk = shrunk;
+        if let Some(plain) = dedup::without_duplicates(&shrunk.value)
+            && Instant::now() < deadline
+            && let Some(probe) = self.probe(endpoint, &plain)
+        {
+            shrunk.tries += 1;
+            if probe.breaks(property).is_some() {
+                shrunk.value = plain;
+                shrunk.evidence = probe;
+                shrunk.steps += 1;
+            }
+        }
         let findings = shrunk
             .evidence
             .breaks(property)
@@ -580,6 +618,7 @@ impl Fuzzer {
                 schemas: Arc::clone(&self.schemas),
                 known: self.known.clone(),
                 limits: self.options.limits,
+                robustness: self.options.robustness,
             }),
             handle,
             requests: 0,

@@ -2,6 +2,7 @@
 //! response, and failures shrunk with proptest to a minimal, saved and replayable reproducer.
 
 pub mod body;
+pub mod dedup;
 pub mod engine;
 pub mod known;
 pub mod properties;

@@ -4,7 +4,8 @@
 
 use serde_json::Value;
 
-use crate::checks::{http, ownership, payload};
+use crate::checks::robustness::{self, RobustnessGate};
+use crate::checks::{ownership, payload};
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::known::Known;
 use crate::service::client::{Response, Sent};
@@ -52,18 +53,26 @@ pub fn evaluate(
     sent: &Sent,
     schemas: &crate::spec::schemas::SchemaSet,
     known: &Known,
+    gate: RobustnessGate,
 ) -> Vec<Violation> {
     match &sent.result {
-        Ok(response) => evaluate_response(endpoint, body, response, schemas, known),
+        Ok(response) => evaluate_response(endpoint, body, response, schemas, known, gate),
         Err(finding) => {
             let status = sent.exchange.response.as_ref().map(|r| r.status);
+            let property = transport_property(finding, status);
+            // A 5xx, a dropped connection or a hang is said as what it is: robustness.
+            let finding = robustness::recast(gate, finding, status, &body.to_bytes(), GENERATED)
+                .unwrap_or_else(|| (**finding).clone());
             vec![Violation {
-                property: transport_property(finding, status),
-                findings: vec![(**finding).clone()],
+                property,
+                findings: vec![finding],
             }]
         }
     }
 }
+
+/// How a robustness finding names a generated request with nothing odd about its body.
+const GENERATED: &str = "a generated request";
 
 /// Checks every property on a decoded JSON response.
 pub fn evaluate_response(
@@ -72,6 +81,7 @@ pub fn evaluate_response(
     response: &Response,
     schemas: &crate::spec::schemas::SchemaSet,
     known: &Known,
+    gate: RobustnessGate,
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut add = |property: &'static Check, findings: Vec<Finding>| {
@@ -79,10 +89,10 @@ pub fn evaluate_response(
             out.push(Violation { property, findings });
         }
     };
-    add(
-        &catalog::FUZZ_NO_SERVER_ERROR,
-        http::server_error(response.status),
-    );
+    if response.status >= 500 {
+        let f = robustness::server_error(gate, response.status, &body.to_bytes(), GENERATED);
+        add(&catalog::FUZZ_NO_SERVER_ERROR, vec![f]);
+    }
     if is_success(endpoint, response) {
         add(
             &catalog::FUZZ_CONTRACT,
@@ -300,10 +310,17 @@ mod tests {
 
     fn ids(endpoint: Endpoint, body: Value, sent: &Sent) -> Vec<&'static str> {
         let schemas = SchemaSet::embedded().unwrap();
-        evaluate(endpoint, &FuzzBody::Json(body), sent, &schemas, &known())
-            .iter()
-            .map(|v| v.property.id)
-            .collect()
+        evaluate(
+            endpoint,
+            &FuzzBody::Json(body),
+            sent,
+            &schemas,
+            &known(),
+            RobustnessGate::Fail,
+        )
+        .iter()
+        .map(|v| v.property.id)
+        .collect()
     }
 
     #[test]
@@ -474,6 +491,7 @@ mod tests {
                 &served,
                 &schemas,
                 &known(),
+                RobustnessGate::Fail,
             )
             .into_iter()
             .filter(|v| v.property.id == "fuzz.ownership")

@@ -495,12 +495,20 @@ pub fn judge(
         target_mall: None,
         notes: Vec::new(),
     };
-    properties::evaluate_response(endpoint, body, response, schemas, &known)
-        .into_iter()
-        .filter(|v| v.property.id != catalog::FUZZ_NO_SERVER_ERROR.id)
-        .filter(|v| listed.iter().any(|p| p.id == v.property.id))
-        .flat_map(|v| v.findings)
-        .collect()
+    // The 5xx is judged apart (`run` says it as robustness), so the gate does not matter here.
+    properties::evaluate_response(
+        endpoint,
+        body,
+        response,
+        schemas,
+        &known,
+        crate::checks::robustness::RobustnessGate::Fail,
+    )
+    .into_iter()
+    .filter(|v| v.property.id != catalog::FUZZ_NO_SERVER_ERROR.id)
+    .filter(|v| listed.iter().any(|p| p.id == v.property.id))
+    .flat_map(|v| v.findings)
+    .collect()
 }
 
 #[cfg(test)]

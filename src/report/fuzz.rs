@@ -32,6 +32,15 @@ impl Style {
         Palette::new(self.color).paint(style::FAIL, "FAIL")
     }
 
+    fn warn(self) -> String {
+        Palette::new(self.color).paint(style::WARN, "WARN")
+    }
+
+    /// FAIL, or WARN for a failure that only warns (`--robustness warn`).
+    fn verdict(self, f: &FuzzFailure) -> String {
+        if f.fails() { self.fail() } else { self.warn() }
+    }
+
     fn pass(self) -> String {
         Palette::new(self.color).paint(style::PASS, "pass")
     }
@@ -165,9 +174,15 @@ fn indent(text: &str, by: &str) -> String {
 
 /// The full reproducer of a failure, several lines, ending with a newline.
 pub fn failure(f: &FuzzFailure, seed: u64, signer: &Signer, style: Style) -> String {
+    // A robustness property says so: it is no rule of the spec.
+    let kind = if f.property.family == Family::Robustness {
+        " [robustness]"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "{} {} on {} ({})\n",
-        style.fail(),
+        "{} {} on {}{kind} ({})\n",
+        style.verdict(f),
         f.property.id,
         f.endpoint.name(),
         f.property.summary
@@ -354,8 +369,10 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
         for property in PROPERTIES {
             total += 1;
             let broken = stats.violations.get(property.id).copied().unwrap_or(0);
-            let verdict = if report.failure(stats.endpoint, property).is_some() {
-                failed += 1;
+            let verdict = if let Some(f) = report.failure(stats.endpoint, property) {
+                if f.fails() {
+                    failed += 1;
+                }
                 let times = if broken > 0 {
                     format!(
                         " ({} while generating)",
@@ -364,7 +381,7 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
                 } else {
                     String::new()
                 };
-                format!("{}{times}", style.fail())
+                format!("{}{times}", style.verdict(f))
             } else {
                 style.pass()
             };
@@ -483,6 +500,14 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
         for property in PROPERTIES {
             let name = property.id;
             let (verdict, out) = match report.failure(stats.endpoint, property) {
+                // Only a warning (`--robustness warn`): the test passes and says what was seen.
+                Some(f) if !f.fails() => {
+                    let seen = f.findings.first().map(|x| x.headline()).unwrap_or_default();
+                    (
+                        Verdict::Pass,
+                        Some(format!("warning (--robustness warn): {seen}")),
+                    )
+                }
                 Some(f) => {
                     let message = f
                         .findings
@@ -491,7 +516,7 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                     let detail = failure(f, report.seed, signer, Style { color: false });
                     let ty = name.to_string();
                     let verdict = match property.family {
-                        Family::Contract => Verdict::Failure {
+                        Family::Contract | Family::Robustness => Verdict::Failure {
                             ty,
                             message,
                             detail,

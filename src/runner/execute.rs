@@ -9,8 +9,8 @@ use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase
 
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
-use crate::checks::{assert, http, ownership, payload, products};
-use crate::fuzz::regressions;
+use crate::checks::{assert, http, ownership, payload, products, robustness};
+use crate::fuzz::{properties, regressions};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
@@ -268,6 +268,32 @@ pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> 
     c.finish(runner, started, skip, retries)
 }
 
+/// The response must be a success (the mall list's `success` true, the products operation a
+/// 2xx array); a finding under `check` otherwise, quoting the refusal.
+fn served(
+    check: &'static Check,
+    endpoint: crate::verdict::endpoint::Endpoint,
+    response: &crate::service::client::Response,
+) -> Vec<Finding> {
+    if properties::is_success(endpoint, response) {
+        return vec![];
+    }
+    let said = String::from_utf8_lossy(&response.body);
+    vec![Finding::new(
+        check,
+        "",
+        "the answer the same body gets in its compact spelling (a success)",
+        format!(
+            "HTTP {}: {}",
+            response.status,
+            crate::verdict::event::truncate(said.trim(), 120)
+        ),
+    )]
+}
+
+/// How a robustness finding names a replayed fuzz request with nothing odd about its body.
+const SAVED_FUZZ_REQUEST: &str = "the saved fuzz request";
+
 /// Sends the request of an exchange case and runs its checks. Err is a skip reason.
 async fn exchange_case(
     runner: &Runner,
@@ -289,6 +315,23 @@ async fn exchange_case(
     };
     let request_body: Value =
         serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
+    // A saved fuzz request, or a case's odd body (NaN, not JSON, deep nesting): a 5xx, a hang
+    // or a dropped connection on it is a robustness finding, not a broken contract.
+    let odd = match &fuzz_body {
+        Some(body) => Some(body.to_bytes()),
+        None => {
+            let bytes = sent.exchange.request.body.as_bytes();
+            robustness::oddity(bytes).map(|_| bytes.to_vec())
+        }
+    };
+    let gate = runner.options.robustness;
+    let mut sent = sent;
+    if let (Some(bytes), Err(f)) = (&odd, &mut sent.result) {
+        let status = sent.exchange.response.as_ref().map(|r| r.status);
+        if let Some(recast) = robustness::recast(gate, f, status, bytes, SAVED_FUZZ_REQUEST) {
+            **f = recast;
+        }
+    }
     let Some(response) = c.take(sent, &case_span) else {
         return Ok(());
     };
@@ -310,7 +353,17 @@ async fn exchange_case(
     let expect = &x.expect;
     let expects_server_error = expect.status.as_ref().is_some_and(|s| s.value >= 500);
     if !expects_server_error {
-        c.add(http::server_error(response.status), &case_span);
+        let found = match &odd {
+            Some(bytes) if response.status >= 500 => vec![robustness::server_error(
+                gate,
+                response.status,
+                bytes,
+                SAVED_FUZZ_REQUEST,
+            )],
+            Some(_) => vec![],
+            None => http::server_error(response.status),
+        };
+        c.add(found, &case_span);
     }
     if let Some(status) = &expect.status {
         c.add(
@@ -355,6 +408,9 @@ async fn exchange_case(
                 ownership::unknown_merchant(&response.json)
             }
             id if id == catalog::PRODUCTS_ORDER.id => products::order(&response.json),
+            id if id == catalog::AUTH_SIGNATURE_RAW_BYTES.id => {
+                served(&catalog::AUTH_SIGNATURE_RAW_BYTES, x.endpoint, &response)
+            }
             // Parsing accepted the id; checks that need several responses run in walks and sweeps.
             _ => vec![],
         };

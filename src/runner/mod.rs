@@ -53,6 +53,8 @@ pub struct RunOptions {
     pub sweep_budget: usize,
     /// Seed of the sweeps' samples of malls (`--seed`; a new one each run by default).
     pub seed: String,
+    /// Whether robustness findings fail the run or warn (`--robustness`).
+    pub robustness: crate::checks::robustness::RobustnessGate,
 }
 
 /// Records the smaller page sizes of a bounded run walk by default.
@@ -82,6 +84,7 @@ impl Default for RunOptions {
             walk_prefix: DEFAULT_WALK_PREFIX,
             sweep_budget: DEFAULT_SWEEP_BUDGET,
             seed: "mallcheck".to_string(),
+            robustness: Default::default(),
         }
     }
 }

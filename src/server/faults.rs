@@ -12,15 +12,16 @@ use serde_json::{Map, Value, json};
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
     AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION,
-    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HTTP_SERVER_ERROR, LIST_ENVELOPE,
-    LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE, MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY,
-    MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE,
-    MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE,
-    MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
-    PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
-    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
-    PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE,
-    SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    AUTH_SIGNATURE_RAW_BYTES, AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY,
+    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
+    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
+    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER,
+    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT,
+    PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
+    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
+    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY,
+    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
+    TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -264,6 +265,9 @@ faults! {
     /// A stock-framework 500 on NaN and other odd JSON, then a connection dropped without
     /// `Connection: close`.
     FuzzOddJsonCrashCloses = ("fuzz-odd-json-crash-closes", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 (plain text) when the request body holds NaN, Infinity, a number out of range (1e999) or a lone surrogate, and the connection is then dropped at the next request without Connection: close, as a stock FastAPI service on uvicorn does");
+    /// The signature is checked over the re-serialized parsed body, not the raw bytes.
+    AuthSignatureOverReserializedJson = ("auth-signature-over-reserialized-json", Contract(&AUTH_SIGNATURE_RAW_BYTES), "the signature is checked over the parsed body serialized again (JSON.stringify(parsedBody)), not over the raw bytes: compact bodies pass, the same JSON with other whitespace, key order or escapes is refused");
+
     // ---- Number spellings and parsing (issue 22 item 1, issue 20 item 6): how the body is
     // written, not what it holds. Applied by `mutate_spelling` and `Fault::respell` below.
     /// An Integer written with a fraction.
@@ -713,6 +717,18 @@ impl Fault {
 // ---- Triggers of the faults of real stacks (issue 22), apart from the others.
 
 impl Fault {
+    /// The bytes this fault checks the signature over: the parsed body serialized again under
+    /// `auth-signature-over-reserialized-json` (as `JSON.stringify(parsedBody)` does; a body
+    /// that is not JSON stays as it is), else the raw bytes.
+    pub(crate) fn signed_bytes(fault: Option<Fault>, raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+        if fault == Some(Fault::AuthSignatureOverReserializedJson)
+            && let Ok(parsed) = serde_json::from_slice::<Value>(raw)
+        {
+            return std::borrow::Cow::Owned(serde_json::to_vec(&parsed).unwrap_or_default());
+        }
+        std::borrow::Cow::Borrowed(raw)
+    }
+
     /// Whether this fault crashes (HTTP 500, connection dropped) on this raw request body:
     /// `fuzz-odd-json-crash-closes` on what a stock FastAPI service cannot echo in its 422:
     /// NaN or Infinity (not JSON), a number out of range, a lone surrogate.

@@ -548,7 +548,7 @@ async fn authenticate(
     if cache_key.as_ref().is_some_and(seen) {
         return Ok(Some(appid.to_string()));
     }
-    match state.signer.sign(bytes).await {
+    match state.signer.sign(&Fault::signed_bytes(fault, bytes)).await {
         Ok(expected) if expected == signature => {
             if let Some(key) = cache_key {
                 let mut seen = state

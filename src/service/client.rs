@@ -196,13 +196,23 @@ impl Client {
         auth: &AuthMode,
         extra_headers: &[(String, String)],
     ) -> Sent {
+        // The same JSON in another spelling, signed as sent: the signature covers raw bytes.
+        let (body, auth) = match auth {
+            AuthMode::SignedOtherSpelling => (
+                crate::service::spelling::respell(&body).unwrap_or(body),
+                &AuthMode::Signed,
+            ),
+            other => (body, other),
+        };
         let url = format!("{}{}", self.base_url, endpoint.path());
         let mut headers: Vec<(String, String)> =
             vec![("Content-Type".to_string(), "application/json".to_string())];
         let mut secret_header: Option<Secret> = None;
         let authorization = match auth {
             AuthMode::Missing => Ok(None),
-            AuthMode::Signed => self.sign(appid, &body).await.map(Some),
+            AuthMode::Signed | AuthMode::SignedOtherSpelling => {
+                self.sign(appid, &body).await.map(Some)
+            }
             AuthMode::WrongSignature => {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }

@@ -7,3 +7,4 @@ pub mod lazy_json;
 pub mod politeness;
 pub mod replay;
 pub mod request;
+pub mod spelling;

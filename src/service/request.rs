@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use crate::case::model::ExchangeCase;
 use crate::service::client::{Client, Sent};
 use crate::service::discover::Discovery;
+use crate::verdict::endpoint::AuthMode;
 
 /// Sends the case's request; Err is the reason the case cannot run (a value that could not be
 /// discovered).
@@ -21,6 +22,12 @@ pub async fn send(
     if request.auth.is_replay() && !client.signer().depends_on_body() {
         return Err(format!(
             "the `{}` signer gives every body the same signature, so moving one between requests proves nothing",
+            client.signer().kind_name()
+        ));
+    }
+    if request.auth == AuthMode::SignedOtherSpelling && !client.signer().depends_on_body() {
+        return Err(format!(
+            "the `{}` signer does not sign the body, so a body in another spelling proves nothing about how signatures are checked",
             client.signer().kind_name()
         ));
     }

@@ -36,6 +36,12 @@ checks! {
     PREFLIGHT = ("preflight.signed-request", "§5", Contract, Transport, "before the suite, a signed first mall-list page of the configured merchant is answered and not refused (else the run stops, naming the likely causes)");
     HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
 
+    // Robustness: what a service does with an odd or generated request (NaN, 1e999, a lone
+    // surrogate, deep nesting). The spec has no rule on it (§7 shows no status), so these cite
+    // no section; they fail the run unless --robustness warn.
+    ROBUSTNESS_SERVER_ERROR = ("robustness.server-error", "-", Contract, Robustness, "an odd or generated request is refused, not answered with a 5xx status or a dropped connection");
+    ROBUSTNESS_HANG = ("robustness.hang", "-", Contract, Robustness, "an odd or generated request is answered within --timeout, not left hanging");
+
     // Mall list envelope (§4.1, §7).
     LIST_ENVELOPE = ("mall-list.envelope", "§4.1", Contract, Contract, "the mall list response is an object with success (boolean), code (string), msg (string) and data (array of malls)");
     LIST_SUCCESS_CODE = ("mall-list.envelope.success-code", "§7.1", Contract, Contract, "success is true exactly when code is \"0000\", and then data is an array");
@@ -88,6 +94,7 @@ checks! {
     AUTH_SIGNATURE = ("auth.signature", "§5", Contract, Contract, "a request with a wrong signature gets no merchant data");
     AUTH_SIGNATURE_REPLAY = ("auth.signature-replay", "§5", Contract, Contract, "the valid signature of another body of the same operation, moved onto a request, gets no merchant data (the signature is bound to the body)");
     AUTH_SIGNATURE_OTHER_OPERATION = ("auth.signature-other-operation", "§5", Contract, Contract, "the valid signature of a request to the other operation, moved onto a request, gets no merchant data");
+    AUTH_SIGNATURE_RAW_BYTES = ("auth.signature-raw-bytes", "§5", Contract, Contract, "a correctly signed body in another JSON spelling (whitespace, key order, escaped characters) is served as its compact spelling is: the signature covers the raw bytes sent, not a re-serialization of the parsed body");
     AUTH_APPID_MATCH = ("auth.appid-match", "§5.1", Contract, Contract, "a request whose Authorization appid differs from the body's appid gets no merchant data");
 
     // Case-file assertions and snapshots.
@@ -96,8 +103,8 @@ checks! {
     SNAPSHOT_DATA = ("snapshot.data", "snapshot", Observed, Contract, "the response's data equals its recorded snapshot (values, records, order; after redactions): data changes on a live service, so a difference warns unless --strict");
 
     // Fuzzing properties (§4, §7).
-    FUZZ_NO_SERVER_ERROR = ("fuzz.no-server-error", "§7", Contract, Contract, "no generated request is answered with a 5xx status");
-    FUZZ_TIMELY = ("fuzz.timely", "§4", Contract, Transport, "every generated request is answered within --timeout");
+    FUZZ_NO_SERVER_ERROR = ("fuzz.no-server-error", "-", Contract, Robustness, "no generated request is answered with a 5xx status or a dropped connection (robustness: the spec has no rule on statuses)");
+    FUZZ_TIMELY = ("fuzz.timely", "-", Contract, Robustness, "every generated request is answered within --timeout (robustness: a hang on an odd request)");
     FUZZ_JSON = ("fuzz.json-body", "§4", Contract, Transport, "every generated request is answered with a JSON body");
     FUZZ_CONTRACT = ("fuzz.success-contract", "§4", Contract, Contract, "a success response to a generated request passes every contract check of run");
     FUZZ_ERROR_NO_DATA = ("fuzz.error-no-data", "§7", Contract, Contract, "an error response to a generated request carries no data");
@@ -114,6 +121,18 @@ pub static FUZZ_PROPERTIES: [&Check; 6] = [
     &FUZZ_ERROR_NO_DATA,
     &FUZZ_OWNERSHIP,
 ];
+
+/// The warning forms of the robustness checks (`--robustness warn`): same ids, observed
+/// severity, so a finding warns (and fails only under `--strict`). Not in [`CATALOG`].
+pub static ROBUSTNESS_SERVER_ERROR_WARNING: Check = Check {
+    severity: Severity::Observed,
+    ..ROBUSTNESS_SERVER_ERROR
+};
+/// See [`ROBUSTNESS_SERVER_ERROR_WARNING`].
+pub static ROBUSTNESS_HANG_WARNING: Check = Check {
+    severity: Severity::Observed,
+    ..ROBUSTNESS_HANG
+};
 
 /// Looks up a check by its id.
 pub fn find(id: &str) -> Option<&'static Check> {

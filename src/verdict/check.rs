@@ -37,6 +37,10 @@ pub enum Family {
     /// The harness could not do its part (signer, snapshot files, a bug): not the service's
     /// fault, and never a contract failure.
     Harness,
+    /// What the service does with an odd or generated request (a 5xx, a hang, a dropped
+    /// connection): a real defect, but no rule of the spec, so it cites no section. It fails
+    /// the run unless `--robustness warn`.
+    Robustness,
 }
 
 impl Family {
@@ -48,6 +52,7 @@ impl Family {
             Family::Contract => severity.to_string(),
             Family::Transport => "transport".to_string(),
             Family::Harness => "harness".to_string(),
+            Family::Robustness => "robustness".to_string(),
         }
     }
 }

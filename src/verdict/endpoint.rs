@@ -54,6 +54,9 @@ pub enum AuthMode {
     SignatureOfOtherBody,
     /// The valid signature of a request to the other operation, sent just before (a replay).
     SignatureOfOtherOperation,
+    /// Signed correctly, the body being the same JSON in another spelling (whitespace, key
+    /// order, escaped characters; see `service::spelling`): the signature covers raw bytes.
+    SignedOtherSpelling,
 }
 
 impl AuthMode {

@@ -148,9 +148,15 @@ impl Finding {
         } else {
             format!(" at {}", self.pointer)
         };
+        // A robustness finding cites no section: the spec has no rule on it.
+        let section = if self.check.family == crate::verdict::check::Family::Robustness {
+            String::new()
+        } else {
+            format!(" ({})", self.check.section)
+        };
         format!(
-            "{} ({}){}: expected {}, got {}",
-            self.check.id, self.check.section, at, self.expected, self.actual
+            "{}{section}{at}: expected {}, got {}",
+            self.check.id, self.expected, self.actual
         )
     }
 }

@@ -118,7 +118,8 @@ fn a_fuzz_finding_is_a_case_that_run_list_fuzz_and_merge_read() {
     assert_exit(&out, 1);
     assert!(
         output_text(&out).contains("FAIL  cases/fuzz-regressions/mall-list-no-server-error-")
-            && output_text(&out).contains("http.server-error"),
+            && output_text(&out).contains("[robustness] robustness.server-error")
+            && !output_text(&out).contains("http.server-error"),
         "{}",
         output_text(&out)
     );

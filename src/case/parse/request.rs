@@ -186,6 +186,7 @@ impl Lower<'_> {
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
             "signature-of-other-body" => Some(AuthMode::SignatureOfOtherBody),
             "signature-of-other-operation" => Some(AuthMode::SignatureOfOtherOperation),
+            "signed-other-spelling" => Some(AuthMode::SignedOtherSpelling),
             other => {
                 let help = choice_help(other, AUTH_MODES, "auth modes");
                 self.error_help(mode.span, format!("unknown auth mode `{other}`"), help);

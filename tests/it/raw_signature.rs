@@ -1,0 +1,76 @@
+//! The signature covers the raw bytes (spec §5): `run` sends a correctly signed body in another
+//! JSON spelling (whitespace, key order, escaped characters) and expects it served as the
+//! compact one is. A service that checks the signature over re-serialized JSON fails it; a
+//! correct one passes; the `static` signer, whose signature ignores the body, skips it.
+
+use serde_json::Value;
+
+use crate::common::{Server, assert_exit, finding_ids, output_text, run_against};
+use mallcheck::server::faults::Fault;
+
+const PROBES: [&str; 2] = [
+    "mall list signed over another spelling of its body is served",
+    "products signed over another spelling of their body are served",
+];
+
+/// The outcome and skip reason of each probe in a JSON report.
+fn probes(report: &std::path::Path) -> Vec<(String, String)> {
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let cases = doc["cases"].as_array().cloned().unwrap_or_default();
+    PROBES
+        .iter()
+        .map(|name| {
+            let case = cases
+                .iter()
+                .find(|c| c["id"]["name"] == *name)
+                .unwrap_or_else(|| panic!("no case {name}: {doc}"));
+            let reason = case["skip_reason"].as_str().unwrap_or_default().to_string();
+            (
+                case["outcome"].as_str().unwrap_or_default().to_string(),
+                reason,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_signature_checked_over_reserialized_json_is_caught_and_a_correct_one_passes() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url(Fault::AuthSignatureOverReserializedJson.name());
+    let out = run_against(&url, dir.path()).output().unwrap();
+    assert_exit(&out, 1);
+    let report = dir.path().join("report.json");
+    assert!(
+        finding_ids(&report).contains(&"auth.signature-raw-bytes".to_string()),
+        "{}",
+        output_text(&out)
+    );
+    for (outcome, _) in probes(&report) {
+        assert_eq!(outcome, "fail", "{}", output_text(&out));
+    }
+
+    let out = run_against(&server.base_url, dir.path()).output().unwrap();
+    assert_exit(&out, 0);
+    for (outcome, _) in probes(&report) {
+        assert_eq!(outcome, "pass", "{}", output_text(&out));
+    }
+}
+
+#[test]
+fn the_static_signer_skips_the_spelling_probe_saying_why() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.base_url, dir.path())
+        .args(["--signer", "static", "--no-preflight"])
+        .output()
+        .unwrap();
+    let report = dir.path().join("report.json");
+    for (outcome, reason) in probes(&report) {
+        assert_eq!(outcome, "skip", "{}", output_text(&out));
+        assert!(
+            reason.contains("`static` signer does not sign the body"),
+            "{reason}"
+        );
+    }
+}
