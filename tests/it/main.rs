@@ -1,6 +1,7 @@
 //! Integration tests: the real binary against the real server over loopback. One test binary
 //! (with one module per area) so that the suite links once.
 
+mod actions;
 mod bench_cli;
 mod bounded;
 mod case_inputs;
