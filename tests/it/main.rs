@@ -7,6 +7,7 @@ mod bounded;
 mod case_inputs;
 mod case_schema;
 mod common;
+mod completions;
 mod concurrency;
 mod connections;
 mod coverage;
