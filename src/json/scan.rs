@@ -411,14 +411,12 @@ impl Visit for Anomalies {
 
     fn number(&mut self, path: &Path<'_>, literal: &str, span: Range<usize>) {
         // A double holds every literal of at most 308 digits without exponent.
-        if literal.len() > 300 || literal.contains(['e', 'E']) {
-            if out_of_range(literal) {
-                if self.out_of_range.len() < Self::KEPT {
-                    self.out_of_range
-                        .push((path.pointer(), quote_literal(literal)));
-                }
-                self.out_of_range_spans.push(span);
+        if (literal.len() > 300 || literal.contains(['e', 'E'])) && out_of_range(literal) {
+            if self.out_of_range.len() < Self::KEPT {
+                self.out_of_range
+                    .push((path.pointer(), quote_literal(literal)));
             }
+            self.out_of_range_spans.push(span);
         }
     }
 
