@@ -61,6 +61,29 @@ pub enum Command {
     /// Write editable copies of the shipped cases and schemas, an example mallcheck.toml and
     /// the .gitignore lines for reports; existing files are kept.
     Init(InitArgs),
+    /// Print a shell completion script (e.g. `mallcheck completions bash >
+    /// ~/.local/share/bash-completion/completions/mallcheck`).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) on standard output, or write one page per command with
+    /// --dir.
+    Man(ManArgs),
+}
+
+/// `mallcheck completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `mallcheck man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `mallcheck.1` and a page per command (`mallcheck-run.1`, ...) into this directory
+    /// instead.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// When to colour output.

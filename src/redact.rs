@@ -1033,6 +1033,11 @@ impl<W: Write> ScrubWriter<W> {
         }
     }
 
+    /// The inner writer (what was written and not flushed is still pending).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
     /// Writes what is pending and returns the inner writer.
     pub fn into_inner(mut self) -> W {
         let _ = self.write_pending();

@@ -9,6 +9,7 @@ pub mod merge;
 pub mod openapi;
 pub mod run;
 pub mod serve;
+pub mod shell;
 mod signals;
 pub mod snapshots;
 pub mod validate;
@@ -46,6 +47,8 @@ pub fn main(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
         Command::Validate(args) => validate::validate(&args, redactor),
         Command::Bench(args) => bench::bench(args, redactor),
         Command::Init(args) => init::init(&args),
+        Command::Completions(args) => shell::completions(&args),
+        Command::Man(args) => shell::man(&args),
     }
 }
 

@@ -299,6 +299,11 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     } else {
         console
     };
+    let console = if crate::report::actions::enabled() {
+        console.with_github_actions()
+    } else {
+        console
+    };
     sinks.push(Box::new(console));
     let embedded = session.target().is_embedded();
     sinks.push(Box::new(
@@ -436,6 +441,11 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     }
     if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {
         eprintln!("{note}");
+    }
+    // The job's summary page; a failure to append it is said, and does not change the verdict
+    // the reports carry.
+    if let Err(e) = crate::report::actions::append_step_summary(&args.output.markdown) {
+        eprintln!("warning: {e}");
     }
     Ok(code)
 }

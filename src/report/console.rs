@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -11,6 +12,7 @@ use anstyle::Style;
 use crate::diag::escape_controls;
 use crate::redact::{Redactor, ScrubWriter};
 use crate::report::Sink;
+use crate::report::actions;
 use crate::report::style::{self, Palette};
 use crate::report::text;
 use crate::verdict::event::{CaseId, Event, Outcome};
@@ -47,13 +49,52 @@ fn outcome_style(o: Outcome) -> Style {
 /// escaped (line breaks stay, as indented lines): a hostile service cannot move the cursor,
 /// ring the bell or overwrite a line.
 pub struct Console<W: Write> {
-    out: ScrubWriter<W>,
+    out: ScrubWriter<Capture<W>>,
     redactor: Redactor,
     palette: Palette,
     verbosity: Verbosity,
     strict: bool,
     progress: Option<ProgressBar>,
     pulse: Pulse,
+    groups: Option<Groups>,
+}
+
+/// A writer that holds what it is given while capturing (already scrubbed: it sits under the
+/// scrubbing writer), and passes it on otherwise.
+struct Capture<W> {
+    inner: W,
+    held: Option<Vec<u8>>,
+}
+
+impl<W: Write> Write for Capture<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.held {
+            Some(held) => held.write(buf),
+            None => self.inner.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.held {
+            Some(_) => Ok(()),
+            None => self.inner.flush(),
+        }
+    }
+}
+
+/// Under GitHub Actions, the lines of each case file, held until its last case finished and
+/// then printed in one `::group::`, followed by the annotations of its cases.
+#[derive(Default)]
+struct Groups {
+    files: BTreeMap<PathBuf, Group>,
+}
+
+#[derive(Default)]
+struct Group {
+    planned: usize,
+    finished: usize,
+    lines: Vec<u8>,
+    annotations: Vec<String>,
 }
 
 /// What a heartbeat line says: cases running and finished, and when the console last wrote.
@@ -77,7 +118,13 @@ impl<W: Write> Console<W> {
         strict: bool,
     ) -> Self {
         Console {
-            out: ScrubWriter::new(out, redactor.clone()),
+            out: ScrubWriter::new(
+                Capture {
+                    inner: out,
+                    held: None,
+                },
+                redactor.clone(),
+            ),
             redactor: redactor.clone(),
             palette: Palette::new(color),
             verbosity,
@@ -91,7 +138,16 @@ impl<W: Write> Console<W> {
                 finished: 0,
                 running: BTreeMap::new(),
             },
+            groups: None,
         }
+    }
+
+    /// Writes GitHub Actions workflow commands: the lines of each case file in one
+    /// `::group::` (printed when its last case finished), and after it an `::error`
+    /// (`::warning`) annotation at the case file and line of each failing (warning) case.
+    pub fn with_github_actions(mut self) -> Self {
+        self.groups = Some(Groups::default());
+        self
     }
 
     /// Sets the silence after which a heartbeat line is printed (without a progress bar).
@@ -110,7 +166,70 @@ impl<W: Write> Console<W> {
 
     /// The writer back (tests read the captured text).
     pub fn into_inner(self) -> W {
-        self.out.into_inner()
+        self.out.into_inner().inner
+    }
+
+    /// Under GitHub Actions, renders a finished case into its file's group (scrubbed), and
+    /// prints the group when it is complete; `false` when the case is not grouped.
+    fn grouped(&mut self, event: &Event) -> io::Result<bool> {
+        let Event::CaseFinished(result) = event else {
+            return Ok(false);
+        };
+        let known = self
+            .groups
+            .as_ref()
+            .is_some_and(|g| g.files.contains_key(&result.id.file));
+        if !known {
+            return Ok(false);
+        }
+        self.out.flush()?;
+        self.out.get_mut().held = Some(Vec::new());
+        let rendered = self.render_event(event).and_then(|()| self.out.flush());
+        let lines = self.out.get_mut().held.take().unwrap_or_default();
+        rendered?;
+        let annotation = actions::annotation(result, self.strict);
+        let Some(group) = self
+            .groups
+            .as_mut()
+            .and_then(|g| g.files.get_mut(&result.id.file))
+        else {
+            return Ok(false);
+        };
+        group.lines.extend_from_slice(&lines);
+        group.annotations.extend(annotation);
+        group.finished += 1;
+        if group.finished >= group.planned {
+            self.print_groups(Some(result.id.file.clone()))?;
+        }
+        Ok(true)
+    }
+
+    /// Prints the group of `file`, or of every file with something to say (at the run's end),
+    /// in one `::group::` each, its annotations after it.
+    fn print_groups(&mut self, file: Option<PathBuf>) -> io::Result<()> {
+        let Some(groups) = self.groups.as_mut() else {
+            return Ok(());
+        };
+        let taken: Vec<(PathBuf, Group)> = match file {
+            Some(f) => groups.files.remove_entry(&f).into_iter().collect(),
+            None => std::mem::take(&mut groups.files).into_iter().collect(),
+        };
+        for (file, group) in taken {
+            if !group.lines.is_empty() {
+                let title = format!(
+                    "{} ({})",
+                    file.display(),
+                    text::plural(group.planned, "case")
+                );
+                writeln!(self.out, "{}", actions::group(&title))?;
+                self.out.write_all(&group.lines)?;
+                writeln!(self.out, "{}", actions::GROUP_END)?;
+            }
+            for annotation in &group.annotations {
+                writeln!(self.out, "{annotation}")?;
+            }
+        }
+        self.out.flush()
     }
 
     /// Writes a block of text indented; it is scrubbed whole first, as the indent would cut a
@@ -130,7 +249,25 @@ impl<W: Write> Console<W> {
         if let Event::Tick = event {
             return self.heartbeat();
         }
+        if let (Some(groups), Event::RunStarted { planned, .. }) = (self.groups.as_mut(), event) {
+            for id in planned {
+                groups.files.entry(id.file.clone()).or_default().planned += 1;
+            }
+        }
+        if self.grouped(event)? {
+            self.pulse.last_line = Instant::now();
+            return Ok(());
+        }
+        if matches!(event, Event::RunFinished(_) | Event::RunInterrupted { .. }) {
+            self.print_groups(None)?;
+        }
         self.render_event(event)?;
+        // A case of no case file (the preflight) is annotated where it is printed.
+        if let (Some(_), Event::CaseFinished(result)) = (&self.groups, event)
+            && let Some(annotation) = actions::annotation(result, self.strict)
+        {
+            writeln!(self.out, "{annotation}")?;
+        }
         self.pulse.last_line = Instant::now();
         self.out.flush()
     }

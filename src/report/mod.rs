@@ -1,5 +1,6 @@
 //! Events and the sinks that render them: console, JUnit, JSON, Markdown, HTML.
 
+pub mod actions;
 pub mod cadence;
 pub mod console;
 pub mod diff;

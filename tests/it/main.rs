@@ -1,11 +1,13 @@
 //! Integration tests: the real binary against the real server over loopback. One test binary
 //! (with one module per area) so that the suite links once.
 
+mod actions;
 mod bench_cli;
 mod bounded;
 mod case_inputs;
 mod case_schema;
 mod common;
+mod completions;
 mod concurrency;
 mod connections;
 mod coverage;

@@ -131,15 +131,31 @@ fn the_merged_time_is_wall_time() {
     assert_eq!(merged["started_at"], inputs[0]["started_at"]);
     // Run one after the other, the wall time holds both runs and the gap between them.
     assert!(wall >= sum - 0.002, "{wall} < {sum}");
-    // The JUnit's total time is the same span, from its timestamps and times.
-    let xml = std::fs::read_to_string(dir.path().join("m.xml")).unwrap();
-    let time: f64 = xml
-        .split("<testsuites ")
-        .nth(1)
-        .and_then(|t| t.split("time=\"").nth(1))
-        .and_then(|t| t.split('"').next())
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!((time - wall).abs() < 0.05, "JUnit {time} vs JSON {wall}");
+    // The JUnit's total time is the span its own inputs give, from their suites' timestamps
+    // and their total times.
+    let junit = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
+    let attr = |xml: &str, tag: &str, name: &str| -> String {
+        xml.split(&format!("<{tag} "))
+            .nth(1)
+            .and_then(|t| t.split(&format!(" {name}=\"")).nth(1))
+            .and_then(|t| t.split('"').next())
+            .unwrap()
+            .to_string()
+    };
+    let as_json = |xml: String| {
+        serde_json::json!({
+            "started_at": attr(&xml, "testsuite", "timestamp"),
+            "summary": {"duration": attr(&xml, "testsuites", "time").parse::<f64>().unwrap()},
+        })
+    };
+    let junit_inputs = [
+        as_json(junit("s1/junit.xml")),
+        as_json(junit("s2/junit.xml")),
+    ];
+    let time: f64 = attr(&junit("m.xml"), "testsuites", "time").parse().unwrap();
+    assert!(
+        (time - span(&junit_inputs)).abs() < 0.002,
+        "JUnit {time} vs {}",
+        span(&junit_inputs)
+    );
 }
