@@ -42,9 +42,10 @@ pub struct Finding {
     pub detail: String,
     /// Case-file location that asked for the check, when one exists.
     pub location: Option<SourceLocation>,
-    /// Bytes of the value `actual` was taken from, when more than it keeps before the seal.
+    /// Bytes of the value `actual` was taken from that it does not keep before the seal (the
+    /// seal says "… N bytes more"); a scrub or a respelling of `actual` leaves it as it is.
     #[serde(skip)]
-    actual_len: usize,
+    actual_dropped: usize,
     /// Whether [`Finding::seal`] made the texts [`Shown`](crate::redact::Shown) text.
     #[serde(skip)]
     sealed: bool,
@@ -76,7 +77,7 @@ impl Finding {
         actual: impl Into<String>,
     ) -> Self {
         let mut actual = actual.into();
-        let actual_len = actual.len();
+        let whole = actual.len();
         if actual.len() > ACTUAL_RAW_MAX {
             let end = (0..=ACTUAL_RAW_MAX)
                 .rev()
@@ -84,6 +85,7 @@ impl Finding {
                 .unwrap_or(0);
             actual.truncate(end);
         }
+        let actual_dropped = whole - actual.len();
         Finding {
             check,
             pointer: pointer.into(),
@@ -91,7 +93,7 @@ impl Finding {
             actual,
             detail: String::new(),
             location: None,
-            actual_len,
+            actual_dropped,
             sealed: false,
         }
     }
@@ -103,7 +105,7 @@ impl Finding {
         if self.sealed {
             return;
         }
-        let total = self.actual_len.max(self.actual.len());
+        let total = self.actual.len() + self.actual_dropped;
         self.actual = redactor
             .show_part(&self.actual, ACTUAL_MAX_CHARS, total)
             .into_string();
