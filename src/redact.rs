@@ -326,6 +326,19 @@ impl Sorted {
     }
 }
 
+/// How long a secret lives: the whole run (a key, a password: known before anything is
+/// sent), or one request (the signature in its Authorization value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Lifetime {
+    Run,
+    Request,
+}
+
+/// Whether a byte can be part of a per-request token's form (hex, base64, base64url).
+const fn request_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'+' | b'/')
+}
+
 /// One set of patterns, searched in one spelling of a text (as written, or normalised).
 #[derive(Default)]
 struct Patterns {
@@ -341,10 +354,13 @@ struct Patterns {
     tiers: Vec<Tier>,
     /// Length in bytes of the longest pattern.
     longest: usize,
+    /// Length in bytes of the longest token form of a per-request secret: a cut leaves out
+    /// that much of the token run it ends in, whichever signatures are registered by then.
+    request_longest: usize,
 }
 
 impl Patterns {
-    fn add(&mut self, forms: Vec<String>, label: Label) {
+    fn add(&mut self, forms: Vec<String>, label: Label, lifetime: Lifetime) {
         let mut patterns = Vec::new();
         for form in forms {
             let bytes = form.as_bytes();
@@ -354,7 +370,15 @@ impl Patterns {
                 continue;
             }
             self.longest = self.longest.max(form.len());
-            if label == Label::Secret && Tokens::is_token(&form) {
+            if lifetime == Lifetime::Request
+                && label == Label::Secret
+                && form.bytes().all(request_token_byte)
+            {
+                // Not kept in `seen_tokens`: the end of an excerpt is judged by its shape (see
+                // `partial_start`), so a run's thousands of signatures cost no sorted set.
+                self.request_longest = self.request_longest.max(form.len());
+                self.tokens.insert(&form);
+            } else if label == Label::Secret && Tokens::is_token(&form) {
                 self.seen_tokens.insert(&form);
                 self.tokens.insert(&form);
             } else {
@@ -389,8 +413,23 @@ impl Patterns {
     }
 
     /// Where the longest end of `text` that begins a registered pattern starts (`text.len()`
-    /// when none does).
+    /// when none does). Per-request secrets are judged by shape, not by value: the run of
+    /// their token bytes that ends the text, up to their longest form, is left out whether or
+    /// not it begins one of them. Which signatures are registered when a cut is made depends
+    /// on what else is in flight; a rule on values would cut the same answer differently at
+    /// `--jobs 1` and `--jobs 8`.
     fn partial_start(&self, text: &[u8]) -> usize {
+        let request_run = text
+            .iter()
+            .rev()
+            .take_while(|&&b| request_token_byte(b))
+            .count()
+            .min(self.request_longest);
+        self.run_partial_start(text).min(text.len() - request_run)
+    }
+
+    /// [`Patterns::partial_start`] of the run-long secrets, by value.
+    fn run_partial_start(&self, text: &[u8]) -> usize {
         // The beginning of a token pattern is in the run of token bytes that ends the text.
         let run = text
             .iter()
@@ -428,7 +467,7 @@ struct Registry {
     normal: Patterns,
     /// Every secret whose forms are registered, with its label: registering it again (the
     /// signature of a body sent again) computes nothing.
-    registered: HashSet<(String, Label)>,
+    registered: HashSet<(String, Label, Lifetime)>,
     /// Header names a case file marked secret (lower-cased).
     marked: HashSet<String>,
     /// The sign command as configured, whatever its length, for the errors that quote it.
@@ -436,7 +475,7 @@ struct Registry {
 }
 
 impl Registry {
-    fn add(&mut self, forms: Vec<String>, label: Label) {
+    fn add(&mut self, forms: Vec<String>, label: Label, lifetime: Lifetime) {
         let mut normal: Vec<String> = forms
             .iter()
             .map(|f| String::from_utf8_lossy(&normal::normalise(f)).into_owned())
@@ -444,8 +483,8 @@ impl Registry {
             .collect();
         normal.sort();
         normal.dedup();
-        self.raw.add(forms, label);
-        self.normal.add(normal, label);
+        self.raw.add(forms, label, lifetime);
+        self.normal.add(normal, label, lifetime);
     }
 
     /// How far past a point of a text a match that begins before it may reach.
@@ -560,17 +599,17 @@ impl Redactor {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn add_labelled(&self, secret: &str, label: Label) -> bool {
+    fn add_labelled(&self, secret: &str, label: Label, lifetime: Lifetime) -> bool {
         if secret.chars().count() < MIN_SECRET_LEN {
             return false;
         }
-        let key = (secret.to_string(), label);
+        let key = (secret.to_string(), label, lifetime);
         if self.read().registered.contains(&key) {
             return true;
         }
         let forms = forms(secret);
         let mut registry = self.write();
-        registry.add(forms, label);
+        registry.add(forms, label, lifetime);
         registry.registered.insert(key);
         true
     }
@@ -578,7 +617,7 @@ impl Redactor {
     /// Registers a secret in every form an echo can take. Returns false (and registers nothing)
     /// when it is shorter than [`MIN_SECRET_LEN`].
     pub fn add_secret(&self, secret: &str) -> bool {
-        self.add_labelled(secret, Label::Secret)
+        self.add_labelled(secret, Label::Secret, Lifetime::Run)
     }
 
     /// Registers the sign command; it is replaced by [`SIGN_COMMAND_LABEL`].
@@ -586,7 +625,7 @@ impl Redactor {
         if !command.trim().is_empty() {
             self.write().sign_command = Some(command.to_string());
         }
-        self.add_labelled(command.trim(), Label::SignCommand)
+        self.add_labelled(command.trim(), Label::SignCommand, Lifetime::Run)
     }
 
     /// The text of a signing error, which may quote the sign command: the command (even one too
@@ -605,14 +644,24 @@ impl Redactor {
     /// credential (a `Basic` one also decoded, with its user and password), anything else the
     /// whole value.
     pub fn add_credential(&self, value: &str) {
+        self.add_credential_for(value, Lifetime::Run);
+    }
+
+    /// The signature of one request's Authorization value (see [`Redactor::add_credential`]).
+    pub fn add_request_credential(&self, value: &str) {
+        self.add_credential_for(value, Lifetime::Request);
+    }
+
+    fn add_credential_for(&self, value: &str, lifetime: Lifetime) {
         let value = value.trim();
+        let add = |secret: &str| self.add_labelled(secret, Label::Secret, lifetime);
         let Some((scheme, rest)) = value.split_once(' ') else {
-            self.add_secret(value);
+            add(value);
             return;
         };
         let rest = rest.trim();
-        if !self.add_secret(rest) {
-            self.add_secret(value);
+        if !add(rest) {
+            add(value);
         }
         if scheme.eq_ignore_ascii_case("basic")
             && let Ok(bytes) = STANDARD_PAD_INDIFFERENT.decode(rest)
@@ -678,6 +727,8 @@ impl Redactor {
                     }
                 }
             }
+        } else if AUTHORIZATION_HEADERS.contains(&lower_name) {
+            self.add_request_credential(value);
         } else {
             self.add_credential(value);
         }
@@ -1436,6 +1487,46 @@ mod tests {
                 assert!(out.len() > 1900, "secret at {at}: {} bytes kept", out.len());
             }
         }
+    }
+
+    #[test]
+    fn a_cut_does_not_depend_on_which_signatures_are_registered() {
+        // The same answer cut at the same place, with one signature registered or with
+        // hundreds more (requests in flight at --jobs 8): the same excerpt, and nothing of a
+        // signature at its end.
+        let body = br#"{"data":[{"mallSn":"10234","signature":"9f3ab07c"},{"mallSn":"10235"}]}"#;
+        let one = Redactor::new();
+        one.header_value(
+            "Authorization",
+            "mallcheck-demo-app eb15fe36e951f0f5fc291e60749d3a07",
+        );
+        let many = Redactor::new();
+        many.header_value(
+            "Authorization",
+            "mallcheck-demo-app eb15fe36e951f0f5fc291e60749d3a07",
+        );
+        for i in 0..500u32 {
+            let sig = format!(
+                "{:032x}",
+                u128::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835)
+            );
+            many.header_value("Authorization", &format!("mallcheck-demo-app {sig}"));
+        }
+        let mut trimmed = 0;
+        for cut in 1..body.len() {
+            let a = one.excerpt(&body[..cut], 4096, false);
+            let b = many.excerpt(&body[..cut], 4096, false);
+            assert_eq!(a, b, "cut at {cut}");
+            trimmed += usize::from(a.len() < cut);
+            // What it keeps ends where a token run could not be a signature's beginning.
+            assert!(
+                !a.as_bytes().last().is_some_and(|&b| request_token_byte(b)),
+                "cut at {cut}: {a}"
+            );
+        }
+        assert!(trimmed > 10, "{trimmed}");
+        // A whole body is never trimmed.
+        assert_eq!(many.excerpt(body, 4096, true).as_bytes(), body);
     }
 
     #[test]
