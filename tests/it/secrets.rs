@@ -515,8 +515,10 @@ fn a_body_cut_by_max_body_inside_a_signature_leaves_no_part_of_it() {
         output_text(&cut)
     );
     let shown = excerpt("reports/cut.json");
+    // It stops before the signature: at its start, or (as the run of letters before a cut
+    // may be the beginning of a signature wrapped by a line break) at the start of the appid.
     assert!(
-        shown.ends_with(&echoed),
+        shown.ends_with(&echoed) || shown.ends_with("\"authorization\":\""),
         "the excerpt should stop before the signature: …{}",
         &shown[shown.len().saturating_sub(80)..]
     );
