@@ -421,13 +421,10 @@ async fn prepare(
         )
         .await
     {
-        write_junit(
-            &args.junit,
-            render::preflight_junit(&stopped.result),
-            redactor,
-        );
+        let result = stopped.result.seal(redactor);
+        write_junit(&args.junit, render::preflight_junit(&result), redactor);
         print_error(redactor, &format!("error: {}", stopped.message));
-        return Err(exit::for_outcome(stopped.result.outcome));
+        return Err(exit::for_outcome(result.outcome));
     }
     let unknown = vec![target.identity.unknown_merchant_id.clone()];
     let pause = if options.rate > 0.0 {

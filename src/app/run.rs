@@ -370,7 +370,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                         let mut summary = summary.clone();
                         summary.add(case.outcome);
                         sinks.on_event(&Event::CaseStarted(case.id.clone()));
-                        sinks.on_event(&Event::CaseFinished(Box::new(case)));
+                        sinks.on_event(&Event::CaseFinished(Box::new(case.seal(redactor))));
                         sinks.on_event(&Event::RunFinished(summary));
                         discovery_stop = Some((message, exit::COULD_NOT_TEST));
                         return;

@@ -71,7 +71,7 @@ pub fn validate(args: &ValidateArgs, redactor: &Redactor) -> Result<i32, UsageEr
         let findings = check_body(&schemas, &args.schema, bytes);
         let outcome = Outcome::of(&findings, false);
         summary.add(outcome);
-        let mut result = CaseResult {
+        let result = CaseResult {
             omitted: vec![],
             id: CaseId {
                 file: path.to_path_buf(),
@@ -88,9 +88,8 @@ pub fn validate(args: &ValidateArgs, redactor: &Redactor) -> Result<i32, UsageEr
             duration: one.elapsed(),
             coverage: vec![],
         };
-        result.seal(redactor);
         console
-            .on_event(&Event::CaseFinished(Box::new(result)))
+            .on_event(&Event::CaseFinished(Box::new(result.seal(redactor))))
             .map_err(stdout_error)?;
     }
     summary.duration = started.elapsed();

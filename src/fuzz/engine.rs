@@ -34,6 +34,7 @@ use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
 use crate::fuzz::strategies;
+use crate::redact::Redactor;
 use crate::service::client::Client;
 use crate::spec::catalog;
 use crate::spec::schemas::SchemaSet;
@@ -41,6 +42,7 @@ use crate::verdict::check::Check;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::Finding;
 use crate::verdict::exchange::Exchange;
+use crate::verdict::sealed::{self, Sealable, Sealed};
 
 /// How a fuzz run behaves, free of CLI types.
 #[derive(Debug, Clone)]
@@ -105,6 +107,15 @@ pub struct FuzzFailure {
     pub origin: Origin,
     /// Where the body was saved (or why it could not be).
     pub saved: Option<Result<PathBuf, String>>,
+}
+
+impl Sealable for FuzzFailure {
+    fn seal_texts(&mut self, redactor: &Redactor) {
+        for finding in &mut self.findings {
+            finding.seal(redactor);
+        }
+        self.exchange.seal(redactor);
+    }
 }
 
 impl FuzzFailure {
@@ -220,7 +231,7 @@ pub enum FuzzEvent {
         cases: u32,
     },
     /// A property failed; the body is minimal.
-    Failure(Box<FuzzFailure>),
+    Failure(Box<Sealed<FuzzFailure>>),
     /// Generation on an endpoint ended.
     EndpointFinished(EndpointStats),
 }
@@ -233,7 +244,7 @@ pub struct FuzzReport {
     /// Endpoints fuzzed, in order.
     pub endpoints: Vec<EndpointStats>,
     /// Every property that failed, first failure each.
-    pub failures: Vec<FuzzFailure>,
+    pub failures: Vec<Sealed<FuzzFailure>>,
     /// Saved bodies replayed.
     pub replayed: usize,
     /// Requests that went out, replay and shrinking included (not those a rate limit kept
@@ -249,7 +260,7 @@ impl FuzzReport {
     /// Whether any property failed (a robustness finding under `--robustness warn` only
     /// warns).
     pub fn failed(&self) -> bool {
-        self.failures.iter().any(FuzzFailure::fails)
+        self.failures.iter().any(|f| f.fails())
     }
 
     /// Whether the run passes: no property failed and it was not halted (exit 0).
@@ -262,6 +273,7 @@ impl FuzzReport {
         self.failures
             .iter()
             .find(|f| f.endpoint == endpoint && f.property.id == property.id)
+            .map(|f| &**f)
     }
 }
 
@@ -596,11 +608,8 @@ impl Out<'_> {
         (self.on_event)(&event);
     }
 
-    fn failure(&mut self, mut failure: FuzzFailure) {
-        for finding in &mut failure.findings {
-            finding.seal(&self.redactor);
-        }
-        failure.exchange.seal(&self.redactor);
+    fn failure(&mut self, failure: FuzzFailure) {
+        let failure = sealed::seal(failure, &self.redactor);
         (self.on_event)(&FuzzEvent::Failure(Box::new(failure.clone())));
         self.report.failures.push(failure);
     }

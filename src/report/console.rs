@@ -582,7 +582,7 @@ mod tests {
         for case in cases {
             summary.add(case.outcome);
             out.push(Event::CaseStarted(case.id.clone()));
-            out.push(Event::CaseFinished(Box::new(case)));
+            out.push(Event::CaseFinished(Box::new(case.seal(&Redactor::new()))));
         }
         summary.duration = Duration::from_millis(1234);
         out.push(Event::RunFinished(summary));
@@ -626,7 +626,9 @@ mod tests {
             planned: cases.iter().map(|c| c.id.clone()).collect(),
         }];
         events.extend(cases.iter().map(|c| Event::CaseStarted(c.id.clone())));
-        events.push(Event::CaseFinished(Box::new(cases[0].clone())));
+        events.push(Event::CaseFinished(Box::new(
+            cases[0].clone().seal(&Redactor::new()),
+        )));
         events.extend([Event::Tick, Event::Tick]);
         for event in events {
             console.on_event(&event).expect("writing to a buffer");
@@ -667,7 +669,7 @@ mod tests {
     fn render_with(case: CaseResult, verbosity: Verbosity, redactor: &Redactor) -> String {
         let mut console = Console::new(Vec::new(), redactor, false, verbosity, false);
         console
-            .on_event(&Event::CaseFinished(Box::new(case)))
+            .on_event(&Event::CaseFinished(Box::new(case.seal(&Redactor::new()))))
             .expect("writing to a buffer");
         String::from_utf8(console.into_inner()).expect("UTF-8 output")
     }
@@ -709,7 +711,7 @@ mod tests {
                 );
             }
             assert!(out.contains("\\u{1b}[2J"), "{out}");
-            assert!(out.contains("\\u{1b}[31mred\\u{7}\\rover"), "{out}");
+            assert!(out.contains("\\u{1b}[31mred\\u{7}\\u{d}over"), "{out}");
             assert!(out.contains("hostile\\u{1b}]0;title"), "{out}");
             assert_eq!(
                 out.matches("response: HTTP 200").count(),

@@ -19,6 +19,7 @@ use crate::redact::Redactor;
 use crate::report::Sink;
 use crate::report::cadence::Cadence;
 use crate::verdict::event::{CaseId, CaseResult, Event, Outcome, RunSummary};
+use crate::verdict::sealed::Sealed;
 
 /// Everything a report is rendered from.
 pub struct Run<'a> {
@@ -40,7 +41,7 @@ pub struct Run<'a> {
     /// while the run is not complete.
     pub summary: &'a RunSummary,
     /// Case results in run order.
-    pub results: &'a [CaseResult],
+    pub results: &'a [Sealed<CaseResult>],
     /// The shard this run is (1-based index, count) under `--shard K/N`.
     pub shard: Option<(usize, usize)>,
     /// The target is the reference server mallcheck started (no base URL was given).
@@ -137,7 +138,7 @@ pub struct FileReport {
     interrupted: Option<String>,
     started: Instant,
     planned: Vec<CaseId>,
-    results: Vec<CaseResult>,
+    results: Vec<Sealed<CaseResult>>,
     cadence: Cadence,
     failed: Option<io::Error>,
     shard: Option<(usize, usize)>,
@@ -239,7 +240,7 @@ impl FileReport {
 
     /// The planned cases that have not finished, as skipped results saying why (none once the
     /// run is complete).
-    fn not_run(&self) -> Vec<CaseResult> {
+    fn not_run(&self) -> Vec<Sealed<CaseResult>> {
         if self.complete {
             return vec![];
         }
@@ -251,7 +252,7 @@ impl FileReport {
         self.planned
             .iter()
             .filter(|id| !finished.contains(&id.index))
-            .map(|id| CaseResult::not_run(id.clone(), &reason))
+            .map(|id| CaseResult::not_run(id.clone(), &reason).seal(&self.redactor))
             .collect()
     }
 }
@@ -385,8 +386,10 @@ pub(crate) mod tests {
             planned: (0..3).map(|i| passed(i).id).collect(),
         })
         .expect("write");
-        sink.on_event(&Event::CaseFinished(Box::new(passed(1))))
-            .expect("write");
+        sink.on_event(&Event::CaseFinished(Box::new(
+            passed(1).seal(&Redactor::new()),
+        )))
+        .expect("write");
         sink.on_event(&Event::RunInterrupted {
             by: "SIGTERM".into(),
         })
@@ -420,8 +423,10 @@ pub(crate) mod tests {
         .expect("write");
         assert_eq!(std::fs::read_to_string(&path).expect("written"), "0");
         for i in 0..1000 {
-            sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
-                .expect("write");
+            sink.on_event(&Event::CaseFinished(Box::new(
+                passed(i).seal(&Redactor::new()),
+            )))
+            .expect("write");
         }
         let written: usize = std::fs::read_to_string(&path)
             .expect("written")
@@ -455,8 +460,10 @@ pub(crate) mod tests {
         })
         .expect("failures wait for finish");
         for i in 0..3 {
-            sink.on_event(&Event::CaseFinished(Box::new(passed(i))))
-                .expect("failures wait for finish");
+            sink.on_event(&Event::CaseFinished(Box::new(
+                passed(i).seal(&Redactor::new()),
+            )))
+            .expect("failures wait for finish");
         }
         let err = sink.finish().expect_err("the report cannot be written");
         let text = err.to_string();

@@ -19,6 +19,7 @@ use crate::sign::Signer;
 use crate::verdict::check::Family;
 use crate::verdict::event::{CaseResult, RunSummary, truncate};
 use crate::verdict::exchange::Exchange;
+use crate::verdict::sealed::Sealed;
 
 /// Console styling (plain unless colour was asked for).
 #[derive(Debug, Clone, Copy)]
@@ -441,7 +442,7 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
 
 /// JUnit XML of a fuzz run stopped by its preflight: the `preflight` case exactly as `run`
 /// reports it.
-pub fn preflight_junit(preflight: &CaseResult) -> io::Result<String> {
+pub fn preflight_junit(preflight: &Sealed<CaseResult>) -> io::Result<String> {
     let mut summary = RunSummary::default();
     summary.add(preflight.outcome);
     summary.duration = preflight.duration;

@@ -413,7 +413,7 @@ fn section_details(run: &Run<'_>) -> String {
                 .iter()
                 .filter(|f| f.check.section == section && reported(f, run.strict))
                 .collect();
-            (!findings.is_empty()).then_some((r, findings))
+            (!findings.is_empty()).then_some((&**r, findings))
         }));
         for g in &groups {
             match g.as_slice() {
@@ -851,6 +851,7 @@ fn case_list(run: &Run<'_>) -> String {
 mod tests {
 
     use super::*;
+    use crate::redact::Redactor;
     use crate::report::Sink;
     use crate::report::text::fixtures::{case, exchange, started};
     use crate::spec::catalog::{HTTP_SERVER_ERROR, MALL_STATE, PRODUCTS_ORDER, TRANSPORT_CONNECT};
@@ -861,6 +862,10 @@ mod tests {
         for r in results {
             summary.add(r.outcome);
         }
+        let results: Vec<_> = results
+            .iter()
+            .map(|r| r.clone().seal(&Redactor::new()))
+            .collect();
         render(&Run {
             base_url: "http://127.0.0.1:1",
             target: "http://127.0.0.1:1",
@@ -869,7 +874,7 @@ mod tests {
             interrupted: None,
             not_run: 0,
             summary: &summary,
-            results,
+            results: &results,
             shard: None,
             embedded: false,
             started_at: None,
@@ -1013,8 +1018,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("report.html");
         let mut sink = started(&path, |r| Ok(render(r)));
-        sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", vec![], "{}"))))
-            .expect("write");
+        sink.on_event(&Event::CaseFinished(Box::new(
+            case(0, "a", vec![], "{}").seal(&Redactor::new()),
+        )))
+        .expect("write");
         let partial = std::fs::read_to_string(&path).expect("written");
         assert!(partial.contains("id=\"partial\""), "{partial}");
         let mut summary = RunSummary::default();

@@ -20,6 +20,7 @@ use serde::Serialize;
 
 use crate::report::file::Run;
 use crate::verdict::event::{CaseResult, RunSummary};
+use crate::verdict::sealed::Sealed;
 
 /// Version of the JSON report format.
 pub const FORMAT_VERSION: u32 = 1;
@@ -41,7 +42,7 @@ struct Document<'a> {
     verdict: &'static str,
     shard: Option<Shard>,
     summary: &'a RunSummary,
-    cases: &'a [CaseResult],
+    cases: &'a [Sealed<CaseResult>],
 }
 
 /// `shard` of the report: this run is shard `index` (1-based) of `total` (`--shard`).

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use crate::report::file::Run;
 use crate::report::text;
 use crate::verdict::event::{CaseResult, Finding, Outcome, truncate};
+use crate::verdict::sealed::Sealed;
 
 /// Most rows of the failure table; later rows are counted, not shown.
 pub const MAX_TABLE_ROWS: usize = 60;
@@ -53,6 +54,7 @@ pub fn render(run: &Run<'_>) -> String {
     let failing: Vec<&CaseResult> = run
         .results
         .iter()
+        .map(|r| &**r)
         .filter(|r| matches!(r.outcome, Outcome::Fail | Outcome::Error))
         .collect();
     if !failing.is_empty() {
@@ -69,8 +71,12 @@ pub fn render(run: &Run<'_>) -> String {
 pub const MAX_LISTED: usize = 100;
 
 /// The skipped cases with their reasons: a skip is never a silent pass.
-fn skipped(results: &[CaseResult]) -> String {
-    let skips: Vec<&CaseResult> = results.iter().filter(|r| r.skip_reason.is_some()).collect();
+fn skipped(results: &[Sealed<CaseResult>]) -> String {
+    let skips: Vec<&CaseResult> = results
+        .iter()
+        .map(|r| &**r)
+        .filter(|r| r.skip_reason.is_some())
+        .collect();
     if skips.is_empty() {
         return String::new();
     }
@@ -92,7 +98,7 @@ fn skipped(results: &[CaseResult]) -> String {
 
 /// What each case's checks covered (malls listed, pages walked, malls whose products were
 /// checked), so that a pass is read with its scope.
-fn coverage(results: &[CaseResult]) -> String {
+fn coverage(results: &[Sealed<CaseResult>]) -> String {
     let lines: Vec<String> = results
         .iter()
         .flat_map(|r| {
@@ -257,9 +263,10 @@ fn failure_details(failing: &[&CaseResult], strict: bool) -> String {
     out
 }
 
-fn warnings(results: &[CaseResult], strict: bool) -> String {
+fn warnings(results: &[Sealed<CaseResult>], strict: bool) -> String {
     let found: Vec<(&CaseResult, &Finding)> = results
         .iter()
+        .map(|r| &**r)
         .flat_map(|r| {
             r.findings
                 .iter()
@@ -367,6 +374,7 @@ fn html_escape(s: &str) -> String {
 mod tests {
 
     use super::*;
+    use crate::redact::Redactor;
     use crate::report::Sink;
     use crate::report::text::fixtures::{case, started};
     use crate::spec::catalog::{MALL_STATE, PRODUCTS_ORDER};
@@ -377,6 +385,10 @@ mod tests {
         for r in results {
             summary.add(r.outcome);
         }
+        let results: Vec<_> = results
+            .iter()
+            .map(|r| r.clone().seal(&Redactor::new()))
+            .collect();
         render(&Run {
             base_url: "http://127.0.0.1:1",
             target: "http://127.0.0.1:1",
@@ -385,7 +397,7 @@ mod tests {
             interrupted: None,
             not_run: 0,
             summary: &summary,
-            results,
+            results: &results,
             shard: None,
             embedded: false,
             started_at: None,
@@ -511,8 +523,10 @@ mod tests {
         let path = dir.path().join("out/summary.md");
         let mut sink = started(&path, |r| Ok(render(r)));
         let findings = vec![Finding::new(&MALL_STATE, "/data/0/state", "0", "3")];
-        sink.on_event(&Event::CaseFinished(Box::new(case(0, "a", findings, "{}"))))
-            .expect("write");
+        sink.on_event(&Event::CaseFinished(Box::new(
+            case(0, "a", findings, "{}").seal(&Redactor::new()),
+        )))
+        .expect("write");
         let md = std::fs::read_to_string(&path).expect("written");
         assert!(
             md.contains("0 cases") && md.contains("Partial report"),

@@ -166,6 +166,7 @@ impl Runner {
                     Ok(result) => result,
                     Err(panic) => execute::crashed(id, panic_message(&*panic)),
                 };
+                let result = result.seal(runner.client.redactor());
                 let _ = tx.send(Event::CaseFinished(Box::new(result)));
             });
         }
@@ -181,9 +182,7 @@ impl Runner {
                 },
                 _ = tick.tick() => Event::Tick,
             };
-            let mut event = event;
-            if let Event::CaseFinished(result) = &mut event {
-                result.seal(self.client.redactor());
+            if let Event::CaseFinished(result) = &event {
                 summary.add(result.outcome);
             }
             on_event(event);
@@ -206,21 +205,21 @@ impl Runner {
         appid: &str,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<(String, i32)> {
-        let mut stopped = preflight::check(&self.client, body, signer, appid)
+        let stopped = preflight::check(&self.client, body, signer, appid)
             .await
             .err()?;
-        stopped.result.seal(self.client.redactor());
+        let result = stopped.result.seal(self.client.redactor());
         on_event(Event::RunStarted {
             base_url: self.client.base_url().to_string(),
             target: self.target.clone(),
-            planned: vec![stopped.result.id.clone()],
+            planned: vec![result.id.clone()],
         });
-        on_event(Event::CaseStarted(stopped.result.id.clone()));
-        let code = crate::exit::for_outcome(stopped.result.outcome);
+        on_event(Event::CaseStarted(result.id.clone()));
+        let code = crate::exit::for_outcome(result.outcome);
         let mut summary = RunSummary::default();
-        summary.add(stopped.result.outcome);
-        summary.duration = stopped.result.duration;
-        on_event(Event::CaseFinished(Box::new(stopped.result)));
+        summary.add(result.outcome);
+        summary.duration = result.duration;
+        on_event(Event::CaseFinished(Box::new(result)));
         on_event(Event::RunFinished(summary));
         Some((stopped.message, code))
     }

@@ -9,6 +9,7 @@ use crate::redact::Redactor;
 use crate::verdict::check::{Check, Severity};
 use crate::verdict::exchange::Exchange;
 use crate::verdict::findings::Omitted;
+use crate::verdict::sealed::{self, Sealable, Sealed};
 
 /// A place in a case file that a finding can blame, already rendered as `file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -260,18 +261,9 @@ impl CaseResult {
     /// Makes every text from outside in the result [`Shown`](crate::redact::Shown) text with the run's `redactor`
     /// (findings, exchanges, the reason of a skip): the runner does it before a result leaves
     /// it, so that every sink cuts and renders scrubbed, escaped, capped text.
-    pub fn seal(&mut self, redactor: &Redactor) {
-        for finding in &mut self.findings {
-            finding.seal(redactor);
-        }
-        for exchange in &mut self.exchanges {
-            exchange.seal(redactor);
-        }
-        if let Some(reason) = &mut self.skip_reason {
-            *reason = redactor.show(reason, DETAIL_MAX_BYTES).into_string();
-        }
+    pub fn seal(self, redactor: &Redactor) -> Sealed<CaseResult> {
+        sealed::seal(self, redactor)
     }
-
     /// A planned case that did not run because the run ended before it: skipped, with why.
     pub fn not_run(id: CaseId, reason: impl Into<String>) -> CaseResult {
         CaseResult {
@@ -284,6 +276,20 @@ impl CaseResult {
             flaky: false,
             duration: Duration::ZERO,
             coverage: vec![],
+        }
+    }
+}
+
+impl Sealable for CaseResult {
+    fn seal_texts(&mut self, redactor: &Redactor) {
+        for finding in &mut self.findings {
+            finding.seal(redactor);
+        }
+        for exchange in &mut self.exchanges {
+            exchange.seal(redactor);
+        }
+        if let Some(reason) = &mut self.skip_reason {
+            *reason = redactor.show(reason, DETAIL_MAX_BYTES).into_string();
         }
     }
 }
@@ -379,7 +385,7 @@ pub enum Event {
     /// A case begins.
     CaseStarted(CaseId),
     /// A case ended.
-    CaseFinished(Box<CaseResult>),
+    CaseFinished(Box<Sealed<CaseResult>>),
     /// Sent every quarter second or so while cases run: sinks may write out what they hold.
     Tick,
     /// The run ended.

@@ -6,4 +6,5 @@ pub mod endpoint;
 pub mod event;
 pub mod exchange;
 pub mod findings;
+pub mod sealed;
 pub mod source;
