@@ -303,8 +303,9 @@ async fn exchange_case(
     let case_span = c.planned.case.name.span.clone();
     // A saved fuzz regression is sent as the fuzzer sent it and judged by the fuzz properties.
     let properties = regressions::properties_of(x);
+    let mut page_size = None;
     let (sent, fuzz_body) = if properties.is_empty() {
-        let page_size = exchange_page_size(runner, x, c).await;
+        page_size = exchange_page_size(runner, x, c).await;
         (
             request::send(&runner.client, &runner.discovery, x, page_size).await?,
             None,
@@ -340,6 +341,31 @@ async fn exchange_case(
     {
         c.add(vec![refused], &case_span);
         return Ok(());
+    }
+    // A refused raw-spelling probe is held against the same request in its compact spelling:
+    // refused too, it is the configured credentials that are refused (could not test).
+    let mut compact_refusal = None;
+    if x.request.auth == AuthMode::SignedOtherSpelling
+        && !properties::is_success(x.endpoint, &response)
+    {
+        let sent = request::send_signed_as(
+            &runner.client,
+            &runner.discovery,
+            x,
+            page_size,
+            &AuthMode::Signed,
+        )
+        .await?;
+        let Some(compact) = c.take(sent, &case_span) else {
+            return Ok(());
+        };
+        if let Some(refused) = preflight::refused(compact.status, &compact.json) {
+            c.add(vec![refused], &case_span);
+            return Ok(());
+        }
+        if !properties::is_success(x.endpoint, &compact) {
+            compact_refusal = Some(compact.status);
+        }
     }
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
@@ -409,7 +435,18 @@ async fn exchange_case(
             }
             id if id == catalog::PRODUCTS_ORDER.id => products::order(&response.json),
             id if id == catalog::AUTH_SIGNATURE_RAW_BYTES.id => {
-                served(&catalog::AUTH_SIGNATURE_RAW_BYTES, x.endpoint, &response)
+                let found = served(&catalog::AUTH_SIGNATURE_RAW_BYTES, x.endpoint, &response);
+                match compact_refusal {
+                    Some(status) => found
+                        .into_iter()
+                        .map(|f| {
+                            f.with_detail(format!(
+                                "the compact spelling of the same request was not served either (HTTP {status})"
+                            ))
+                        })
+                        .collect(),
+                    None => found,
+                }
             }
             // Parsing accepted the id; checks that need several responses run in walks and sweeps.
             _ => vec![],

@@ -18,14 +18,26 @@ pub async fn send(
     x: &ExchangeCase,
     page_size: Option<u64>,
 ) -> Result<Sent, String> {
+    send_signed_as(client, discovery, x, page_size, &x.request.auth).await
+}
+
+/// Sends the case's request as [`send`] does, signed as `auth` says instead of as the case
+/// says (the compact spelling a refused raw-spelling probe is compared with).
+pub async fn send_signed_as(
+    client: &Client,
+    discovery: &Discovery,
+    x: &ExchangeCase,
+    page_size: Option<u64>,
+    auth: &AuthMode,
+) -> Result<Sent, String> {
     let request = &x.request;
-    if request.auth.is_replay() && !client.signer().depends_on_body() {
+    if auth.is_replay() && !client.signer().depends_on_body() {
         return Err(format!(
             "the `{}` signer gives every body the same signature, so moving one between requests proves nothing",
             client.signer().kind_name()
         ));
     }
-    if request.auth == AuthMode::SignedOtherSpelling && !client.signer().depends_on_body() {
+    if *auth == AuthMode::SignedOtherSpelling && !client.signer().depends_on_body() {
         return Err(format!(
             "the `{}` signer does not sign the body, so a body in another spelling proves nothing about how signatures are checked",
             client.signer().kind_name()
@@ -38,7 +50,7 @@ pub async fn send(
                 x.endpoint,
                 bytes.value.clone(),
                 &appid,
-                &request.auth,
+                auth,
                 &request.headers,
             )
             .await);
@@ -57,7 +69,7 @@ pub async fn send(
                 x.endpoint,
                 text.into_bytes(),
                 &appid,
-                &request.auth,
+                auth,
                 &request.headers,
             )
             .await);
@@ -68,7 +80,7 @@ pub async fn send(
         *count = json!(n);
     }
     Ok(client
-        .send_json(x.endpoint, &body, &request.auth, &request.headers)
+        .send_json(x.endpoint, &body, auth, &request.headers)
         .await)
 }
 

@@ -74,3 +74,47 @@ fn the_static_signer_skips_the_spelling_probe_saying_why() {
         );
     }
 }
+
+#[test]
+fn a_service_refusing_only_the_other_spelling_fails_the_probe_without_a_preflight() {
+    // Refused in its other spelling, the probe sends the same request compact: served, the
+    // refusal is the spelling's (a broken contract, exit 1), not the credentials' (exit 3).
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url(Fault::AuthSignatureOverReserializedJson.name());
+    let out = run_against(&url, dir.path())
+        .arg("--no-preflight")
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let report = dir.path().join("report.json");
+    for (outcome, _) in probes(&report) {
+        assert_eq!(outcome, "fail", "{}", output_text(&out));
+    }
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    for name in PROBES {
+        let case = doc["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"]["name"] == name)
+            .unwrap();
+        let ids: Vec<&str> = case["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["check"].as_str())
+            .collect();
+        assert_eq!(ids, ["auth.signature-raw-bytes"], "{case}");
+        // The other spelling, then the compact one it was held against.
+        let bodies: Vec<&str> = case["exchanges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|x| x["request"]["body"].as_str())
+            .collect();
+        assert_eq!(bodies.len(), 2, "{case}");
+        assert_ne!(bodies[0], bodies[1], "{case}");
+        assert!(!bodies[1].contains(' '), "compact: {}", bodies[1]);
+    }
+}
