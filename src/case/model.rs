@@ -46,6 +46,7 @@ impl Case {
             CaseKind::Exchange(x) => x.endpoint,
             CaseKind::Walk(_) => Endpoint::MallList,
             CaseKind::ProductsSweep(_) => Endpoint::MallProducts,
+            CaseKind::CrossMerchantCursor(_) => Endpoint::MallList,
         }
     }
 }
@@ -59,6 +60,8 @@ pub enum CaseKind {
     Walk(WalkCase),
     /// Call the products operation for the malls of the list.
     ProductsSweep(SweepCase),
+    /// Present a cursor of one merchant's list in a request of another merchant, both ways.
+    CrossMerchantCursor(CrossCursorCase),
 }
 
 /// The request of an exchange case. `Debug` shows the value of a credential header (by name
@@ -235,6 +238,19 @@ pub struct SweepCase {
     pub order: bool,
     /// Probe `products.signature-bound` with a tampered signature.
     pub tamper_signature: bool,
+}
+
+/// A cross-merchant cursor probe: the first pages of the merchant of `body` and of
+/// `other_seller` give each a cursor, which is sent in a request of the other merchant.
+#[derive(Debug)]
+pub struct CrossCursorCase {
+    /// Mall list request body of the configured merchant (first page; its `cursor.count` is
+    /// the page size of every request of the probe).
+    pub body: Spanned<Value>,
+    /// The other merchant's seller identity (spec §2.1), put in place of `filter.seller`.
+    pub other_seller: Value,
+    /// How a cursor is taken from a page.
+    pub cursor: CursorRule,
 }
 
 /// What one case file may ask for. A value past a limit is a load-time error (exit 2 with its

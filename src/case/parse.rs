@@ -79,8 +79,14 @@ const CASE_KEYS: &[&str] = &[
     "snapshot",
     "walk",
     "products-sweep",
+    "cross-merchant-cursor",
 ];
-const KIND_KEYS: &[&str] = &["endpoint", "walk", "products-sweep"];
+const KIND_KEYS: &[&str] = &[
+    "endpoint",
+    "walk",
+    "products-sweep",
+    "cross-merchant-cursor",
+];
 const EXCHANGE_ONLY_KEYS: &[&str] = &["request", "expect", "snapshot"];
 const REQUEST_KEYS: &[&str] = &[
     "body",
@@ -116,6 +122,7 @@ const SWEEP_KEYS: &[&str] = &[
     "order",
     "tamper-signature",
 ];
+const CROSS_CURSOR_KEYS: &[&str] = &["body", "other-seller", "cursor"];
 const ENDPOINTS: &[&str] = &["mall-list", "mall-products"];
 const AUTH_MODES: &[&str] = &[
     "signed",

@@ -159,6 +159,7 @@ pub fn exercises(case: &Case, id: &str) -> bool {
                 || (w.ownership && id == catalog::OWNERSHIP_MERCHANT.id)
         }
         CaseKind::ProductsSweep(_) => id.starts_with("products.") || products_schema(id),
+        CaseKind::CrossMerchantCursor(_) => id == catalog::OWNERSHIP_CURSOR_MERCHANT.id,
     }
 }
 

@@ -39,6 +39,67 @@ pub fn merchant_into(body: &Value, merchant_id: &str, out: &mut Findings) {
     }
 }
 
+/// The answer to a mall-list request of merchant `requester` whose cursor was taken from the
+/// list of merchant `cursor_owner` (a cross-merchant cursor probe): every record is one of
+/// the requester's malls, and none is a mall the cursor owner's own page listed (`owner_malls`,
+/// mallSns), which catches a leaked mall relabelled with the requester's id too. A refusal
+/// (no `data` array) passes: the cursor names no place in the requester's list. One finding
+/// per answer, naming the first malls that leaked and counting the rest.
+pub fn cursor_merchant(
+    body: &Value,
+    requester: &str,
+    cursor_owner: &str,
+    owner_malls: &[String],
+) -> Option<Finding> {
+    /// Leaked malls named in the finding; the rest are counted.
+    const NAMED: usize = 5;
+    let malls = body.get("data").and_then(Value::as_array)?;
+    let leaked: Vec<String> = malls
+        .iter()
+        .enumerate()
+        .filter_map(|(i, mall)| {
+            let owner = mall.pointer("/seller/merchantId");
+            let sn = mall.get("mallSn").and_then(Value::as_str);
+            let foreign_owner = !owner
+                .and_then(Value::as_str)
+                .is_some_and(|a| same_id(a, requester));
+            let listed_by_owner = sn.is_some_and(|sn| owner_malls.iter().any(|m| m == sn));
+            (foreign_owner || listed_by_owner).then(|| {
+                let owner = owner.map_or_else(|| "missing".to_string(), Value::to_string);
+                let listed = if listed_by_owner {
+                    format!(", listed by {cursor_owner:?}")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "/data/{i} mall {} of merchant {owner}{listed}",
+                    sn.unwrap_or("?")
+                )
+            })
+        })
+        .collect();
+    let first = leaked.first()?;
+    let pointer = first.split(' ').next().unwrap_or("/data").to_string();
+    let mut actual = leaked
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    if leaked.len() > NAMED {
+        actual.push_str(&format!("; {} more", leaked.len() - NAMED));
+    }
+    Some(Finding::new(
+        &catalog::OWNERSHIP_CURSOR_MERCHANT,
+        pointer,
+        format!(
+            "malls of {requester:?} (the requested merchant) only, or a refusal: the cursor came \
+             from the list of {cursor_owner:?}"
+        ),
+        format!("{} mall(s) not the requester's: {actual}", leaked.len()),
+    ))
+}
+
 /// A merchant that does not exist lists no malls.
 pub fn unknown_merchant(body: &Value) -> Vec<Finding> {
     match body.get("data").and_then(Value::as_array) {
@@ -103,6 +164,32 @@ mod tests {
         let f = merchant(&body, "5f3c9a1e-7b42");
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].pointer, "/data/2/seller/merchantId");
+    }
+
+    #[test]
+    fn a_cursor_probe_flags_malls_of_the_cursor_owner_even_relabelled() {
+        let owner_malls = vec!["200".to_string(), "201".to_string()];
+        let check = |body: Value| cursor_merchant(&body, "a", "b", &owner_malls);
+        // The requester's own malls, and a refusal, pass.
+        assert!(
+            check(json!({"data": [{"mallSn": "100", "seller": {"merchantId": "A"}}]})).is_none()
+        );
+        assert!(check(json!({"success": false, "code": "4040"})).is_none());
+        let f = check(json!({"data": [
+            {"mallSn": "100", "seller": {"merchantId": "a"}},
+            {"mallSn": "202", "seller": {"merchantId": "b"}},
+            {"mallSn": "201", "seller": {"merchantId": "a"}},
+        ]}))
+        .expect("a leak");
+        assert_eq!(f.check.id, "ownership.cursor-merchant");
+        assert_eq!(f.pointer, "/data/1");
+        assert!(f.actual.contains("2 mall(s)"), "{}", f.actual);
+        assert!(
+            f.actual
+                .contains("/data/2 mall 201 of merchant \"a\", listed by \"b\""),
+            "{}",
+            f.actual
+        );
     }
 
     #[test]

@@ -249,7 +249,9 @@ fn regressions_of(
                     body: body_of(x),
                 })
             }
-            CaseKind::Walk(_) | CaseKind::ProductsSweep(_) => None,
+            CaseKind::Walk(_) | CaseKind::ProductsSweep(_) | CaseKind::CrossMerchantCursor(_) => {
+                None
+            }
         })
         .collect())
 }

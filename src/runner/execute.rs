@@ -29,7 +29,7 @@ use crate::verdict::source::Span;
 const MAX_EXCHANGES: usize = 10;
 
 /// Findings and exchanges of a case as it runs.
-struct Collector<'a> {
+pub(super) struct Collector<'a> {
     planned: &'a PlannedCase,
     id: CaseId,
     findings: Findings,
@@ -55,12 +55,12 @@ impl<'a> Collector<'a> {
     }
 
     /// An empty bounded collection with the case's cap, for a check that may find a lot.
-    fn bounded(&self) -> Findings {
+    pub(super) fn bounded(&self) -> Findings {
         Findings::new(self.findings.cap())
     }
 
     /// Adds findings blamed on `span` when they have no narrower place yet.
-    fn add(&mut self, findings: Vec<Finding>, span: &Span) {
+    pub(super) fn add(&mut self, findings: Vec<Finding>, span: &Span) {
         for f in findings {
             if !self.findings.wants(f.check) {
                 self.findings.omit(f.check, 1);
@@ -76,7 +76,7 @@ impl<'a> Collector<'a> {
     }
 
     /// Adds a bounded collection: its findings as [`Collector::add`] does, its counts as they are.
-    fn absorb(&mut self, found: Findings, span: &Span) {
+    pub(super) fn absorb(&mut self, found: Findings, span: &Span) {
         let (kept, omitted) = found.into_parts();
         self.add(kept, span);
         for o in omitted {
@@ -85,7 +85,7 @@ impl<'a> Collector<'a> {
     }
 
     /// States what `check` covered.
-    fn covered(&mut self, check: impl Into<String>, scope: impl Into<String>) {
+    pub(super) fn covered(&mut self, check: impl Into<String>, scope: impl Into<String>) {
         self.coverage.push(Coverage {
             check: check.into(),
             scope: scope.into(),
@@ -119,7 +119,7 @@ impl<'a> Collector<'a> {
 
     /// Records the exchange and returns the response (adding what its parse found: keys
     /// given twice, numbers beyond a double), or adds the transport finding.
-    fn take(&mut self, sent: Sent, span: &Span) -> Option<Response> {
+    pub(super) fn take(&mut self, sent: Sent, span: &Span) -> Option<Response> {
         self.record(sent.exchange);
         match sent.result {
             Ok(r) => {
@@ -249,6 +249,9 @@ pub(super) async fn case(runner: &Runner, planned: &PlannedCase, id: CaseId) -> 
             CaseKind::Exchange(x) => exchange_case(runner, x, &mut c).await,
             CaseKind::Walk(w) => walk_case(runner, w, &mut c).await,
             CaseKind::ProductsSweep(s) => sweep_case(runner, s, &mut c).await,
+            CaseKind::CrossMerchantCursor(x) => {
+                crate::runner::cross_cursor::run(runner, x, &mut c).await
+            }
         }
     })
     .await;
@@ -752,7 +755,7 @@ async fn served_sizes(
 
 /// The size to fetch pages at when `asked` is wanted (see [`page_limit`]). The first pages
 /// asked for are the configured merchant's (else `body`'s), signed as the run signs.
-async fn served_size(runner: &Runner, body: &Value, asked: u64) -> u64 {
+pub(super) async fn served_size(runner: &Runner, body: &Value, asked: u64) -> u64 {
     let body = runner.discovery.list_body().unwrap_or(body);
     runner
         .page_limit

@@ -3,6 +3,7 @@
 //! [`Runner::run`] executes the planned cases concurrently (bounded by `jobs`), reusing one
 //! connection pool, and hands every [`Event`] to the caller's callback in arrival order.
 
+mod cross_cursor;
 mod execute;
 pub mod page_limit;
 pub mod paging;

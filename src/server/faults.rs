@@ -16,12 +16,12 @@ use crate::spec::catalog::{
     HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
     MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
     MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER,
-    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT,
-    PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
-    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
-    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY,
-    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
-    TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT,
+    OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE,
+    PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS,
+    PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
+    PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE,
+    SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -267,6 +267,8 @@ faults! {
     FuzzOddJsonCrashCloses = ("fuzz-odd-json-crash-closes", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 (plain text) when the request body holds NaN, Infinity, a number out of range (1e999) or a lone surrogate, and the connection is then dropped at the next request without Connection: close, as a stock FastAPI service on uvicorn does");
     /// The signature is checked over the re-serialized parsed body, not the raw bytes.
     AuthSignatureOverReserializedJson = ("auth-signature-over-reserialized-json", Contract(&AUTH_SIGNATURE_RAW_BYTES), "the signature is checked over the parsed body serialized again (JSON.stringify(parsedBody)), not over the raw bytes: compact bodies pass, the same JSON with other whitespace, key order or escapes is refused");
+    /// A cursor looked up among every merchant's malls, continuing that mall's merchant's list.
+    PagingCursorAnyMerchant = ("paging-cursor-any-merchant", Contract(&OWNERSHIP_CURSOR_MERCHANT), "the cursor is looked up among every merchant's malls and the page continues the list of the cursor mall's merchant, whatever filter.seller says: another merchant's cursor lists that merchant's malls");
 
     // ---- Number spellings and parsing (issue 22 item 1, issue 20 item 6): how the body is
     // written, not what it holds. Applied by `mutate_spelling` and `Fault::respell` below.

@@ -633,6 +633,13 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
         _ => {}
     }
     let cursor = req.end_cursor.as_deref().map(|c| real_mall_sn(fault, c));
+    // A cursor read as a place in every merchant's malls, not in the requested list: the page
+    // continues the list of the merchant that owns the cursor mall.
+    if fault == Some(Fault::PagingCursorAnyMerchant)
+        && let Some(owner) = cursor.as_deref().and_then(|sn| data.mall_by_sn(sn))
+    {
+        listing = data.malls_of(owner.merchant.identity.merchant_id);
+    }
     let call = state.calls.fetch_add(1, Ordering::Relaxed);
     let page = pages::select(&listing, cursor.as_deref(), req.count, fault, call).map_err(
         |UnknownCursor| Failure::not_found("cursor.endCursor names no mall of this list"),

@@ -83,6 +83,7 @@ checks! {
     // Ownership and cross-endpoint consistency (§1, §4.1, §4.2).
     OWNERSHIP_MERCHANT = ("ownership.merchant", "§4.1", Contract, Contract, "every listed mall belongs to the requested merchant (seller.merchantId)");
     OWNERSHIP_UNKNOWN_MERCHANT = ("ownership.unknown-merchant", "§4.1", Contract, Contract, "a merchant id that does not exist lists no malls");
+    OWNERSHIP_CURSOR_MERCHANT = ("ownership.cursor-merchant", "§4.1", Contract, Contract, "a cursor taken from another merchant's mall list, sent with this merchant's seller identity, lists none of the other merchant's malls: the cursor only pages the list of the merchant in filter.seller (the malls that belong to it, §1, §4.1), whatever the malls' internal ids");
     PRODUCTS_LISTED_MALL = ("products.listed-mall", "§4.2", Contract, Contract, "the products call with a listed mall's mallSn and signature answers with a products array");
     PRODUCTS_DISTINCT = ("products.distinct-per-mall", "§4.2", Contract, Contract, "different malls do not return the same non-empty product list");
     PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::thread;
 
 use crate::common::{Server, run_against};
+use mallcheck::server::data::OTHER;
 use mallcheck::server::faults::Fault;
 
 /// Runs at once; each run is a separate process.
@@ -29,6 +30,10 @@ fn verify(server: &Server, fault: Fault) -> Verdict {
     };
     let mut run = run_against(&server.fault_url(fault.name()), dir.path());
     run.args(["--timeout", timeout, "--jobs", "8", "--quiet"]);
+    // The reference server's second merchant, for the probes that need one (a cross-merchant
+    // cursor); without it they are skipped.
+    run.env("MALLCHECK_OTHER_MERCHANT_ID", OTHER.merchant_id)
+        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", OTHER.merchant_user_id);
     // A merchant without malls passes only when the user expects one (else: nothing
     // covered, exit 3; see tests/it/coverage.rs).
     if fault == Fault::NoMalls {

@@ -11,6 +11,7 @@ mod completions;
 mod concurrency;
 mod connections;
 mod coverage;
+mod cross_cursor;
 mod diagnostics;
 mod faults;
 mod fuzz;

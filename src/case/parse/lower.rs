@@ -505,8 +505,8 @@ impl Lower<'_> {
             [] => {
                 self.error_help(
                     head(node),
-                    "a case needs a kind: none of `endpoint`, `walk` or `products-sweep` is set",
-                    "set exactly one of `endpoint` (one request), `walk` (paging walk) or `products-sweep`",
+                    "a case needs a kind: none of `endpoint`, `walk`, `products-sweep` or `cross-merchant-cursor` is set",
+                    "set exactly one of `endpoint` (one request), `walk` (paging walk), `products-sweep` or `cross-merchant-cursor`",
                 );
                 None
             }
@@ -518,6 +518,13 @@ impl Lower<'_> {
                         .get("walk")
                         .and_then(|w| self.walk(w))
                         .map(CaseKind::Walk)
+                }
+                "cross-merchant-cursor" => {
+                    self.reject_exchange_keys(&fields, "cross-merchant-cursor");
+                    fields
+                        .get("cross-merchant-cursor")
+                        .and_then(|x| self.cross_cursor(x))
+                        .map(CaseKind::CrossMerchantCursor)
                 }
                 _ => {
                     self.reject_exchange_keys(&fields, "products-sweep");

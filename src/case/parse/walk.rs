@@ -1,8 +1,9 @@
-//! Lowering of the walk and products-sweep kinds: page sizes, cursor rules, samples.
+//! Lowering of the walk, products-sweep and cross-merchant-cursor kinds: page sizes, cursor
+//! rules, samples.
 
 use super::lower::{Lower, head};
-use super::{CURSOR_KEYS, SWEEP_KEYS, WALK_KEYS};
-use crate::case::model::{CursorRule, SweepCase, WalkCase, limits};
+use super::{CROSS_CURSOR_KEYS, CURSOR_KEYS, SWEEP_KEYS, WALK_KEYS};
+use crate::case::model::{CrossCursorCase, CursorRule, SweepCase, WalkCase, limits};
 use crate::case::node::{Node, NodeKind};
 
 impl Lower<'_> {
@@ -87,6 +88,26 @@ impl Lower<'_> {
                 None
             }
         }
+    }
+
+    pub(super) fn cross_cursor(&mut self, node: &Node) -> Option<CrossCursorCase> {
+        let what = "`cross-merchant-cursor`";
+        let fields = self.fields(node, what, CROSS_CURSOR_KEYS)?;
+        let body = self
+            .require(&fields, "body", node, what)
+            .and_then(|b| self.object(b, "`cross-merchant-cursor.body`"));
+        let other_seller = self
+            .require(&fields, "other-seller", node, what)
+            .and_then(|s| self.object(s, "`other-seller`"));
+        let cursor = match fields.get("cursor") {
+            None => Some(CursorRule::default()),
+            Some(c) => self.cursor(c),
+        };
+        Some(CrossCursorCase {
+            body: body?,
+            other_seller: other_seller?.value,
+            cursor: cursor?,
+        })
     }
 
     pub(super) fn sweep(&mut self, node: &Node) -> Option<SweepCase> {
