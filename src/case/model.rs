@@ -189,6 +189,9 @@ pub struct SnapshotSpec {
     pub redact: Vec<String>,
     /// insta selectors whose arrays are sorted before comparing.
     pub sort: Vec<String>,
+    /// A mall-list case: the snapshot holds the whole first walk (the case's page, then the
+    /// pages after it at the same size, their malls in one `data`), not the first page alone.
+    pub walk: bool,
 }
 
 /// How the next page's `endCursor` is taken from a page (spec §4.1 leaves it open).

@@ -14,7 +14,7 @@ use crate::service::discover::Discovery;
 use crate::service::request;
 use crate::snapshot::classify::{self, Change, Class, Contract};
 use crate::snapshot::engine::{self, Assertion, Verdict};
-use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
+use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store, walk};
 
 /// Schemas of response documents whose properties give the closed sets, types and nullability
 /// used to classify changes.
@@ -213,7 +213,7 @@ pub async fn compare_all(
     let mut results = Vec::new();
     for w in work {
         let started = Instant::now();
-        let (outcome, records) = match fetch(client, discovery, w.exchange).await {
+        let (outcome, records) = match fetch(client, discovery, w.exchange, w.spec).await {
             Ok(body) => compare_case(
                 baseline,
                 w,
@@ -234,12 +234,27 @@ pub async fn compare_all(
     results
 }
 
-/// Sends the case's request to the candidate; Ok is the JSON body.
-async fn fetch(client: &Client, discovery: &Discovery, x: &ExchangeCase) -> Result<Value, String> {
+/// Sends the case's request to the candidate; Ok is the JSON body (with a walk snapshot, the
+/// whole first walk, gathered as `run` gathered the baseline's).
+async fn fetch(
+    client: &Client,
+    discovery: &Discovery,
+    x: &ExchangeCase,
+    spec: &SnapshotSpec,
+) -> Result<Value, String> {
     let sent = request::send(client, discovery, x, None).await?;
-    sent.result
+    let request: Value = serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
+    let body = sent
+        .result
         .map(|r| r.json.into_value())
-        .map_err(|f| f.headline())
+        .map_err(|f| f.headline())?;
+    if !spec.walk {
+        return Ok(body);
+    }
+    let rule = crate::case::model::CursorRule::default();
+    walk::whole_walk(client, &request, body, &rule)
+        .await
+        .map(|w| w.value)
 }
 
 /// Compares one response with its baseline snapshot, through insta so that the case's

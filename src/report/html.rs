@@ -202,7 +202,12 @@ fn not_run_why(check: &Check, r: &CaseResult) -> Option<&'static str> {
     if check.id == snapshot || check.id == crate::spec::catalog::SNAPSHOT_DATA.id {
         // The runner says in the coverage whether a snapshot was compared.
         return match r.coverage.iter().find(|c| c.check == snapshot) {
-            Some(c) if c.scope == crate::verdict::event::SNAPSHOT_COMPARED => None,
+            Some(c)
+                if c.scope
+                    .starts_with(crate::verdict::event::SNAPSHOT_COMPARED) =>
+            {
+                None
+            }
             Some(_) => Some("snapshots off (--snapshots off)"),
             None => Some("no case takes a snapshot"),
         };

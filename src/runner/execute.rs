@@ -15,6 +15,7 @@ use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
+use crate::snapshot::walk;
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::{
@@ -463,14 +464,39 @@ async fn exchange_case(
     // a pass.
     match (&x.snapshot, &runner.snapshots) {
         (Some(spec), Some(snapshots)) => {
-            let found = snapshots.check(&c.id, spec, &response.json);
+            // A walk snapshot holds the pages after this one too (the whole first walk).
+            let (body, walked) = if spec.walk {
+                let rule = runner.options.cursor.clone().unwrap_or_default();
+                let first = response.json.value().clone();
+                match walk::whole_walk(&runner.client, &request_body, first, &rule).await {
+                    Ok(w) => {
+                        let scope = w.scope();
+                        (w.value, Some(scope))
+                    }
+                    Err(why) => {
+                        c.covered(catalog::SNAPSHOT_MATCH.id, format!("not compared: {why}"));
+                        return Ok(());
+                    }
+                }
+            } else {
+                (Value::Null, None)
+            };
+            let body = if walked.is_some() {
+                &body
+            } else {
+                response.json.value()
+            };
+            let found = snapshots.check(&c.id, spec, body);
             let scope = if found
                 .iter()
                 .any(|f| f.check.id == catalog::HARNESS_SNAPSHOT.id)
             {
-                SNAPSHOT_FAILED
+                SNAPSHOT_FAILED.to_string()
             } else {
-                SNAPSHOT_COMPARED
+                match walked {
+                    Some(w) => format!("{SNAPSHOT_COMPARED}: {w}"),
+                    None => SNAPSHOT_COMPARED.to_string(),
+                }
             };
             c.add(found, &case_span);
             c.covered(catalog::SNAPSHOT_MATCH.id, scope);

@@ -7,6 +7,7 @@ pub mod render;
 mod snapshotter;
 pub mod store;
 pub mod target;
+pub mod walk;
 
 pub use snapshotter::{
     DEFAULT_REDACTIONS, SnapshotMode, SnapshotOptions, Snapshotter, check_dir, ci_from_env,

@@ -423,6 +423,7 @@ mod tests {
         let spec = SnapshotSpec {
             redact: vec![".data[].ctime".into()],
             sort: vec![],
+            walk: false,
         };
         let r = Snapshotter::redactions(&spec);
         assert_eq!(r.last().map(String::as_str), Some(".data[].ctime"));

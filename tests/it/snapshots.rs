@@ -739,3 +739,83 @@ fn a_release_diff_on_the_shipped_snapshots_rests_on_the_whole_first_walk() {
     );
     assert!(!out.contains("thin evidence"), "{out}");
 }
+
+/// The shipped mall-list snapshot walks the list to its end (`snapshot: { walk: true }`): a
+/// merchant of more than 100 malls is recorded whole, and a release verdict rests on all of it.
+#[test]
+fn the_shipped_list_snapshot_records_the_whole_first_walk_beyond_100_malls() {
+    let server = Server::start_with(&["--malls", "250"]);
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_shipped(
+        dir.path(),
+        &server.url(None),
+        &["--snapshots", "update", "--json", "r.json"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let snap = std::fs::read_to_string(
+        dir.path()
+            .join("snapshots/localhost/snapshots__first-mall-list-page.snap"),
+    )
+    .unwrap();
+    assert_eq!(snap.matches("\"mallSn\"").count(), 250, "{snap}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let case = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"]["name"] == "first mall-list page")
+        .unwrap();
+    assert!(
+        case["coverage"]
+            .to_string()
+            .contains("the whole first walk, 250 malls in 3 pages"),
+        "{case}"
+    );
+    // Checked again, the walk gives the same snapshot.
+    let o = run_shipped(dir.path(), &server.url(None), &["--ci"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+
+    let cases = shipped_cases();
+    let mut args = vec![
+        "diff",
+        "--cases",
+        &cases,
+        "--baseline",
+        "snapshots",
+        "--baseline-target",
+        "localhost",
+    ];
+    let candidate = server.url(Some("mall-name-missing"));
+    args.extend(["--base-url", &candidate]);
+    args.extend(IDENTITY);
+    let o = mallcheck(dir.path(), &args, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        stdout(&o).contains("the breaking verdict rests on 250 records"),
+        "{}",
+        describe(&o)
+    );
+}
+
+/// A small page size walks many pages: the snapshot is the list, not the page.
+#[test]
+fn a_walk_snapshot_at_a_small_page_size_holds_every_mall() {
+    let server = Server::start();
+    let dir = workdir("{ walk: true }");
+    record(dir.path(), &server);
+    let text = std::fs::read_to_string(path(dir.path(), SNAP)).unwrap();
+    assert_eq!(text.matches("\"mallSn\"").count(), 30, "{text}");
+    let o = diff(
+        dir.path(),
+        &server.url(None),
+        &server.url(Some("mall-name-missing")),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        stdout(&o).contains("the breaking verdict rests on 30 records"),
+        "{}",
+        describe(&o)
+    );
+}

@@ -321,7 +321,7 @@ impl Lower<'_> {
                 self.type_error(
                     node,
                     "`snapshot`",
-                    "`true`, `false` or a mapping with `redact` and `sort`",
+                    "`true`, `false` or a mapping with `redact`, `sort` and `walk`",
                 );
                 return None;
             }
@@ -329,7 +329,7 @@ impl Lower<'_> {
         let fields = self.fields(node, "`snapshot`", SNAPSHOT_KEYS)?;
         let mut lists = [Vec::new(), Vec::new()];
         let mut ok = true;
-        for (slot, key) in lists.iter_mut().zip(SNAPSHOT_KEYS) {
+        for (slot, key) in lists.iter_mut().zip(&SNAPSHOT_KEYS[..2]) {
             let Some(n) = fields.get(key) else { continue };
             match self.strings(n, &format!("`snapshot.{key}`")) {
                 Some(items) => {
@@ -350,7 +350,8 @@ impl Lower<'_> {
             }
         }
         let [redact, sort] = lists;
-        ok.then_some(Some(SnapshotSpec { redact, sort }))
+        let walk = self.bool(fields.get("walk"), "`snapshot.walk`")?;
+        ok.then_some(Some(SnapshotSpec { redact, sort, walk }))
     }
 }
 

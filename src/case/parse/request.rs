@@ -36,6 +36,18 @@ impl Lower<'_> {
             Some(s) => self.snapshot(s),
             None => Some(None),
         };
+        // Only the mall list has pages to walk.
+        if let (Some(Some(spec)), Some(e)) = (&snapshot, &endpoint)
+            && spec.walk
+            && *e != Endpoint::MallList
+            && let Some(node) = fields.get("snapshot")
+        {
+            self.error_help(
+                node.span.clone(),
+                "`snapshot.walk` applies to `endpoint: mall-list` cases only",
+                "remove `walk: true`, or snapshot a mall-list case",
+            );
+        }
         Some(CaseKind::Exchange(ExchangeCase {
             endpoint: endpoint?,
             request: request?,
