@@ -192,6 +192,9 @@ pub struct SnapshotSpec {
     /// A mall-list case: the snapshot holds the whole first walk (the case's page, then the
     /// pages after it at the same size, their malls in one `data`), not the first page alone.
     pub walk: bool,
+    /// A mall-products case: the snapshot holds the products of this many malls of the
+    /// configured merchant's first page, spread over it (see `snapshot::sample`).
+    pub malls: Option<usize>,
 }
 
 /// How the next page's `endCursor` is taken from a page (spec §4.1 leaves it open).
@@ -271,6 +274,8 @@ pub mod limits {
     pub const MAX_WALK_PAGES: u64 = 100_000;
     /// Largest `products-sweep.sample` (each sampled mall costs a few requests).
     pub const MAX_SAMPLE: u64 = 1_000;
+    /// Largest `snapshot.malls` (one products call each, on every run and diff).
+    pub const MAX_SNAPSHOT_MALLS: u64 = 50;
     /// Largest request body (`body` as JSON, or `raw`) and other JSON objects of a case, in
     /// bytes (the reference server takes 1 MiB).
     pub const MAX_BODY_BYTES: usize = 1024 * 1024;

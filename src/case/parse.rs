@@ -104,7 +104,7 @@ const ASSERT_OPS: &[&str] = &["equals", "matches", "one-of", "count", "exists", 
 const ASSERT_TYPES: &[&str] = &[
     "string", "number", "integer", "boolean", "null", "array", "object",
 ];
-const SNAPSHOT_KEYS: &[&str] = &["redact", "sort", "walk"];
+const SNAPSHOT_KEYS: &[&str] = &["redact", "sort", "walk", "malls"];
 const WALK_KEYS: &[&str] = &[
     "body",
     "sizes",

@@ -14,7 +14,7 @@ use crate::service::discover::Discovery;
 use crate::service::request;
 use crate::snapshot::classify::{self, Change, Class, Contract};
 use crate::snapshot::engine::{self, Assertion, Verdict};
-use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store, walk};
+use crate::snapshot::{Snapshotter, sample, scrub_value, snapshot_name, store, walk};
 
 /// Schemas of response documents whose properties give the closed sets, types and nullability
 /// used to classify changes.
@@ -134,9 +134,23 @@ impl CaseDiff {
 pub const THIN_EVIDENCE: usize = 5;
 
 /// The records a response body holds: the malls of a mall-list envelope's `data`, the
-/// products of a bare products array; 1 for any other document.
+/// products of a bare products array or of every mall of a sampled snapshot; 1 for any other
+/// document.
 pub fn record_count(body: &Value) -> usize {
     match body {
+        // The products of sampled malls: every product of every mall.
+        Value::Array(items)
+            if items
+                .iter()
+                .all(|i| i.get("products").is_some_and(Value::is_array))
+                && !items.is_empty() =>
+        {
+            items
+                .iter()
+                .filter_map(|i| i.get("products").and_then(Value::as_array))
+                .map(Vec::len)
+                .sum()
+        }
         Value::Array(items) => items.len(),
         Value::Object(o) => o.get("data").and_then(Value::as_array).map_or(1, Vec::len),
         _ => 1,
@@ -248,13 +262,20 @@ async fn fetch(
         .result
         .map(|r| r.json.into_value())
         .map_err(|f| f.headline())?;
-    if !spec.walk {
-        return Ok(body);
+    if spec.walk {
+        let rule = crate::case::model::CursorRule::default();
+        return walk::whole_walk(client, &request, body, &rule)
+            .await
+            .map(|w| w.value);
     }
-    let rule = crate::case::model::CursorRule::default();
-    walk::whole_walk(client, &request, body, &rule)
-        .await
-        .map(|w| w.value)
+    match (spec.malls, discovery.list_body()) {
+        (Some(n), Some(list)) => {
+            sample::sampled_products(client, list, &request, &x.request.headers, n)
+                .await
+                .map(|s| s.value)
+        }
+        _ => Ok(body),
+    }
 }
 
 /// Compares one response with its baseline snapshot, through insta so that the case's
@@ -361,6 +382,8 @@ mod tests {
         assert_eq!(result(Ok(vec![])).evidence(), None);
         assert_eq!(record_count(&serde_json::json!({"data": [1, 2]})), 2);
         assert_eq!(record_count(&serde_json::json!([1, 2, 3])), 3);
+        let sampled = serde_json::json!([{"mallSn": "1", "products": [1, 2]}, {"mallSn": "2", "products": [3]}]);
+        assert_eq!(record_count(&sampled), 3);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
-use crate::snapshot::walk;
+use crate::snapshot::{sample, walk};
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::{
@@ -464,22 +464,16 @@ async fn exchange_case(
     // a pass.
     match (&x.snapshot, &runner.snapshots) {
         (Some(spec), Some(snapshots)) => {
-            // A walk snapshot holds the pages after this one too (the whole first walk).
-            let (body, walked) = if spec.walk {
-                let rule = runner.options.cursor.clone().unwrap_or_default();
-                let first = response.json.value().clone();
-                match walk::whole_walk(&runner.client, &request_body, first, &rule).await {
-                    Ok(w) => {
-                        let scope = w.scope();
-                        (w.value, Some(scope))
-                    }
-                    Err(why) => {
-                        c.covered(catalog::SNAPSHOT_MATCH.id, format!("not compared: {why}"));
-                        return Ok(());
-                    }
+            // A walk snapshot holds the pages after this one too (the whole first walk); a
+            // sampled one the products of several malls.
+            let gathered = gather_snapshot(runner, x, spec, &request_body, &response).await;
+            let (body, walked) = match gathered {
+                None => (Value::Null, None),
+                Some(Ok((value, scope))) => (value, Some(scope)),
+                Some(Err(why)) => {
+                    c.covered(catalog::SNAPSHOT_MATCH.id, format!("not compared: {why}"));
+                    return Ok(());
                 }
-            } else {
-                (Value::Null, None)
             };
             let body = if walked.is_some() {
                 &body
@@ -505,6 +499,39 @@ async fn exchange_case(
         (None, _) => {}
     }
     Ok(())
+}
+
+/// What a snapshot beyond the case's own answer holds, and its scope: the whole first walk
+/// (`walk`), the products of sampled malls (`malls`); `None` for the answer alone, Err for
+/// why it could not be gathered.
+async fn gather_snapshot(
+    runner: &Runner,
+    x: &ExchangeCase,
+    spec: &crate::case::model::SnapshotSpec,
+    request_body: &Value,
+    response: &Response,
+) -> Option<Result<(Value, String), String>> {
+    if spec.walk {
+        let rule = runner.options.cursor.clone().unwrap_or_default();
+        let first = response.json.value().clone();
+        let walked = walk::whole_walk(&runner.client, request_body, first, &rule).await;
+        return Some(walked.map(|w| {
+            let scope = w.scope();
+            (w.value, scope)
+        }));
+    }
+    let n = spec.malls?;
+    let Some(list) = runner.discovery.list_body() else {
+        return Some(Err(
+            "there is no mall-list request to sample malls from".into()
+        ));
+    };
+    let sampled =
+        sample::sampled_products(&runner.client, list, request_body, &x.request.headers, n).await;
+    Some(sampled.map(|s| {
+        let scope = s.scope();
+        (s.value, scope)
+    }))
 }
 
 /// Whether the case sends a signed call of the configured credentials and expects it served:

@@ -4,6 +4,7 @@
 pub mod classify;
 pub mod engine;
 pub mod render;
+pub mod sample;
 mod snapshotter;
 pub mod store;
 pub mod target;

@@ -424,6 +424,7 @@ mod tests {
             redact: vec![".data[].ctime".into()],
             sort: vec![],
             walk: false,
+            malls: None,
         };
         let r = Snapshotter::redactions(&spec);
         assert_eq!(r.last().map(String::as_str), Some(".data[].ctime"));

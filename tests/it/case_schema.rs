@@ -237,6 +237,10 @@ fn limits_of_the_schema_match_the_parser() {
             limits::MAX_SAMPLE,
         ),
         (
+            "/$defs/snapshot/oneOf/1/properties/malls/maximum",
+            limits::MAX_SNAPSHOT_MALLS,
+        ),
+        (
             "/$defs/expect/properties/assert/maxItems",
             limits::MAX_ASSERTIONS as u64,
         ),

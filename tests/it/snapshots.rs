@@ -492,7 +492,8 @@ fn default_run_checks_the_committed_embedded_snapshots_and_passes() {
         names,
         [
             "snapshots__first-mall-list-page.snap",
-            "snapshots__products-of-a-listed-mall.snap"
+            "snapshots__products-of-a-listed-mall.snap",
+            "snapshots__products-of-sampled-malls.snap"
         ]
     );
     // The default run (no base URL: the embedded server) with the repository's cases and
@@ -513,7 +514,11 @@ fn default_run_checks_the_committed_embedded_snapshots_and_passes() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     let out = stdout(&o);
-    for case in ["first mall-list page", "products of a listed mall"] {
+    for case in [
+        "first mall-list page",
+        "products of a listed mall",
+        "products of sampled malls",
+    ] {
         assert!(
             out.contains(&format!("PASS  {cases}/snapshots.yaml › {case}")),
             "{out}"
@@ -539,7 +544,7 @@ fn default_run_checks_the_committed_embedded_snapshots_and_passes() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     assert!(
-        stdout(&o).contains("2 cases compared: 0 breaking, 0 additive, 0 data only, 2 unchanged"),
+        stdout(&o).contains("3 cases compared: 0 breaking, 0 additive, 0 data only, 3 unchanged"),
         "{}",
         describe(&o)
     );
@@ -609,7 +614,8 @@ fn another_target_gets_its_own_pending_snapshots_fails_only_under_ci_and_accept_
         files(d),
         [
             "snapshots__first-mall-list-page.snap.new",
-            "snapshots__products-of-a-listed-mall.snap.new"
+            "snapshots__products-of-a-listed-mall.snap.new",
+            "snapshots__products-of-sampled-malls.snap.new"
         ]
     );
     // A pipeline (CI=true) stays green too; only --ci asks for recorded snapshots.
@@ -626,7 +632,7 @@ fn another_target_gets_its_own_pending_snapshots_fails_only_under_ci_and_accept_
     let o = mallcheck(d, &["snapshots", "pending", "--base-url", &url], &[]);
     assert!(
         stdout(&o).contains("snapshots/localhost/snapshots__first-mall-list-page.snap.new (new)")
-            && stdout(&o).contains("2 pending"),
+            && stdout(&o).contains("3 pending"),
         "{}",
         describe(&o)
     );
@@ -638,7 +644,7 @@ fn another_target_gets_its_own_pending_snapshots_fails_only_under_ci_and_accept_
     );
     let o = mallcheck(d, &["snapshots", "accept", "--base-url", &url], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
-    assert!(stdout(&o).contains("2 accepted"), "{}", describe(&o));
+    assert!(stdout(&o).contains("3 accepted"), "{}", describe(&o));
     // From now on the target's own snapshots are checked, in CI too.
     let o = run_shipped(d, &url, &["--ci"], &[]);
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
@@ -646,7 +652,8 @@ fn another_target_gets_its_own_pending_snapshots_fails_only_under_ci_and_accept_
         files(d),
         [
             "snapshots__first-mall-list-page.snap",
-            "snapshots__products-of-a-listed-mall.snap"
+            "snapshots__products-of-a-listed-mall.snap",
+            "snapshots__products-of-sampled-malls.snap"
         ]
     );
     assert_eq!(contents(&d.join("snapshots/embedded")), embedded);
@@ -818,4 +825,37 @@ fn a_walk_snapshot_at_a_small_page_size_holds_every_mall() {
         "{}",
         describe(&o)
     );
+}
+
+/// The sampled products snapshot holds the products of 8 malls spread over the first page; a
+/// release verdict on a product field rests on all of them, not on one mall's.
+#[test]
+fn a_release_diff_on_sampled_products_rests_on_the_products_of_every_sampled_mall() {
+    let server = Server::start();
+    let dir = workdir_with_embedded_snapshots();
+    let cases = shipped_cases();
+    let mut args = vec![
+        "diff",
+        "--cases",
+        &cases,
+        "--baseline",
+        "snapshots",
+        "--baseline-target",
+        "embedded",
+        "--markdown",
+        "diff.md",
+    ];
+    let candidate = server.url(Some("product-title-missing"));
+    args.extend(["--base-url", &candidate]);
+    args.extend(IDENTITY);
+    let o = mallcheck(dir.path(), &args, &[]);
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let out = stdout(&o);
+    assert!(out.contains("/*/products/*/title  field removed"), "{out}");
+    // 109 products of 8 malls, against the 60 of the one listed mall.
+    assert!(
+        out.contains("the breaking verdict rests on 109 records"),
+        "{out}"
+    );
+    assert!(out.contains("the breaking verdict rests on 60 records"), "{out}");
 }

@@ -321,7 +321,7 @@ impl Lower<'_> {
                 self.type_error(
                     node,
                     "`snapshot`",
-                    "`true`, `false` or a mapping with `redact`, `sort` and `walk`",
+                    "`true`, `false` or a mapping with `redact`, `sort`, `walk` and `malls`",
                 );
                 return None;
             }
@@ -351,7 +351,19 @@ impl Lower<'_> {
         }
         let [redact, sort] = lists;
         let walk = self.bool(fields.get("walk"), "`snapshot.walk`")?;
-        ok.then_some(Some(SnapshotSpec { redact, sort, walk }))
+        let malls = match fields.get("malls") {
+            None => None,
+            Some(m) => Some(
+                self.bounded(m, "`snapshot.malls`", limits::MAX_SNAPSHOT_MALLS)
+                    .and_then(|n| usize::try_from(n).ok())?,
+            ),
+        };
+        ok.then_some(Some(SnapshotSpec {
+            redact,
+            sort,
+            walk,
+            malls,
+        }))
     }
 }
 

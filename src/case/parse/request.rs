@@ -36,17 +36,24 @@ impl Lower<'_> {
             Some(s) => self.snapshot(s),
             None => Some(None),
         };
-        // Only the mall list has pages to walk.
-        if let (Some(Some(spec)), Some(e)) = (&snapshot, &endpoint)
-            && spec.walk
-            && *e != Endpoint::MallList
-            && let Some(node) = fields.get("snapshot")
+        // Only the mall list has pages to walk; only the products operation has malls to sample.
+        if let (Some(Some(spec)), Some(e), Some(node)) =
+            (&snapshot, &endpoint, fields.get("snapshot"))
         {
-            self.error_help(
-                node.span.clone(),
-                "`snapshot.walk` applies to `endpoint: mall-list` cases only",
-                "remove `walk: true`, or snapshot a mall-list case",
-            );
+            if spec.walk && *e != Endpoint::MallList {
+                self.error_help(
+                    node.span.clone(),
+                    "`snapshot.walk` applies to `endpoint: mall-list` cases only",
+                    "remove `walk: true`, or snapshot a mall-list case",
+                );
+            }
+            if spec.malls.is_some() && *e != Endpoint::MallProducts {
+                self.error_help(
+                    node.span.clone(),
+                    "`snapshot.malls` applies to `endpoint: mall-products` cases only",
+                    "remove `malls`, or snapshot a mall-products case",
+                );
+            }
         }
         Some(CaseKind::Exchange(ExchangeCase {
             endpoint: endpoint?,

@@ -259,6 +259,7 @@ fn each_problem_is_reported_at_its_line() {
         ("bad pointer", base("    walk: { body: {}, sizes: [1], cursor: { last-record: mallSn } }\n"), 3, "invalid JSON Pointer", ""),
         ("request on a walk", base("    walk: { body: {}, sizes: [1] }\n    request: { body: {} }\n"), 4, "applies only to `endpoint` cases", ""),
         ("bad selector", base("    endpoint: mall-list\n    request: { body: {} }\n    snapshot: { redact: [\"data[]\"] }\n"), 5, "invalid snapshot selector", ""),
+        ("sampled malls of the list", base("    endpoint: mall-list\n    request: { body: {} }\n    snapshot: { malls: 3 }\n"), 5, "`snapshot.malls` applies to `endpoint: mall-products` cases only", ""),
         ("walk snapshot of products", base("    endpoint: mall-products\n    request: { body: {} }\n    snapshot: { walk: true }\n"), 5, "`snapshot.walk` applies to `endpoint: mall-list` cases only", ""),
         ("zero sample", base("    products-sweep: { list-body: {}, seller: {}, sample: 0 }\n"), 3, "at least 1", ""),
         ("duplicate names", "cases:\n  - name: a\n    walk: { body: {}, sizes: [1] }\n  - name: a\n    walk: { body: {}, sizes: [1] }\n".to_string(), 4, "duplicate case name", "line 2"),
