@@ -338,10 +338,6 @@ pub const KNOWN_VARS: &[&str] = &[
     MALL_SIGNATURE_VAR,
 ];
 
-/// The made-up merchant id that stands for "another merchant" of a remote target when none is
-/// configured: probes that need a real second merchant (the cross-merchant cursor) skip it.
-pub const PLACEHOLDER_OTHER_MERCHANT_ID: &str = "00000000-0000-4000-8000-0000000000be";
-
 /// Variable naming the profile.
 pub const PROFILE_VAR: &str = "MALLCHECK_PROFILE";
 /// Variable holding the cursor convention (`--cursor`).
@@ -766,7 +762,7 @@ pub fn resolve(
         )
     } else {
         (
-            PLACEHOLDER_OTHER_MERCHANT_ID.to_string(),
+            crate::case::vars::PLACEHOLDER_OTHER_MERCHANT_ID.to_string(),
             "00000000-0000-4000-8000-0000000000ef".to_string(),
         )
     };

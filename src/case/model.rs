@@ -193,7 +193,7 @@ pub struct SnapshotSpec {
     /// pages after it at the same size, their malls in one `data`), not the first page alone.
     pub walk: bool,
     /// A mall-products case: the snapshot holds the products of this many malls of the
-    /// configured merchant's first page, spread over it (see `snapshot::sample`).
+    /// configured merchant's first page, spread over it (see `release::sample`).
     pub malls: Option<usize>,
 }
 

@@ -19,6 +19,11 @@ pub const KNOWN_VARS: &[&str] = &[
     "MALLCHECK_MALL_SIGNATURE",
 ];
 
+/// The made-up `MALLCHECK_OTHER_MERCHANT_ID` of a remote target when none is configured: it
+/// stands for "another merchant" in the no-data probes, and probes that need a real second
+/// merchant (the cross-merchant cursor) are skipped for it.
+pub const PLACEHOLDER_OTHER_MERCHANT_ID: &str = "00000000-0000-4000-8000-0000000000be";
+
 /// A problem with a variable reference; `range` is a byte range inside the scalar's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarError {

@@ -9,12 +9,13 @@ use serde_json::Value;
 
 use crate::case::model::{CaseFile, CaseKind, ExchangeCase, SnapshotSpec};
 use crate::exit;
+use crate::release::{sample, walk};
 use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::service::request;
 use crate::snapshot::classify::{self, Change, Class, Contract};
 use crate::snapshot::engine::{self, Assertion, Verdict};
-use crate::snapshot::{Snapshotter, sample, scrub_value, snapshot_name, store, walk};
+use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
 
 /// Schemas of response documents whose properties give the closed sets, types and nullability
 /// used to classify changes.

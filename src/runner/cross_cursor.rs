@@ -9,11 +9,11 @@
 use serde_json::{Value, json};
 
 use crate::case::model::{CrossCursorCase, CursorRule};
+use crate::case::vars::PLACEHOLDER_OTHER_MERCHANT_ID;
 use crate::checks::{http, ownership};
 use crate::runner::Runner;
 use crate::runner::execute::Collector;
 use crate::runner::preflight;
-use crate::settings::PLACEHOLDER_OTHER_MERCHANT_ID;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::Finding;

@@ -11,11 +11,11 @@ use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 use crate::checks::{assert, http, ownership, payload, products, robustness};
 use crate::fuzz::{properties, regressions};
+use crate::release::{sample, walk};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
 use crate::service::{politeness, request};
-use crate::snapshot::{sample, walk};
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::{

@@ -4,11 +4,9 @@
 pub mod classify;
 pub mod engine;
 pub mod render;
-pub mod sample;
 mod snapshotter;
 pub mod store;
 pub mod target;
-pub mod walk;
 
 pub use snapshotter::{
     DEFAULT_REDACTIONS, SnapshotMode, SnapshotOptions, Snapshotter, check_dir, ci_from_env,

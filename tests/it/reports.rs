@@ -338,8 +338,11 @@ fn server_error_run_html_report_groups_the_cases_and_marks_checks_not_run() {
         let cells: Vec<&str> = row.split("<td").skip(1).collect();
         assert_eq!(cells.len(), 6, "{row}");
         assert!(cells[3].contains(">not run</span>"), "{row}");
+        // Discovery failed on the 500s; the cross-merchant cursor probe has no second merchant.
         assert!(
-            cells[4].starts_with(" class=\"why skip-reason\">discovery failed"),
+            cells[4].starts_with(" class=\"why skip-reason\">discovery failed")
+                || cells[4]
+                    .starts_with(" class=\"why skip-reason\">no second merchant is configured"),
             "{row}"
         );
     }

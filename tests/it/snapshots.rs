@@ -857,5 +857,8 @@ fn a_release_diff_on_sampled_products_rests_on_the_products_of_every_sampled_mal
         out.contains("the breaking verdict rests on 109 records"),
         "{out}"
     );
-    assert!(out.contains("the breaking verdict rests on 60 records"), "{out}");
+    assert!(
+        out.contains("the breaking verdict rests on 60 records"),
+        "{out}"
+    );
 }
