@@ -32,6 +32,14 @@ pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let contract = Contract::from_schema_documents(
         RESPONSE_SCHEMAS.iter().filter_map(|n| schemas.document(n)),
     );
+    // The cursor convention of a walk snapshot, as `run` takes it (MALLCHECK_CURSOR).
+    let cursor = session
+        .settings()
+        .cursor
+        .as_deref()
+        .map(super::run::parse_cursor)
+        .transpose()?
+        .unwrap_or_default();
     let files = super::run::load_cases(&args.cases, &session)?;
     let warnings = session.check_vars(&files)?;
     super::run::print_warnings(&session, &warnings);
@@ -63,8 +71,10 @@ pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let outcome = rt.block_on(session.with_service(async |base_url| {
         let client = session.client(base_url)?;
         let discovery = Discovery::new(session.settings().first_page_body(10));
-        let results =
-            compare::compare_all(&client, &discovery, &work, &baseline, &shown, &contract).await;
+        let results = compare::compare_all(
+            &client, &discovery, &work, &baseline, &shown, &contract, &cursor,
+        )
+        .await;
         Ok::<_, String>((base_url.to_string(), results))
     }));
     let outcome = outcome.and_then(|r| r);

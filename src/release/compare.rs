@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::case::model::{CaseFile, CaseKind, ExchangeCase, SnapshotSpec};
+use crate::case::model::{CaseFile, CaseKind, CursorRule, ExchangeCase, SnapshotSpec};
 use crate::exit;
 use crate::release::{sample, walk};
 use crate::service::client::Client;
@@ -224,11 +224,12 @@ pub async fn compare_all(
     baseline: &Path,
     shown_dir: &Path,
     contract: &Contract,
+    cursor: &CursorRule,
 ) -> Vec<CaseDiff> {
     let mut results = Vec::new();
     for w in work {
         let started = Instant::now();
-        let (outcome, records) = match fetch(client, discovery, w.exchange, w.spec).await {
+        let (outcome, records) = match fetch(client, discovery, w.exchange, w.spec, cursor).await {
             Ok(body) => compare_case(
                 baseline,
                 w,
@@ -256,6 +257,7 @@ async fn fetch(
     discovery: &Discovery,
     x: &ExchangeCase,
     spec: &SnapshotSpec,
+    cursor: &CursorRule,
 ) -> Result<Value, String> {
     let sent = request::send(client, discovery, x, None).await?;
     let request: Value = serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
@@ -264,8 +266,7 @@ async fn fetch(
         .map(|r| r.json.into_value())
         .map_err(|f| f.headline())?;
     if spec.walk {
-        let rule = crate::case::model::CursorRule::default();
-        return walk::whole_walk(client, &request, body, &rule)
+        return walk::whole_walk(client, &request, body, cursor)
             .await
             .map(|w| w.value);
     }
