@@ -29,6 +29,8 @@ struct Side {
     cursor: Option<String>,
     /// The mallSns of its first page.
     malls: Vec<String>,
+    /// The status of its first page when that was not a success.
+    not_served: Option<u16>,
 }
 
 /// Runs the probe; Err is a skip reason.
@@ -74,13 +76,16 @@ pub(super) async fn run(
     // leaves nothing to probe.
     let mine = match first_page(runner, c, &span, &body, count).await {
         First::Served(page) => side("the configured merchant", merchant, body, &page, &rule),
-        First::NotServed(_) => side(
-            "the configured merchant",
-            merchant,
-            body,
-            &Value::Null,
-            &rule,
-        ),
+        First::NotServed(status) => Side {
+            not_served: Some(status),
+            ..side(
+                "the configured merchant",
+                merchant,
+                body,
+                &Value::Null,
+                &rule,
+            )
+        },
         First::Refused(finding, _) => {
             c.add(vec![*finding], &span);
             return Ok(());
@@ -113,10 +118,13 @@ pub(super) async fn run(
     let mut said = Vec::new();
     for (from, to) in [(&mine, &theirs), (&theirs, &mine)] {
         let Some(cursor) = &from.cursor else {
-            said.push(format!(
-                "{} lists no mall to take a cursor from",
-                from.label
-            ));
+            said.push(match from.not_served {
+                Some(status) => format!(
+                    "{}'s first page was not served (HTTP {status}): no cursor to take",
+                    from.label
+                ),
+                None => format!("{} lists no mall to take a cursor from", from.label),
+            });
             continue;
         };
         let mut request = to.body.clone();
@@ -221,6 +229,7 @@ fn side(
         body,
         cursor: cursor_of(page, records, rule),
         malls,
+        not_served: None,
     }
 }
 

@@ -113,3 +113,25 @@ fn without_a_second_merchant_the_probe_is_skipped_and_decides_nothing() {
     assert_eq!(probe(&dir.path().join("report.json"))["outcome"], "skip");
     assert!(output_text(&out).contains(PROBE), "{}", output_text(&out));
 }
+
+#[test]
+fn a_merchant_without_malls_is_probed_in_the_one_direction_the_data_allows() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url(Fault::NoMalls.name());
+    let out = with_other(&url, dir.path())
+        .args(["--filter", "tag:cross-merchant", "--allow-empty-merchant"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+    let case = probe(&dir.path().join("report.json"));
+    assert_eq!(case["outcome"], "pass", "{case}");
+    let scope = case["coverage"][0]["scope"].as_str().unwrap_or_default();
+    assert!(
+        scope.contains("the configured merchant lists no mall to take a cursor from")
+            && scope.contains(
+                "the other merchant's cursor in a request of the configured merchant: HTTP 404"
+            ),
+        "{case}"
+    );
+}
