@@ -161,6 +161,22 @@ impl fmt::Debug for ShownVars<'_> {
     }
 }
 
+/// The base URL variable (`mallcheck snapshots` names a target by it, as `run` does).
+pub const BASE_URL_VAR: &str = "MALLCHECK_BASE_URL";
+
+/// The profile and base URL that select a snapshot target, for a command that talks to no
+/// service (`mallcheck snapshots`): each flag, else its variable.
+pub fn snapshot_selection(
+    profile: Option<&str>,
+    base_url: Option<&str>,
+) -> (Option<String>, Option<String>) {
+    let env = Env::from_process();
+    (
+        profile.map(str::to_string).or_else(|| env.get(PROFILE_VAR)),
+        base_url.map(str::to_string).or_else(|| env.get(BASE_URL_VAR)),
+    )
+}
+
 impl Env {
     /// The `MALLCHECK_*` variables of this process.
     pub fn from_process() -> Env {
@@ -256,7 +272,7 @@ struct Setting {
 const BASE_URL: Setting = Setting {
     key: "base_url",
     flag: "--base-url",
-    var: "MALLCHECK_BASE_URL",
+    var: BASE_URL_VAR,
 };
 const APPID: Setting = Setting {
     key: "appid",

@@ -73,15 +73,8 @@ pub fn target_name(
 /// selection, the root itself (snapshots recorded before per-target directories) and every
 /// target directory in it.
 fn directories(args: &SnapshotsArgs) -> Result<Vec<PathBuf>, UsageError> {
-    let env = settings::Env::from_process();
-    let profile = args
-        .profile
-        .clone()
-        .or_else(|| env.get(settings::PROFILE_VAR));
-    let base_url = args
-        .base_url
-        .clone()
-        .or_else(|| env.get("MALLCHECK_BASE_URL"));
+    let (profile, base_url) =
+        settings::snapshot_selection(args.profile.as_deref(), args.base_url.as_deref());
     let named = if let Some(name) = &args.target {
         Some(
             target::explicit_name(name)
