@@ -173,7 +173,9 @@ pub fn snapshot_selection(
     let env = Env::from_process();
     (
         profile.map(str::to_string).or_else(|| env.get(PROFILE_VAR)),
-        base_url.map(str::to_string).or_else(|| env.get(BASE_URL_VAR)),
+        base_url
+            .map(str::to_string)
+            .or_else(|| env.get(BASE_URL_VAR)),
     )
 }
 
