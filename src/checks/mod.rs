@@ -2,6 +2,7 @@
 //! family. They never decide pass or fail; severity becomes an outcome in `verdict::event`.
 
 pub mod assert;
+pub mod conforming;
 pub mod http;
 pub mod ownership;
 pub mod payload;

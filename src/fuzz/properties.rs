@@ -5,10 +5,11 @@
 use serde_json::Value;
 
 use crate::checks::robustness::{self, RobustnessGate};
-use crate::checks::{ownership, payload};
+use crate::checks::{conforming, ownership, payload};
 use crate::fuzz::body::FuzzBody;
 use crate::fuzz::known::Known;
 use crate::service::client::{Response, Sent};
+use crate::service::lazy_json::LazyJson;
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::endpoint::Endpoint;
@@ -99,10 +100,12 @@ pub fn evaluate_response(
             contract(endpoint, body, response, schemas),
         );
     } else {
-        add(
-            &catalog::FUZZ_ERROR_NO_DATA,
-            payload::no_data(&catalog::FUZZ_ERROR_NO_DATA, &response.json),
-        );
+        let found = if conforming::carries_no_records(response.json.digest()) {
+            vec![]
+        } else {
+            payload::no_data(&catalog::FUZZ_ERROR_NO_DATA, &response.json)
+        };
+        add(&catalog::FUZZ_ERROR_NO_DATA, found);
     }
     let foreign = match endpoint {
         Endpoint::MallList => foreign_malls(body, &response.json, known),
@@ -131,7 +134,7 @@ fn transport_property(finding: &Finding, status: Option<u16>) -> &'static Check 
 /// answers 2xx with an array (§4.2). Everything else is an error response.
 pub fn is_success(endpoint: Endpoint, response: &Response) -> bool {
     match endpoint {
-        Endpoint::MallList => response.json.get("success") == Some(&Value::Bool(true)),
+        Endpoint::MallList => response.json.success_is_true(),
         Endpoint::MallProducts => (200..300).contains(&response.status) && response.json.is_array(),
     }
 }
@@ -144,13 +147,18 @@ fn contract(
     response: &Response,
     schemas: &crate::spec::schemas::SchemaSet,
 ) -> Vec<Finding> {
-    let mut findings: Vec<Finding> = response
-        .json
-        .findings()
-        .into_iter()
-        .chain(schemas.validate(endpoint.response_schema(), &response.json))
-        .filter(|f| matches!(f.outcome(false), Outcome::Fail | Outcome::Error))
-        .collect();
+    let mut findings: Vec<Finding> =
+        if schemas.conforms(endpoint.response_schema(), response.json.digest()) {
+            Vec::new()
+        } else {
+            response
+                .json
+                .findings()
+                .into_iter()
+                .chain(schemas.validate(endpoint.response_schema(), &response.json))
+                .filter(|f| matches!(f.outcome(false), Outcome::Fail | Outcome::Error))
+                .collect()
+        };
     response.json.spell(&mut findings);
     if endpoint == Endpoint::MallList {
         // A count below 1 asks for no page at all: a service may refuse it or serve its
@@ -160,11 +168,7 @@ fn contract(
             .and_then(|b| b.pointer("/cursor/count"))
             .and_then(Value::as_u64)
             .filter(|&c| c >= 1);
-        let len = response
-            .json
-            .get("data")
-            .and_then(Value::as_array)
-            .map(Vec::len);
+        let len = response.json.data_len();
         if let (Some(count), Some(len)) = (count, len)
             && u64::try_from(len).unwrap_or(u64::MAX) > count
         {
@@ -181,7 +185,7 @@ fn contract(
 
 /// Malls of a merchant other than the one in `filter.seller.merchantId`, or any mall for a
 /// merchant id known not to exist (§4.1).
-fn foreign_malls(body: &FuzzBody, json: &Value, known: &Known) -> Vec<Finding> {
+fn foreign_malls(body: &FuzzBody, json: &LazyJson, known: &Known) -> Vec<Finding> {
     let Some(merchant) = body.json().and_then(ownership::requested_merchant) else {
         return Vec::new();
     };
@@ -189,9 +193,16 @@ fn foreign_malls(body: &FuzzBody, json: &Value, known: &Known) -> Vec<Finding> {
         .unknown_merchant_ids
         .iter()
         .any(|u| ownership::same_id(u, merchant));
+    // A body the fast path read answers without its tree when it has nothing to report.
     let findings = if unknown {
+        if conforming::carries_no_records(json.digest()) {
+            return Vec::new();
+        }
         ownership::unknown_merchant(json)
     } else {
+        if conforming::all_malls_of(json.digest(), merchant) {
+            return Vec::new();
+        }
         ownership::merchant(json, merchant)
     };
     findings
@@ -209,8 +220,8 @@ fn foreign_products(body: &FuzzBody, response: &Response, known: &Known) -> Vec<
     let Some(json) = body.json() else {
         return Vec::new();
     };
-    let served = (200..300).contains(&response.status)
-        && response.json.as_array().is_some_and(|a| !a.is_empty());
+    let served =
+        (200..300).contains(&response.status) && response.json.array_len().is_some_and(|n| n > 0);
     let Some(mall) = json
         .pointer("/mallID/mallSn")
         .and_then(Value::as_str)
@@ -223,7 +234,7 @@ fn foreign_products(body: &FuzzBody, response: &Response, known: &Known) -> Vec<
     }
     let seller = json.pointer("/seller/merchantId").and_then(Value::as_str);
     let signature = json.pointer("/mallID/signature").and_then(Value::as_str);
-    let n = response.json.as_array().map_or(0, Vec::len);
+    let n = response.json.array_len().unwrap_or(0);
     let mut out = Vec::new();
     if !seller.is_some_and(|s| ownership::same_id(s, &mall.owner)) {
         out.push(Finding::new(

@@ -9,14 +9,16 @@ use crate::case::model::{CaseKind, CursorRule, ExchangeCase, SweepCase, WalkCase
 
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
-use crate::checks::{assert, http, ownership, payload, products, robustness};
+use crate::checks::{assert, conforming, http, ownership, payload, products, robustness};
 use crate::fuzz::{properties, regressions};
 use crate::release::{sample, walk};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
+use crate::service::lazy_json::LazyJson;
 use crate::service::{politeness, request};
 use crate::spec::catalog;
+use crate::spec::wire::Digest;
 use crate::verdict::check::Check;
 use crate::verdict::event::{
     CaseId, CaseResult, Coverage, Finding, Outcome, SNAPSHOT_COMPARED, SNAPSHOT_FAILED,
@@ -341,7 +343,7 @@ async fn exchange_case(
         return Ok(());
     };
     if expects_acceptance(x)
-        && let Some(refused) = preflight::refused(response.status, &response.json)
+        && let Some(refused) = preflight::refused_json(response.status, &response.json)
     {
         c.add(vec![refused], &case_span);
         return Ok(());
@@ -405,10 +407,7 @@ async fn exchange_case(
         c.add(http::content_type(&response.headers), &case_span);
     }
     if let Some(no_data) = &expect.no_data {
-        c.add(
-            payload::no_data(no_data.check, &response.json),
-            &no_data.span,
-        );
+        c.add(no_data_of(no_data.check, &response.json), &no_data.span);
     }
     // The error shape of the products operation is not shown (§7.4): only a 2xx is validated.
     let schema_applies = expect.schema_enabled
@@ -419,10 +418,12 @@ async fn exchange_case(
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
         let mut found = c.bounded();
-        crate::cpu::cpu_bound(|| {
-            runner.schemas.check_into(name, &response.json, &mut found);
-            response.json.spell(found.kept_mut());
-        });
+        if !runner.schemas.conforms(name, response.json.digest()) {
+            crate::cpu::cpu_bound(|| {
+                runner.schemas.check_into(name, &response.json, &mut found);
+                response.json.spell(found.kept_mut());
+            });
+        }
         c.absorb(found, &span);
     }
     for check in &expect.checks {
@@ -430,14 +431,23 @@ async fn exchange_case(
             id if id == catalog::OWNERSHIP_MERCHANT.id => {
                 let merchant = ownership::requested_merchant(&request_body).unwrap_or_default();
                 let mut found = c.bounded();
-                ownership::merchant_into(&response.json, merchant, &mut found);
+                merchant_of(&response.json, merchant, &mut found);
                 c.absorb(found, &check.span);
                 continue;
             }
             id if id == catalog::OWNERSHIP_UNKNOWN_MERCHANT.id => {
-                ownership::unknown_merchant(&response.json)
+                if conforming::carries_no_records(response.json.digest()) {
+                    vec![]
+                } else {
+                    ownership::unknown_merchant(&response.json)
+                }
             }
-            id if id == catalog::PRODUCTS_ORDER.id => products::order(&response.json),
+            id if id == catalog::PRODUCTS_ORDER.id => {
+                match conforming::spu_ids(response.json.digest()) {
+                    Some(ids) => products::order_of_ids(ids),
+                    None => products::order(&response.json),
+                }
+            }
             id if id == catalog::AUTH_SIGNATURE_RAW_BYTES.id => {
                 let found = served(&catalog::AUTH_SIGNATURE_RAW_BYTES, x.endpoint, &response);
                 match compact_refusal {
@@ -534,6 +544,23 @@ async fn gather_snapshot(
     }))
 }
 
+/// `payload::no_data`, answered without the tree when the fast path read a body without
+/// records.
+fn no_data_of(check: &'static Check, json: &LazyJson) -> Vec<Finding> {
+    if conforming::carries_no_records(json.digest()) {
+        return vec![];
+    }
+    payload::no_data(check, json)
+}
+
+/// `ownership::merchant_into`, skipped when the fast path read every mall's merchant as the
+/// requested one.
+fn merchant_of(json: &LazyJson, merchant: &str, out: &mut Findings) {
+    if !conforming::all_malls_of(json.digest(), merchant) {
+        ownership::merchant_into(json, merchant, out);
+    }
+}
+
 /// Whether the case sends a signed call of the configured credentials and expects it served:
 /// a refusal then means the case could not be tested. Probes that expect no data (an unknown
 /// merchant, another seller) or a 4xx may be refused with any status.
@@ -597,22 +624,24 @@ impl PageSource for ClientPages<'_> {
         if !stop.is_empty() {
             return Page::Stop(stop);
         }
-        if let Some(refused) = preflight::refused(response.status, &response.json) {
+        if let Some(refused) = preflight::refused_json(response.status, &response.json) {
             return Page::Stop(vec![refused]);
         }
         let schemas = &self.runner.schemas;
         let mut found = self.part.bounded();
-        found.extend(response.json.findings());
-        crate::cpu::cpu_bound(|| {
-            schemas.validate_into("mall-list-response", &response.json, &mut found);
-            response.json.spell(found.kept_mut());
-        });
+        if !schemas.conforms("mall-list-response", response.json.digest()) {
+            found.extend(response.json.findings());
+            crate::cpu::cpu_bound(|| {
+                schemas.validate_into("mall-list-response", &response.json, &mut found);
+                response.json.spell(found.kept_mut());
+            });
+        }
         if let Some(merchant) = &self.merchant {
-            ownership::merchant_into(&response.json, merchant, &mut found);
+            merchant_of(&response.json, merchant, &mut found);
         }
         self.part.absorb(found);
-        let success = response.json.get("success") == Some(&Value::Bool(true));
-        let has_data = response.json.get("data").is_some_and(Value::is_array);
+        let success = response.json.success_is_true();
+        let has_data = response.json.data_len().is_some();
         if !success || !has_data {
             stop.push(Finding::new(
                 &catalog::PAGING_PAGE_FAILED,
@@ -633,7 +662,15 @@ impl PageSource for ClientPages<'_> {
             ));
             return Page::Stop(stop);
         }
-        if let Some(listed) = &mut self.listed {
+        if let Some(listed) = &mut self.listed
+            && let Some(Digest::Envelope(e)) = response.json.digest()
+        {
+            listed.extend(e.malls.iter().flatten().map(|m| Listed {
+                sn: m.sn.clone(),
+                signature: m.signature.clone(),
+                deleted: m.deleted,
+            }));
+        } else if let Some(listed) = &mut self.listed {
             let malls = response.json.get("data").and_then(Value::as_array);
             listed.extend(malls.into_iter().flatten().filter_map(|m| {
                 Some(Listed {
@@ -1129,7 +1166,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 .await;
             if let Some(r) = part.take(sent) {
                 part.add(http::server_error(r.status));
-                part.add(payload::no_data(check, &r.json));
+                part.add(no_data_of(check, &r.json));
             }
             part
         });
@@ -1158,7 +1195,7 @@ async fn products_call(
     let Some(r) = part.take(sent) else {
         return (part, None);
     };
-    if !deleted && let Some(refused) = preflight::refused(r.status, &r.json) {
+    if !deleted && let Some(refused) = preflight::refused_json(r.status, &r.json) {
         part.add(vec![refused]);
         return (part, None);
     }
@@ -1179,6 +1216,15 @@ async fn products_call(
     let mut found = part.bounded();
     let mut ids = Vec::new();
     crate::cpu::cpu_bound(|| match r.json.tree() {
+        // The fast path read a conforming products array: nothing to check, its ids kept.
+        _ if runner
+            .schemas
+            .conforms("products-response", r.json.digest()) =>
+        {
+            ids = conforming::spu_ids(r.json.digest())
+                .map(<[String]>::to_vec)
+                .unwrap_or_default();
+        }
         Some(tree) => {
             runner
                 .schemas

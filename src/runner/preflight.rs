@@ -9,7 +9,9 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::service::client::{Client, Sent};
+use crate::service::lazy_json::LazyJson;
 use crate::spec::catalog;
+use crate::spec::wire::Digest;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, RunSummary};
 use crate::verdict::exchange::Exchange;
@@ -341,17 +343,33 @@ pub fn refused(status: u16, json: &Value) -> Option<Finding> {
     if !(matches!(status, 401 | 403) || is_auth_failure(json)) {
         return None;
     }
-    Some(
-        Finding::new(
-            &catalog::PREFLIGHT,
-            "",
-            "a signed call of the configured credentials, accepted",
-            format!("HTTP {status}{}", envelope_text(json)),
-        )
-        .with_detail(
-            "the service refused the configured credentials (signing key, signer, appid or \
+    Some(refusal(status, json))
+}
+
+/// [`refused`] of a response body, answered from its digest when the fast path read it: a
+/// conforming envelope with `success` true, or a products array, is no auth failure.
+pub fn refused_json(status: u16, json: &LazyJson) -> Option<Finding> {
+    let accepted = match json.digest() {
+        Some(Digest::Envelope(e)) => e.success,
+        Some(Digest::Products(_)) => true,
+        None => false,
+    };
+    if accepted && !matches!(status, 401 | 403) {
+        return None;
+    }
+    refused(status, json)
+}
+
+fn refusal(status: u16, json: &Value) -> Finding {
+    Finding::new(
+        &catalog::PREFLIGHT,
+        "",
+        "a signed call of the configured credentials, accepted",
+        format!("HTTP {status}{}", envelope_text(json)),
+    )
+    .with_detail(
+        "the service refused the configured credentials (signing key, signer, appid or \
              merchant ids): nothing of this case was tested",
-        ),
     )
 }
 

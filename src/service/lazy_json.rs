@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::ops::Deref;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use std::cell::Cell;
 use std::collections::HashSet;
@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use crate::json::scan::{self, Anomalies, TREE_MEMBER_BYTES, TREE_VALUE_BYTES};
 use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE, RESPONSE_TREE_SIZE};
 use crate::spec::schemas::INTEGER_LITERAL_EXPECTED;
+use crate::spec::wire::{self, Digest};
 use crate::verdict::event::Finding;
 
 /// Whether `bytes` are one JSON value, with exactly the error a `serde_json::Value` parse
@@ -59,6 +60,10 @@ pub struct LazyJson {
     anomalies: Anomalies,
     /// The most its tree may take ([`tree_budget`]; `usize::MAX` for a whole tree).
     budget: usize,
+    /// What the typed fast path read of a body that conforms beyond doubt ([`wire::read`]):
+    /// no tree was built, no scan was needed, and checks that have nothing to say of such a
+    /// body skip it. `None`: the body took the tree path.
+    digest: Option<Arc<Digest>>,
 }
 
 impl LazyJson {
@@ -69,6 +74,7 @@ impl LazyJson {
             bytes,
             tree: OnceLock::new(),
             anomalies: Anomalies::default(),
+            digest: None,
         }
     }
 
@@ -93,6 +99,34 @@ impl LazyJson {
     /// parse fail, yet the body is JSON: they are read as 0 (the bytes kept are those with the
     /// zeros) and reported by [`LazyJson::findings`], and the rest of the body is checked.
     pub fn parse(bytes: Bytes) -> Result<Self, serde_json::Error> {
+        if let Some(json) = Self::parse_fast(&bytes) {
+            return Ok(json);
+        }
+        Self::parse_tree(bytes)
+    }
+
+    /// The fast path of [`LazyJson::parse`]: a body the typed reader finds conforming beyond
+    /// doubt, whose tree could not break its budget, is kept as bytes and a digest. Such a body
+    /// has no duplicate key, no number beyond a double and no odd integer literal (the reader
+    /// refuses them), so the scan would find nothing.
+    fn parse_fast(bytes: &Bytes) -> Option<Self> {
+        let budget = tree_budget(bytes.len());
+        if scan::tree_bytes_bound(bytes) > budget {
+            return None;
+        }
+        let digest = wire::read(bytes)?;
+        Some(LazyJson {
+            bytes: bytes.clone(),
+            tree: OnceLock::new(),
+            anomalies: Anomalies::default(),
+            budget,
+            digest: Some(Arc::new(digest)),
+        })
+    }
+
+    /// [`LazyJson::parse`] without the fast path: the tree path every body took before it, and
+    /// the one a body in doubt takes.
+    pub fn parse_tree(bytes: Bytes) -> Result<Self, serde_json::Error> {
         match Self::parse_plain(bytes.clone()) {
             Ok(mut json) => {
                 if let Ok(found) = scan::anomalies(&json.bytes) {
@@ -122,6 +156,7 @@ impl LazyJson {
                 bytes,
                 tree: OnceLock::from(tree),
                 anomalies: Anomalies::default(),
+                digest: None,
             });
         }
         well_formed(&bytes)?;
@@ -219,6 +254,41 @@ impl LazyJson {
         }
     }
 
+    /// What the fast path read of a conforming body ([`wire::read`]), if it took that path.
+    pub fn digest(&self) -> Option<&Digest> {
+        self.digest.as_deref()
+    }
+
+    /// Whether `success` is `true` (`json.get("success") == Some(&true)`), from the digest
+    /// when there is one.
+    pub fn success_is_true(&self) -> bool {
+        match self.digest() {
+            Some(Digest::Envelope(e)) => e.success,
+            Some(Digest::Products(_)) => false,
+            None => self.get("success") == Some(&Value::Bool(true)),
+        }
+    }
+
+    /// The length of the `data` array (`json.get("data").and_then(Value::as_array)`), from
+    /// the digest when there is one.
+    pub fn data_len(&self) -> Option<usize> {
+        match self.digest() {
+            Some(Digest::Envelope(e)) => e.malls.as_ref().map(Vec::len),
+            Some(Digest::Products(_)) => None,
+            None => self.get("data").and_then(Value::as_array).map(Vec::len),
+        }
+    }
+
+    /// The length of the body when it is an array (`json.as_array()`), from the digest when
+    /// there is one.
+    pub fn array_len(&self) -> Option<usize> {
+        match self.digest() {
+            Some(Digest::Envelope(_)) => None,
+            Some(Digest::Products(ids)) => Some(ids.len()),
+            None => self.as_array().map(Vec::len),
+        }
+    }
+
     /// The tree, if it has been built.
     pub fn tree(&self) -> Option<&Value> {
         self.tree.get()
@@ -278,6 +348,7 @@ impl From<Value> for LazyJson {
             tree: OnceLock::from(value),
             anomalies: Anomalies::default(),
             budget: usize::MAX,
+            digest: None,
         }
     }
 }

@@ -3,3 +3,4 @@
 pub mod catalog;
 pub mod openapi;
 pub mod schemas;
+pub mod wire;

@@ -7,7 +7,7 @@ mod load;
 mod stream;
 mod validate;
 
-pub use load::INTEGER_LITERAL_EXPECTED;
+pub use load::{INTEGER_LITERAL_EXPECTED, is_datetime, is_decimal_text, is_digit_string};
 pub use stream::Streamed;
 
 use std::collections::{BTreeMap, HashMap};
@@ -208,6 +208,8 @@ pub struct SchemaSet {
     names_by_uri: HashMap<String, String>,
     /// Field shapes for [`SchemaSet::extra_fields`], derived from the documents on first use.
     shapes: OnceLock<Shapes>,
+    /// The documents are the shipped ones ([`SchemaSet::is_shipped`]).
+    shipped: bool,
 }
 
 impl fmt::Debug for SchemaSet {
@@ -227,6 +229,19 @@ impl SchemaSet {
     /// Whether a schema of this name is loaded.
     pub fn has(&self, name: &str) -> bool {
         self.schemas.contains_key(name)
+    }
+
+    /// Whether the loaded documents are exactly the shipped ones, which the typed fast path
+    /// ([`crate::spec::wire`]) mirrors: only then may a digest stand for a check.
+    pub fn is_shipped(&self) -> bool {
+        self.shipped
+    }
+
+    /// Whether a check of schema `name` (schema, extra fields, introductions) is known to find
+    /// nothing in a body of this digest: the schemas are the shipped ones and the digest was
+    /// read as a body of that schema.
+    pub fn conforms(&self, name: &str, digest: Option<&crate::spec::wire::Digest>) -> bool {
+        self.shipped && digest.is_some_and(|d| d.schema() == name)
     }
 
     /// The JSON document of a schema.

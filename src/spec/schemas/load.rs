@@ -161,6 +161,7 @@ fn is_data_keyword(key: &str) -> bool {
 }
 
 fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> {
+    let shipped = is_shipped(&sources);
     let mut names_by_uri = HashMap::new();
     for source in &sources {
         if names_by_uri
@@ -215,7 +216,20 @@ fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> 
         shapes: OnceLock::new(),
         schemas,
         names_by_uri,
+        shipped,
     })
+}
+
+/// Whether every document equals the shipped one of its name (the typed fast path,
+/// `spec::wire`, mirrors those and no others).
+fn is_shipped(sources: &[Source]) -> bool {
+    sources.len() == EMBEDDED.len()
+        && sources.iter().all(|s| {
+            EMBEDDED.iter().any(|(name, text)| {
+                *name == s.name
+                    && serde_json::from_str::<Value>(text).is_ok_and(|d| d == s.document)
+            })
+        })
 }
 
 /// Splits a document at its record arrays (see [`Split`]); `None` when it has none, or when
