@@ -8,6 +8,8 @@ mod execute;
 pub mod page_limit;
 pub mod paging;
 pub mod preflight;
+#[cfg(test)]
+mod wire_diff;
 
 use std::sync::Arc;
 use std::time::Instant;
