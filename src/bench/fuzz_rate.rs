@@ -118,17 +118,33 @@ async fn fuzz_once(
     })
 }
 
-/// How fast one core parses the recorded answers into `serde_json::Value` trees, the least a
-/// client must do to check an answer.
+/// How fast one core reads the recorded answers: the floor (a syntax-only read of the bytes,
+/// `serde_json` into `IgnoredAny`: the least any client that looks at an answer does), the
+/// read a run does (`LazyJson::parse`: the typed fast path for a conforming answer, the tree
+/// for the rest) and the `serde_json::Value` tree a check built before the fast path.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ParseCeiling {
-    parsed: u64,
-    took: Duration,
+    /// The syntax-only read.
+    pub(crate) floor: Rate,
+    /// `LazyJson::parse`, as the client reads each answer.
+    pub(crate) checked: Rate,
+    /// `serde_json::Value` trees.
+    pub(crate) tree: Rate,
+    /// Answers that took the fast path, of all answers.
+    pub(crate) fast: (usize, usize),
     pub(crate) mean_bytes: u64,
 }
 
-impl ParseCeiling {
-    pub(crate) fn rate(&self) -> f64 {
+/// Answers read in a time.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Rate {
+    pub(crate) parsed: u64,
+    pub(crate) took: Duration,
+}
+
+impl Rate {
+    /// Answers per second.
+    pub(crate) fn per_second(&self) -> f64 {
         let secs = self.took.as_secs_f64();
         if secs > 0.0 {
             self.parsed as f64 / secs
@@ -136,29 +152,67 @@ impl ParseCeiling {
             0.0
         }
     }
+
+    /// The time all `n` answers take at this rate.
+    pub(crate) fn time_for(&self, n: usize) -> Duration {
+        Duration::from_secs_f64(n as f64 / self.per_second().max(1e-9))
+    }
 }
 
-/// Parses `bodies` in turn on this thread for about `time` (at least one pass).
+impl ParseCeiling {
+    /// Answers per second at the floor.
+    pub(crate) fn rate(&self) -> f64 {
+        self.floor.per_second()
+    }
+}
+
+/// Reads `bodies` in turn on this thread each of the three ways, for about `time` each (at
+/// least one pass).
 pub(crate) fn parse_ceiling(bodies: &[bytes::Bytes], time: Duration) -> ParseCeiling {
+    use crate::service::lazy_json::LazyJson;
     let total: u64 = bodies.iter().map(|b| b.len() as u64).sum();
     let mean_bytes = total / (bodies.len().max(1) as u64);
+    let fast = bodies
+        .iter()
+        .filter(|b| LazyJson::parse((*b).clone()).is_ok_and(|j| j.digest().is_some()))
+        .count();
+    ParseCeiling {
+        floor: read_for(bodies, time, |b| {
+            std::hint::black_box(crate::spec::wire::syntax_only(b));
+        }),
+        checked: read_for(bodies, time, |b| {
+            std::hint::black_box(LazyJson::parse(b.clone()).is_ok());
+        }),
+        tree: read_for(bodies, time, |b| {
+            let tree = serde_json::from_slice::<serde_json::Value>(b);
+            std::hint::black_box(&tree);
+        }),
+        fast: (fast, bodies.len()),
+        mean_bytes,
+    }
+}
+
+fn read_for(bodies: &[bytes::Bytes], time: Duration, read: impl Fn(&bytes::Bytes)) -> Rate {
     let started = std::time::Instant::now();
     let mut parsed = 0u64;
-    'outer: loop {
+    loop {
         for body in bodies {
-            let tree = serde_json::from_slice::<serde_json::Value>(body);
-            std::hint::black_box(&tree);
+            read(body);
             parsed += 1;
         }
         if bodies.is_empty() || started.elapsed() >= time {
-            break 'outer;
+            break;
         }
     }
-    ParseCeiling {
+    Rate {
         parsed,
         took: started.elapsed(),
-        mean_bytes,
     }
+}
+
+/// `a / b`, or 0 when `b` is 0.
+fn share(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
 }
 
 fn failed(s: &FuzzSummary) -> String {
@@ -226,16 +280,19 @@ pub(crate) async fn fuzz_rate(
              not recorded"
         ),
         format!(
-            "reading the answers alone: one core parses {:.0} of them per second into a JSON \
-             tree (mean {} bytes), {:.2} of the limit: a fuzzer that checks every answer stays \
-             below that on each core it has",
+            "the floor: one core reads {:.0} of the answers per second syntax-only (serde_json \
+             into IgnoredAny, mean {} bytes), {:.2} of the limit; as the client reads them \
+             (typed fast path for the {} of {} that conform, else a tree) {:.0}/s ({:.2}); into \
+             serde_json trees {:.0}/s ({:.2})",
             ceiling.rate(),
             ceiling.mean_bytes,
-            if limit.rate() > 0.0 {
-                ceiling.rate() / limit.rate()
-            } else {
-                0.0
-            },
+            share(ceiling.rate(), limit.rate()),
+            ceiling.fast.0,
+            ceiling.fast.1,
+            ceiling.checked.per_second(),
+            share(ceiling.checked.per_second(), limit.rate()),
+            ceiling.tree.per_second(),
+            share(ceiling.tree.per_second(), limit.rate()),
         ),
         format!(
             "verdicts: {} against the embedded server, {} against the precomputed bytes",
@@ -289,8 +346,9 @@ mod tests {
             bytes::Bytes::from_static(b"[]"),
         ];
         let c = parse_ceiling(&bodies, Duration::ZERO);
-        assert_eq!((c.parsed, c.mean_bytes), (2, 10));
-        assert_eq!(parse_ceiling(&[], Duration::ZERO).parsed, 0);
+        assert_eq!((c.floor.parsed, c.tree.parsed, c.mean_bytes), (2, 2, 10));
+        assert_eq!(c.checked.parsed, 2);
+        assert_eq!(parse_ceiling(&[], Duration::ZERO).floor.parsed, 0);
     }
 
     #[test]

@@ -407,14 +407,26 @@ async fn suite_overhead(
         ratio(sc, bc).map_or_else(|| "-".to_string(), |r| format!("{r:.2}")),
         ms(median(&loading)),
     ));
-    let parse_all = Duration::from_secs_f64(answers as f64 / ceiling.rate().max(1e-9));
+    let of_bare = |d: Duration| d.as_secs_f64() / b.as_secs_f64().max(1e-9);
+    let (floor, checked, tree) = (
+        ceiling.floor.time_for(answers),
+        ceiling.checked.time_for(answers),
+        ceiling.tree.time_for(answers),
+    );
     details.push(format!(
-        "reading the answers alone: parsing the {answers} answers (mean {} bytes) into JSON \
-         trees takes {} on one core, {:.2} of the bare replay's wall time (the suite also \
-         checks each one)",
+        "the floor: one core reads the {answers} answers (mean {} bytes) syntax-only \
+         (serde_json into IgnoredAny) in {} ({:.0}/s), {:.2} of the bare replay's wall time; \
+         as the client reads them (typed fast path for the {} that conform, else a tree) {} \
+         ({:.2}); into serde_json trees {} ({:.2})",
         ceiling.mean_bytes,
-        ms(parse_all),
-        parse_all.as_secs_f64() / b.as_secs_f64().max(1e-9),
+        ms(floor),
+        ceiling.rate(),
+        of_bare(floor),
+        ceiling.fast.0,
+        ms(checked),
+        of_bare(checked),
+        ms(tree),
+        of_bare(tree),
     ));
     details.push(format!(
         "per request: suite {:.0} us, bare {:.0} us",
