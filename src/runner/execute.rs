@@ -585,6 +585,9 @@ struct ClientPages<'r> {
     merchant: Option<String>,
     /// When set, every listed mall is kept here (a products sweep's list).
     listed: Option<Vec<Listed>>,
+    /// The walk reads only each record's `mallSn` (the default cursor rule): a page the fast
+    /// path read is handed on as the `mallSn`s alone, and its tree is never built.
+    slim: bool,
 }
 
 /// A listed mall a products sweep may call.
@@ -680,6 +683,18 @@ impl PageSource for ClientPages<'_> {
                 })
             }));
         }
+        if self.slim
+            && let Some(Digest::Envelope(e)) = response.json.digest()
+        {
+            // All the walk reads of a page under the default cursor rule (`paging::walk`).
+            let data: Vec<Value> = e
+                .malls
+                .iter()
+                .flatten()
+                .map(|m| json!({"mallSn": m.sn}))
+                .collect();
+            return Page::Body(json!({"success": e.success, "code": e.code, "data": data}));
+        }
         Page::Body(response.json.into_value())
     }
 }
@@ -739,6 +754,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             part: Part::new(cap),
             merchant: merchant.clone(),
             listed: None,
+            slim: options.cursor == CursorRule::default(),
         };
         async move {
             let walk = paging::walk(&mut source, options).await;
@@ -895,6 +911,7 @@ async fn first_page(runner: &Runner, body: &Value, count: u64) -> page_limit::Pr
         part: Part::new(1),
         merchant: None,
         listed: None,
+        slim: true,
     };
     match source.fetch(None, count).await {
         Page::Body(_) => page_limit::Probe::Served,
@@ -1082,6 +1099,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         part: Part::new(c.findings.cap()),
         merchant: None,
         listed: Some(Vec::new()),
+        slim: options.cursor == CursorRule::default(),
     };
     let mut walk = paging::walk(&mut source, &options).await;
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its
