@@ -158,7 +158,8 @@ mod tests {
     #[test]
     fn every_doubt_takes_the_tree_path() {
         let base = page(2);
-        let doubts: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+        type Mutation = Box<dyn Fn(&mut Value)>;
+        let doubts: Vec<(&str, Mutation)> = vec![
             ("extra field", Box::new(|v| v["data"][0]["x"] = json!(1))),
             ("extra envelope field", Box::new(|v| v["extra"] = json!(1))),
             (

@@ -187,16 +187,11 @@ impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectOrNullVisitor<T> {
 
 /// An optional field that, when present, must be a `T` (never `null`): `#[serde(default)]`
 /// gives `Absent` for a missing field, where an `Option` would also take `null` for absent.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) enum Optional<T> {
+    #[default]
     Absent,
     Present(T),
-}
-
-impl<T> Default for Optional<T> {
-    fn default() -> Self {
-        Optional::Absent
-    }
 }
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Optional<T> {
