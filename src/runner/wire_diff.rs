@@ -18,7 +18,7 @@ use crate::verdict::event::Finding;
 use crate::verdict::findings::Findings;
 
 /// Documents the test runs through both paths.
-const DOCUMENTS: usize = 12_000;
+const DOCUMENTS: usize = 10_000;
 
 /// A small deterministic generator (splitmix64): the same documents on every run.
 struct Rng(u64);
