@@ -1,7 +1,6 @@
 //! `mallcheck run`: wiring. Opens the [`Session`] (settings, redactor, schemas, target), loads
 //! the cases, hands the session's parts to the runner and the sinks, picks the exit code.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -290,11 +289,9 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let seed = options.seed.clone();
     let mut sinks = FanOut::default();
     let console = Console::new(std::io::stdout(), redactor, color, verbosity, args.strict);
-    // A bar only on a terminal: CI logs and pipes get plain lines.
-    let console = if !args.output.quiet
-        && std::io::stderr().is_terminal()
-        && std::env::var_os("CI").is_none()
-    {
+    // A bar only on a terminal that can redraw it: CI logs, pipes and TERM=dumb get plain
+    // lines and heartbeats.
+    let console = if !args.output.quiet && style::stderr_can_redraw() {
         console.with_progress()
     } else {
         console

@@ -156,12 +156,34 @@ impl<W: Write> Console<W> {
         self
     }
 
-    /// Adds a progress bar on stderr (for a terminal); lines print above it.
+    /// Adds a progress bar on stderr (for a terminal); lines print above it. It is redrawn on
+    /// every tick of the runner (4 a second) with the cases running, longest first.
     pub fn with_progress(mut self) -> Self {
-        let style = ProgressStyle::with_template("{bar:30} {pos}/{len} cases {elapsed}")
+        let style = ProgressStyle::with_template("{bar:20} {pos}/{len} cases {elapsed} {wide_msg}")
             .expect("a valid progress template");
         self.progress = Some(ProgressBar::new(0).with_style(style));
         self
+    }
+
+    /// What the progress bar says after its counts: the cases running, longest first.
+    fn running_message(&self) -> String {
+        let now = Instant::now();
+        let mut running: Vec<_> = self.pulse.running.values().collect();
+        running.sort_by_key(|(_, since)| *since);
+        let Some((id, since)) = running.first() else {
+            return String::new();
+        };
+        // The time and the name first: a narrow terminal cuts the end of the line.
+        let mut message = format!(
+            "running {}: {} ({})",
+            text::seconds(now.duration_since(*since)),
+            escape_controls(&id.name),
+            escape_controls(&id.file.display().to_string()),
+        );
+        if running.len() > 1 {
+            message.push_str(&format!(" and {} more", running.len() - 1));
+        }
+        self.redactor.scrub(&message).into_owned()
     }
 
     /// The writer back (tests read the captured text).
@@ -463,9 +485,13 @@ impl<W: Write> Sink for Console<W> {
         if let Event::RunStarted { planned, .. } = event {
             bar.set_length(planned.len() as u64);
         }
-        // A tick prints nothing: the bar is not redrawn for it.
+        // A tick prints no line: it redraws the bar, with the running cases and their times.
         let written = match event {
-            Event::Tick => Ok(()),
+            Event::Tick => {
+                bar.set_message(self.running_message());
+                bar.tick();
+                Ok(())
+            }
             Event::RunStarted { .. }
             | Event::CaseStarted(_)
             | Event::CaseFinished(_)
@@ -473,9 +499,14 @@ impl<W: Write> Sink for Console<W> {
             | Event::RunInterrupted { .. } => bar.suspend(|| self.write_event(event)),
         };
         match event {
-            Event::CaseFinished(_) => bar.inc(1),
+            Event::CaseStarted(_) | Event::CaseFinished(_) => {
+                bar.set_message(self.running_message());
+                if matches!(event, Event::CaseFinished(_)) {
+                    bar.inc(1);
+                }
+            }
             Event::RunFinished(_) | Event::RunInterrupted { .. } => bar.finish_and_clear(),
-            Event::RunStarted { .. } | Event::CaseStarted(_) | Event::Tick => {}
+            Event::RunStarted { .. } | Event::Tick => {}
         }
         written.map_err(output_error)
     }
