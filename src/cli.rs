@@ -168,6 +168,10 @@ pub struct TargetArgs {
     /// File holding the signing key (instead of MALLCHECK_SIGN_KEY).
     #[arg(long, value_name = "PATH", help_heading = "Target")]
     pub sign_key_file: Option<PathBuf>,
+    /// PEM file of certificate authorities to trust besides the system's: the private CA, or
+    /// the self-signed certificate, of an https service [env: MALLCHECK_CACERT].
+    #[arg(long, value_name = "FILE", help_heading = "Target")]
+    pub cacert: Option<PathBuf>,
     /// Per-request deadline in seconds: connect, first byte and the whole body; also the time
     /// limit of one run of the sign command [env: MALLCHECK_TIMEOUT] [default: 10].
     #[arg(long, value_name = "SECS", value_parser = crate::flag_range::seconds, help_heading = "Limits")]
@@ -208,6 +212,7 @@ impl From<&TargetArgs> for crate::settings::Flags {
             role: args.role.clone(),
             signer: args.signer.map(Into::into),
             sign_key_file: args.sign_key_file.clone(),
+            cacert: args.cacert.clone(),
             timeout: args.timeout,
             max_retry_wait: args.max_retry_wait,
             max_body: args.max_body,
@@ -479,7 +484,14 @@ pub struct FuzzArgs {
     #[arg(long, value_enum, value_name = "ENDPOINT", default_value = "all")]
     pub endpoint: FuzzEndpoint,
     /// Generated request bodies per endpoint (each checked against every property).
-    #[arg(long, value_name = "N", default_value_t = 500, value_parser = crate::flag_range::int::<u32>(crate::flag_range::FUZZ_CASES))]
+    // `--cases N`, its old name, is kept as a hidden alias.
+    #[arg(
+        long = "count",
+        alias = "cases",
+        value_name = "N",
+        default_value_t = 500,
+        value_parser = crate::flag_range::int::<u32>(crate::flag_range::FUZZ_CASES)
+    )]
     pub cases: u32,
     /// Seed (default: derived from the clock and printed).
     #[arg(long, value_name = "S")]
@@ -540,8 +552,15 @@ pub struct SnapshotsArgs {
     /// Action.
     #[arg(value_enum)]
     pub action: SnapshotAction,
-    /// Snapshot directory (the root holding one directory per target).
-    #[arg(long, value_name = "DIR", default_value = "snapshots")]
+    /// Snapshot directory (the root holding one directory per target), as `run
+    /// --snapshot-dir`.
+    // `--dir`, its old name, is kept as a hidden alias.
+    #[arg(
+        long = "snapshot-dir",
+        alias = "dir",
+        value_name = "DIR",
+        default_value = "snapshots"
+    )]
     pub dir: PathBuf,
     /// Only this target's directory (a name or a base URL, as `run --snapshot-target`); it
     /// wins over --profile, which wins over --base-url. Without any: every target's directory.

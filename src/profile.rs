@@ -37,6 +37,8 @@ pub struct Profile {
     pub signer: Option<String>,
     /// File holding the signing key (relative to the config file).
     pub sign_key_file: Option<PathBuf>,
+    /// PEM bundle of extra certificate authorities (relative to the config file).
+    pub cacert: Option<PathBuf>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After`, in seconds.
@@ -68,6 +70,7 @@ impl fmt::Debug for Profile {
             .field("other_merchant_user_id", &self.other_merchant_user_id)
             .field("signer", &self.signer)
             .field("sign_key_file", &self.sign_key_file)
+            .field("cacert", &self.cacert)
             .field("timeout", &self.timeout)
             .field("max_retry_wait", &self.max_retry_wait)
             .field("rate", &self.rate)
@@ -149,6 +152,11 @@ pub fn load(path: &Path, name: Option<&str>, redactor: &Redactor) -> Result<Prof
         && key_file.is_relative()
     {
         profile.sign_key_file = Some(dir.join(key_file));
+    }
+    if let (Some(cacert), Some(dir)) = (&profile.cacert, path.parent())
+        && cacert.is_relative()
+    {
+        profile.cacert = Some(dir.join(cacert));
     }
     Ok(profile)
 }

@@ -47,6 +47,8 @@ pub struct Flags {
     pub signer: Option<SignerKind>,
     /// File holding the signing key.
     pub sign_key_file: Option<PathBuf>,
+    /// PEM bundle of extra certificate authorities (`--cacert`).
+    pub cacert: Option<PathBuf>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After`, in seconds.
@@ -80,6 +82,7 @@ impl Default for Flags {
             merchant_user_id: None,
             role: None,
             signer: None,
+            cacert: None,
             sign_key_file: None,
             timeout: None,
             max_retry_wait: None,
@@ -109,6 +112,7 @@ impl fmt::Debug for Flags {
             .field("role", &self.role)
             .field("signer", &self.signer)
             .field("sign_key_file", &self.sign_key_file)
+            .field("cacert", &self.cacert)
             .field("timeout", &self.timeout)
             .field("max_retry_wait", &self.max_retry_wait)
             .field("max_body", &self.max_body)
@@ -321,6 +325,11 @@ const RATE: Setting = Setting {
     flag: "--rate",
     var: "MALLCHECK_RATE",
 };
+const CACERT: Setting = Setting {
+    key: "cacert",
+    flag: "--cacert",
+    var: "MALLCHECK_CACERT",
+};
 const OTHER_MERCHANT_ID: Setting = Setting {
     key: "other_merchant_id",
     flag: "MALLCHECK_OTHER_MERCHANT_ID",
@@ -343,6 +352,7 @@ pub const KNOWN_VARS: &[&str] = &[
     SIGNER.var,
     SIGN_KEY_VAR,
     SIGN_COMMAND_VAR,
+    CACERT.var,
     TIMEOUT.var,
     MAX_RETRY_WAIT.var,
     PROFILE_VAR,
@@ -630,7 +640,21 @@ pub fn resolve(
             None,
         ));
     }
+    let cacert_path = r.text(
+        &CACERT,
+        &flags.cacert.as_ref().map(|p| p.display().to_string()),
+        &profile.cacert.as_ref().map(|p| p.display().to_string()),
+    );
+    let cacert = match cacert_path {
+        Some(path) => Some(
+            crate::tls::read_cacert(std::path::Path::new(&path)).map_err(|e| {
+                UsageError::setting(r.source_of(CACERT.key).to_string(), e, None)
+            })?,
+        ),
+        None => None,
+    };
     let client = ClientOptions {
+        cacert,
         timeout: Duration::from_secs_f64(timeout),
         max_body: flags.max_body,
         follow_redirects: flags.follow_redirects,

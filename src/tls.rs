@@ -59,3 +59,52 @@ fn check_bundle(path: &Path) -> Result<(), ReadError> {
         other => other,
     }
 }
+
+/// Reads `--cacert FILE` (through [`local_file`], bounded like every certificate bundle): its
+/// bytes when it holds at least one PEM certificate, else why not.
+pub fn read_cacert(path: &Path) -> Result<Vec<u8>, String> {
+    let pem = local_file::read(path, Kind::Certificates).map_err(|e| e.to_string())?;
+    match reqwest::Certificate::from_pem_bundle(&pem) {
+        Ok(certs) if !certs.is_empty() => Ok(pem),
+        Ok(_) => Err(format!(
+            "{} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+            path.display()
+        )),
+        Err(e) => Err(format!(
+            "{} is not a PEM certificate bundle: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// `builder` trusting the certificates of a PEM bundle besides the system's roots.
+pub fn trust(
+    mut builder: reqwest::ClientBuilder,
+    pem: &[u8],
+) -> Result<reqwest::ClientBuilder, String> {
+    let certs = reqwest::Certificate::from_pem_bundle(pem)
+        .map_err(|e| format!("the --cacert bundle cannot be read: {e}"))?;
+    for cert in certs {
+        builder = builder.add_root_certificate(cert);
+    }
+    Ok(builder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cacert_file_must_hold_a_certificate() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate\n").expect("write");
+        let e = read_cacert(&empty).expect_err("no certificate");
+        assert!(
+            e.contains("holds no PEM certificate") || e.contains("not a PEM"),
+            "{e}"
+        );
+        let e = read_cacert(&dir.path().join("missing.pem")).expect_err("missing");
+        assert!(e.starts_with("cannot read the certificate file"), "{e}");
+    }
+}

@@ -94,7 +94,7 @@ fn given_mall(target: &Settings) -> Option<(String, String)> {
 
 fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
     if args.cases == 0 {
-        return Err(UsageError::setting("--cases", "must be at least 1", None));
+        return Err(UsageError::setting("--count", "must be at least 1", None));
     }
     if let Some(rate) = args.rate
         && !(rate.is_finite() && rate >= 0.0)

@@ -88,7 +88,7 @@ async fn fuzz_once(
         .args(["--appid", &env.target.identity.appid])
         .args(["--merchant-id", &env.target.identity.merchant_id])
         .args(["--merchant-user-id", &env.target.identity.merchant_user_id])
-        .args(["--cases", &options.fuzz_cases.to_string()])
+        .args(["--count", &options.fuzz_cases.to_string()])
         .args(["--jobs", &jobs.to_string()])
         .args(["--seed", "1", "--max-time", "60", "--color", "never"])
         .arg("--junit")
@@ -311,7 +311,7 @@ pub(crate) async fn fuzz_rate(
     let rate = Measurement {
         item: "(b) fuzz rate",
         figures: format!(
-            "fuzz --jobs {jobs} {:.0} req/s ({} requests, --cases {} --seed 1) vs the field's \
+            "fuzz --jobs {jobs} {:.0} req/s ({} requests, --count {} --seed 1) vs the field's \
              limit {limit_rate:.0} req/s on the same precomputed-bytes server",
             fuzz.rate, fuzz.requests, options.fuzz_cases
         ),

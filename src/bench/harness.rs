@@ -55,7 +55,7 @@ pub struct BenchOptions {
     pub jobs: usize,
     /// Data scale factors of line (e).
     pub scales: Vec<u32>,
-    /// `mallcheck fuzz --cases` of line (b); 0 skips the line.
+    /// `mallcheck fuzz --count` of line (b); 0 skips the line.
     pub fuzz_cases: u32,
     /// Duration of the bare concurrent loop of line (b).
     pub load_time: Duration,

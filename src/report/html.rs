@@ -87,6 +87,45 @@ fn section_key(section: &str) -> (u8, Vec<u32>, String) {
     }
 }
 
+/// The title of a spec section (the spec's own headings, shortened), for headings that would
+/// otherwise be bare numbers.
+fn section_title(section: &str) -> Option<&'static str> {
+    Some(match section {
+        "§1" => "What the service does",
+        "§2" => "Resources and their fields",
+        "§2.1" => "Seller identity",
+        "§2.2" => "Mall",
+        "§2.3" => "Seller",
+        "§2.4" => "OrderStatistics",
+        "§2.5" => "SellerStatistics",
+        "§2.6" => "CrossCityPayment",
+        "§2.7" => "Product",
+        "§2.8" => "Sku",
+        "§3" => "States and transitions",
+        "§4" => "Endpoints",
+        "§4.1" => "Mall list",
+        "§4.2" => "Mall products",
+        "§5" | "§5.1" | "§5.2" | "§5.3" => "Authentication",
+        "§6" => "Events",
+        "§7" | "§7.1" | "§7.2" | "§7.3" | "§7.4" => "Errors",
+        "§8" => "Limits",
+        "§9" => "Versioning",
+        "case file" => "Case file expectations",
+        "snapshot" => "Snapshots",
+        "-" => "mallcheck itself (transport, harness)",
+        _ => return None,
+    })
+}
+
+/// A section's number and title, escaped: `§2.2 Mall`.
+fn section_label(section: &str) -> String {
+    match section_title(section) {
+        Some(title) if !section.starts_with('§') => escape(title),
+        Some(title) => format!("{} {}", escape(section), escape(title)),
+        None => escape(section),
+    }
+}
+
 /// An HTML id for a section: `§4.1` → `sec-4-1`.
 fn section_anchor(section: &str) -> String {
     let slug: String = section
@@ -170,8 +209,10 @@ pub fn render(run: &Run<'_>) -> String {
         );
     }
     out.push_str("</header>\n<main>\n");
-    out.push_str(&section_overview(run));
+    // The failures first: the first screen shows what broke, the overview of every section
+    // comes after them.
     out.push_str(&section_details(run));
+    out.push_str(&section_overview(run));
     out.push_str(&case_list(run));
     out.push_str("</main>\n</body>\n</html>\n");
     out
@@ -348,11 +389,14 @@ fn section_overview(run: &Run<'_>) -> String {
                 format!(
                     "<a href=\"#{}\">{}</a>",
                     section_anchor(section),
-                    escape(section)
+                    section_label(section)
                 ),
                 badge(o),
             ),
-            None => (escape(section), section_quiet_verdict(run, &in_section)),
+            None => (
+                section_label(section),
+                section_quiet_verdict(run, &in_section),
+            ),
         };
         let _ = writeln!(
             out,
@@ -409,7 +453,7 @@ fn section_details(run: &Run<'_>) -> String {
             out,
             "<section id=\"{}\">\n<h2>{} {}</h2>",
             section_anchor(section),
-            escape(section),
+            section_label(section),
             badge(worst)
         );
         let groups = text::identical_groups(run.results.iter().filter_map(|r| {
@@ -1229,6 +1273,19 @@ mod tests {
     }
 
     #[test]
+    fn the_failures_come_first_under_section_titles() {
+        let finding = Finding::new(&MALL_STATE, "/data/0/state", "0, 1 or 2", "3");
+        let html = rendered(&[case(0, "list", vec![finding], "{\"data\":[]}")]);
+        let failures = html.find("<section id=\"sec-3\">").expect("the §3 section");
+        let overview = html
+            .find("<section id=\"sections\">")
+            .expect("the overview");
+        assert!(failures < overview, "the failures open the report: {html}");
+        assert!(html.contains("<h2>§3 States and transitions "), "{html}");
+        assert!(html.contains("§2.2 Mall</td>"), "{html}");
+    }
+
+    #[test]
     fn checks_that_did_not_run_say_not_run_with_why() {
         let mut skipped = case(1, "skipped one", vec![], "{}");
         skipped.skip_reason = Some(format!("needs MALLCHECK_MALL_SN {}", "x".repeat(300)));
@@ -1239,7 +1296,7 @@ mod tests {
         let html = rendered(&[list, skipped]);
         let row = |section: &str| {
             let start = html
-                .find(&format!("<tr><td>{section}</td>"))
+                .find(&format!("<tr><td>{section} "))
                 .unwrap_or_else(|| panic!("{section} row: {html}"));
             html[start..start + html[start..].find("</tr>").expect("row end")].to_string()
         };

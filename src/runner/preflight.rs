@@ -80,7 +80,7 @@ pub async fn check(
     };
     let mut causes = causes(stop, client.base_url(), signer, appid);
     if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
-        causes.insert(0, "the service's TLS certificate is not trusted on this machine (self-signed, or issued by a private CA): add that CA to the system trust store, or point SSL_CERT_FILE at a PEM bundle holding it".to_string());
+        causes.insert(0, "the service's TLS certificate is not trusted on this machine (self-signed, or issued by a private CA): pass --cacert FILE with that CA (PEM), add it to the system trust store, or point SSL_CERT_FILE at a PEM bundle holding it".to_string());
     }
     let mut finding = finding.with_detail(format!("likely causes: {}", causes.join("; ")));
     // The message quotes the service: it is cut only once scrubbed.

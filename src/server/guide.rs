@@ -18,6 +18,23 @@ pub const HELP_BASE_URL: &str = "http://127.0.0.1:8080";
 /// nor a paste into a shell breaks it.
 pub const EXAMPLE_HEADING: &str = "Example (sh; needs curl and md5sum):";
 
+/// The line that opens the ready-to-paste `export` lines and run command of the guide.
+pub const RUN_HEADING: &str = "Test it with mallcheck (paste into another shell):";
+
+/// `export` lines for every setting `mallcheck run` needs against `base_url`, as the main
+/// merchant, then the run command.
+pub fn run_lines(base_url: &str) -> String {
+    format!(
+        "export MALLCHECK_BASE_URL={base_url}\n\
+         export MALLCHECK_APPID={DEMO_APPID}\n\
+         export MALLCHECK_MERCHANT_ID={}\n\
+         export MALLCHECK_MERCHANT_USER_ID={}\n\
+         export MALLCHECK_SIGN_KEY={DEMO_SIGN_KEY}\n\
+         mallcheck run\n",
+        MAIN.merchant_id, MAIN.merchant_user_id
+    )
+}
+
 /// The merchants of the seed data as the guide names them, with how many malls each has.
 fn merchants(data: &Dataset) -> [(&'static str, Identity, usize); 4] {
     [
@@ -86,6 +103,9 @@ pub fn guide(base_url: &str) -> String {
         "  (mallcheck run without --base-url uses the same key, appid and main)"
     );
     let _ = writeln!(w);
+    let _ = writeln!(w, "{RUN_HEADING}");
+    let _ = write!(w, "{}", run_lines(base_url));
+    let _ = writeln!(w);
     let _ = writeln!(w, "{EXAMPLE_HEADING}");
     let _ = writeln!(w, "body=$(cat <<'EOF'");
     let _ = writeln!(w, "{}", list_body(MAIN));
@@ -124,6 +144,8 @@ mod tests {
             EMPTY.merchant_id,
             OTHER.merchant_id,
             "http://h:1/optimus/core/open/mall/queryMallList",
+            "export MALLCHECK_BASE_URL=http://h:1\n",
+            "\nmallcheck run\n",
         ] {
             assert!(text.contains(needle), "{needle} missing:\n{text}");
         }

@@ -43,6 +43,8 @@ pub struct ClientOptions {
     /// Longest total wait for `Retry-After` (429, or 503 with it) of one request; a longer
     /// one is not waited for and the request is reported as `transport.rate-limited`.
     pub max_retry_wait: Duration,
+    /// PEM bundle of certificate authorities trusted besides the system's (`--cacert`).
+    pub cacert: Option<Vec<u8>>,
 }
 
 impl Default for ClientOptions {
@@ -54,6 +56,7 @@ impl Default for ClientOptions {
             rate: None,
             retries: 0,
             max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
+            cacert: None,
         }
     }
 }
@@ -119,7 +122,11 @@ impl Client {
     ) -> Result<Client, ClientBuildError> {
         let policy = redirect_policy(options.follow_redirects);
         let build = |idle: usize, policy: redirect::Policy| {
-            crate::tls::client_builder_for(base_url)
+            let mut builder = crate::tls::client_builder_for(base_url);
+            if let Some(pem) = &options.cacert {
+                builder = crate::tls::trust(builder, pem).map_err(ClientBuildError)?;
+            }
+            builder
                 .redirect(policy)
                 .timeout(options.timeout)
                 .connect_timeout(options.timeout)
@@ -574,7 +581,7 @@ impl Client {
             chain.push_str(&s.to_string());
             source = s.source();
         }
-        let chain = self.scrub(&chain);
+        let chain = self.scrub(&super::transport_words::in_words(&chain));
         if e.is_redirect() {
             Finding::new(&catalog::TRANSPORT_REDIRECT, "", "no redirect loop", chain)
         } else if e.is_body() || e.is_decode() {

@@ -8,3 +8,4 @@ pub mod politeness;
 pub mod replay;
 pub mod request;
 pub mod spelling;
+pub mod transport_words;

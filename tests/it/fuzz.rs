@@ -297,7 +297,7 @@ fn bad_flags_and_bad_regression_files_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let r = fuzz(dir.path()).args(["--cases", "0"]).output().unwrap();
     assert_eq!(r.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("--cases"));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--count"));
     std::fs::create_dir(dir.path().join("regs")).unwrap();
     std::fs::write(dir.path().join("regs/broken.json"), "{").unwrap();
     let r = fuzz(dir.path()).output().unwrap();

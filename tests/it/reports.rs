@@ -567,7 +567,7 @@ fn snapshots_off_marks_snapshot_match_not_run_in_the_html_report() {
         "{stdout}"
     );
     let html = read(&reports.html);
-    let row = &html[html.find("<tr><td>snapshot</td>").expect("snapshot row")..];
+    let row = &html[html.find("<tr><td>Snapshots</td>").expect("snapshot row")..];
     let row = &row[..row.find("</tr>").expect("row end")];
     assert!(row.contains(">not run</span>"), "{row}");
     assert!(row.contains("snapshots off (--snapshots off)"), "{row}");

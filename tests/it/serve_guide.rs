@@ -102,6 +102,37 @@ fn the_serve_banner_tells_how_to_call_it_and_its_curl_example_works() {
         "the products URL on this port:\n{banner}"
     );
 
+    // The export lines and the run command, pasted into a shell in an empty folder, run the
+    // shipped suite against this server and pass (issue 23 item 8).
+    let pasted: String = banner
+        .lines()
+        .skip_while(|l| *l != mallcheck::server::guide::RUN_HEADING)
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        pasted.contains(&format!("export MALLCHECK_BASE_URL={base_url}\n"))
+            && pasted.ends_with("mallcheck run\n"),
+        "{banner}"
+    );
+    let empty = tempfile::tempdir().expect("tempdir");
+    let bin_dir = bin().parent().expect("the binary's folder").to_path_buf();
+    let out = Command::new("sh")
+        .args(["-c", &pasted])
+        .current_dir(empty.path())
+        .env_clear()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+        .output()
+        .expect("run sh");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the pasted lines:\n{pasted}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let example: String = banner
         .lines()
         .skip_while(|l| *l != EXAMPLE_HEADING)
