@@ -474,15 +474,39 @@ impl Settings {
     }
 }
 
+impl Setting {
+    /// How to give the setting: `pass --appid, or set MALLCHECK_APPID (or `appid` in the
+    /// profile)`.
+    fn how(&self) -> String {
+        format!(
+            "pass {}, or set {} (or `{}` in the profile)",
+            self.flag, self.var, self.key
+        )
+    }
+}
+
+/// One usage error naming every missing setting of a remote target (`(name, how to give
+/// it)`), each on its own help line.
+fn missing_settings(missing: &[(&str, String)]) -> UsageError {
+    let names: Vec<&str> = missing.iter().map(|(name, _)| *name).collect();
+    let message = if missing.len() == 1 {
+        "is required with a base URL, and not set".to_string()
+    } else {
+        format!(
+            "are required with a base URL, and not set ({} settings)",
+            missing.len()
+        )
+    };
+    let help: Vec<&str> = missing.iter().map(|(_, how)| how.as_str()).collect();
+    UsageError::setting(names.join(", "), message, Some(&help.join("\n        ")))
+}
+
 fn required(value: Option<String>, setting: &Setting) -> Result<String, UsageError> {
     value.ok_or_else(|| {
         UsageError::setting(
             setting.flag,
             "is required with a base URL",
-            Some(&format!(
-                "pass {} or set {} (or `{}` in the profile)",
-                setting.flag, setting.var, setting.key
-            )),
+            Some(&setting.how()),
         )
     })
 }
@@ -647,9 +671,8 @@ pub fn resolve(
     );
     let cacert = match cacert_path {
         Some(path) => Some(
-            crate::tls::read_cacert(std::path::Path::new(&path)).map_err(|e| {
-                UsageError::setting(r.source_of(CACERT.key).to_string(), e, None)
-            })?,
+            crate::tls::read_cacert(std::path::Path::new(&path))
+                .map_err(|e| UsageError::setting(r.source_of(CACERT.key).to_string(), e, None))?,
         ),
         None => None,
     };
@@ -748,6 +771,36 @@ pub fn resolve(
                      unset these to test the embedded server",
                 ),
             ));
+        }
+    }
+    if !embedded {
+        // Every setting a remote target lacks, named in one error: a first run should not
+        // find them one run at a time.
+        let mut missing: Vec<(&str, String)> = [
+            (&appid, &APPID),
+            (&merchant_id, &MERCHANT_ID),
+            (&merchant_user_id, &MERCHANT_USER_ID),
+        ]
+        .into_iter()
+        .filter(|(value, _)| value.is_none())
+        .map(|(_, s)| (s.flag, s.how()))
+        .collect();
+        if kind == SignerKind::Command && env.get(SIGN_COMMAND_VAR).is_none() {
+            missing.push((
+                SIGN_COMMAND_VAR,
+                "set MALLCHECK_SIGN_COMMAND (the command signer runs it with the body on stdin)"
+                    .to_string(),
+            ));
+        } else if kind != SignerKind::Command && key.is_none() {
+            missing.push((
+                SIGN_KEY_VAR,
+                "export the signing key in MALLCHECK_SIGN_KEY, or pass --sign-key-file PATH \
+                 (or `sign_key_file` in the profile)"
+                    .to_string(),
+            ));
+        }
+        if !missing.is_empty() {
+            return Err(missing_settings(&missing));
         }
     }
     let secret = if kind == SignerKind::Command {
@@ -1302,6 +1355,42 @@ mod tests {
             assert!(err.contains(named), "{named}: {err}");
         }
         assert!(err.contains("base URL"), "{err}");
+    }
+
+    #[test]
+    fn every_missing_setting_of_a_remote_target_is_named_in_one_error() {
+        let err = resolve(&remote(Flags::default()), &env(&[]), Profile::default()).unwrap_err();
+        let UsageError::Setting { what, .. } = &err else {
+            panic!("one setting error: {err:?}");
+        };
+        assert_eq!(
+            what,
+            "--appid, --merchant-id, --merchant-user-id, MALLCHECK_SIGN_KEY"
+        );
+        let text = err.render(false);
+        assert!(text.contains("(4 settings)"), "{text}");
+        for how in [
+            "set MALLCHECK_APPID",
+            "set MALLCHECK_MERCHANT_ID",
+            "set MALLCHECK_MERCHANT_USER_ID",
+            "--sign-key-file PATH",
+        ] {
+            assert!(text.contains(how), "{how}: {text}");
+        }
+        // The command signer lacks its command, not a key; what is given is not named.
+        let flags = Flags {
+            appid: Some("a".into()),
+            signer: Some(SignerKind::Command),
+            ..remote(Flags::default())
+        };
+        let err = resolve(&flags, &env(&[]), Profile::default()).unwrap_err();
+        let UsageError::Setting { what, .. } = &err else {
+            panic!("one setting error: {err:?}");
+        };
+        assert_eq!(
+            what,
+            "--merchant-id, --merchant-user-id, MALLCHECK_SIGN_COMMAND"
+        );
     }
 
     #[test]

@@ -1,9 +1,9 @@
-//! First contact (issue 23 item 8): one spelling per flag across subcommands (the old ones kept
-//! as hidden aliases), and transport errors in words.
+//! First contact (issue 23 item 8): every missing setting named at once, one spelling per flag
+//! across subcommands (the old ones kept as hidden aliases), and transport errors in words.
 
 use std::process::Command;
 
-use crate::common::{assert_exit, bin, output_text, run_as_main};
+use crate::common::{Server, assert_exit, bin, output_text, run_as_main};
 
 fn mallcheck(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
     Command::new(bin())
@@ -69,4 +69,40 @@ fn an_unresolvable_host_is_said_in_words() {
         "{text}"
     );
     assert!(!text.contains("informati…"), "cut mid-word: {text}");
+}
+
+#[test]
+fn a_first_run_against_a_separate_serve_names_every_missing_setting_at_once() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    for command in ["run", "fuzz"] {
+        let out = Command::new(bin())
+            .current_dir(dir.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .args([command, "--base-url", &server.base_url])
+            .output()
+            .expect("run mallcheck");
+        assert_exit(&out, 2);
+        let text = output_text(&out);
+        // One error, every setting in it, each with how to give it.
+        assert_eq!(text.matches("error:").count(), 1, "{command}: {text}");
+        assert!(
+            text.contains(
+                "error: --appid, --merchant-id, --merchant-user-id, MALLCHECK_SIGN_KEY: are \
+                 required with a base URL, and not set (4 settings)"
+            ),
+            "{command}: {text}"
+        );
+        for how in [
+            "set MALLCHECK_APPID",
+            "set MALLCHECK_MERCHANT_ID",
+            "set MALLCHECK_MERCHANT_USER_ID",
+            "export the signing key in MALLCHECK_SIGN_KEY",
+        ] {
+            assert!(text.contains(how), "{command}: {how}: {text}");
+        }
+    }
+    // Refused before any request was sent.
+    assert_eq!(server.counters()["requests"], 0, "{}", server.counters());
 }
