@@ -296,6 +296,7 @@ mod tests {
             }),
             transport_error: None,
             duration: Duration::ZERO,
+            shows_finding: false,
         }
     }
 

@@ -565,6 +565,7 @@ mod tests {
             }),
             transport_error: None,
             duration: Duration::from_millis(7),
+            shows_finding: false,
         }
     }
 

@@ -597,6 +597,7 @@ mod tests {
             }),
             transport_error: None,
             duration: Duration::from_millis(3),
+            shows_finding: false,
         }
     }
 

@@ -575,7 +575,19 @@ fn exchanges_html(r: &CaseResult, others: bool) -> String {
     let Some(primary) = text::primary_exchange(r) else {
         return out;
     };
-    out.push_str("<details open><summary>Request and response</summary>\n");
+    // A walk's fault shows on a later page: say which exchange of the case this is.
+    let position = r.exchanges.iter().position(|x| std::ptr::eq(x, primary));
+    match position {
+        Some(n) if n > 0 && primary.shows_finding => {
+            let _ = writeln!(
+                out,
+                "<details open><summary>Request and response where it shows (exchange {} of {})</summary>",
+                n + 1,
+                r.exchanges.len()
+            );
+        }
+        _ => out.push_str("<details open><summary>Request and response</summary>\n"),
+    }
     out.push_str(&exchange_html(primary));
     out.push_str("</details>\n");
     let rest: Vec<&Exchange> = r

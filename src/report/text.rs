@@ -207,13 +207,14 @@ pub fn by_check<'a>(findings: &[&'a Finding]) -> Vec<Vec<&'a Finding>> {
     groups
 }
 
-/// The exchange a report shows for a case: the first that failed in transport, else the first.
+/// The exchange a report shows for a case: the first that failed in transport, else the first
+/// a finding shows in (the page of a walk where the fault is), else the first.
 pub fn primary_exchange(result: &CaseResult) -> Option<&Exchange> {
-    result
-        .exchanges
-        .iter()
+    let xs = &result.exchanges;
+    xs.iter()
         .find(|x| x.transport_error.is_some())
-        .or(result.exchanges.first())
+        .or_else(|| xs.iter().find(|x| x.shows_finding))
+        .or(xs.first())
 }
 
 /// Full detail of a case for a failure body: findings, then the first exchange (or the one
@@ -359,6 +360,7 @@ pub(crate) mod fixtures {
             }),
             transport_error: None,
             duration: Duration::from_millis(5),
+            shows_finding: false,
         }
     }
 

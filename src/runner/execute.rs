@@ -103,20 +103,34 @@ impl<'a> Collector<'a> {
         }
         // A part skips exchanges only after its first MAX_EXCHANGES, which filled this record.
         self.dropped_exchanges += part.skipped;
+        if let Some(shown) = part.shown {
+            self.record(shown);
+        }
         if let Some(last) = part.last {
             self.record(last);
         }
         self.absorb(part.findings, span);
     }
 
+    /// Keeps the first [`MAX_EXCHANGES`] exchanges and the last one, and past them the first
+    /// exchange a finding shows in (the page of a walk where a fault shows, which a report
+    /// gives as the case's example).
     fn record(&mut self, exchange: Exchange) {
-        if self.exchanges.len() < MAX_EXCHANGES {
+        let first_shown = exchange.shows_finding && !self.exchanges.iter().any(|x| x.shows_finding);
+        if self.exchanges.len() < MAX_EXCHANGES || first_shown {
+            self.exchanges.push(exchange);
+            return;
+        }
+        // The last place holds the latest exchange, unless it holds the first one shown.
+        let (last, earlier) = match self.exchanges.split_last_mut() {
+            Some(split) => split,
+            None => return self.exchanges.push(exchange),
+        };
+        if last.shows_finding && !earlier.iter().any(|x| x.shows_finding) {
             self.exchanges.push(exchange);
         } else {
             self.dropped_exchanges += 1;
-            if let Some(last) = self.exchanges.last_mut() {
-                *last = exchange;
-            }
+            *last = exchange;
         }
     }
 
@@ -172,6 +186,10 @@ struct Part {
     /// Exchanges between the first [`MAX_EXCHANGES`] and `last`, counted only.
     skipped: usize,
     last: Option<Exchange>,
+    /// The exchange a finding shows in, kept when a later one took its place as `last`.
+    shown: Option<Exchange>,
+    /// Exchanges recorded so far.
+    recorded: usize,
     findings: Findings,
 }
 
@@ -181,7 +199,35 @@ impl Part {
             exchanges: Vec::new(),
             skipped: 0,
             last: None,
+            shown: None,
+            recorded: 0,
             findings: Findings::new(cap),
+        }
+    }
+
+    /// Marks the exchange recorded `index`-th (from 0) as the one a finding shows in, when it
+    /// is still held and none is marked yet: the first finding's page is the example.
+    fn blame(&mut self, index: usize) {
+        let marked = self.shown.is_some()
+            || self.last.as_ref().is_some_and(|x| x.shows_finding)
+            || self.exchanges.iter().any(|x| x.shows_finding);
+        if marked {
+            return;
+        }
+        let held = match self.exchanges.get_mut(index) {
+            Some(x) => Some(x),
+            None if index + 1 == self.recorded => self.last.as_mut(),
+            None => None,
+        };
+        if let Some(x) = held {
+            x.shows_finding = true;
+        }
+    }
+
+    /// [`Part::blame`] of the exchange recorded last.
+    fn blame_last(&mut self) {
+        if let Some(index) = self.recorded.checked_sub(1) {
+            self.blame(index);
         }
     }
 
@@ -191,10 +237,15 @@ impl Part {
     }
 
     fn record(&mut self, exchange: Exchange) {
+        self.recorded += 1;
         if self.exchanges.len() < MAX_EXCHANGES {
             self.exchanges.push(exchange);
-        } else if self.last.replace(exchange).is_some() {
-            self.skipped += 1;
+        } else if let Some(previous) = self.last.replace(exchange) {
+            if previous.shows_finding && self.shown.is_none() {
+                self.shown = Some(previous);
+            } else {
+                self.skipped += 1;
+            }
         }
     }
 
@@ -599,6 +650,10 @@ struct Listed {
 }
 
 impl PageSource for ClientPages<'_> {
+    fn blame_last_page(&mut self) {
+        self.part.blame_last();
+    }
+
     async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
         let mut body = self.body.clone();
         if let Some(obj) = body.as_object_mut() {
@@ -625,9 +680,11 @@ impl PageSource for ClientPages<'_> {
         };
         let mut stop = http::server_error(response.status);
         if !stop.is_empty() {
+            self.part.blame_last();
             return Page::Stop(stop);
         }
         if let Some(refused) = preflight::refused_json(response.status, &response.json) {
+            self.part.blame_last();
             return Page::Stop(vec![refused]);
         }
         let schemas = &self.runner.schemas;
@@ -642,10 +699,14 @@ impl PageSource for ClientPages<'_> {
         if let Some(merchant) = &self.merchant {
             merchant_of(&response.json, merchant, &mut found);
         }
+        if !found.is_empty() {
+            self.part.blame_last();
+        }
         self.part.absorb(found);
         let success = response.json.success_is_true();
         let has_data = response.json.data_len().is_some();
         if !success || !has_data {
+            self.part.blame_last();
             stop.push(Finding::new(
                 &catalog::PAGING_PAGE_FAILED,
                 "",
@@ -762,6 +823,14 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
         }
     }))
     .await;
+    let mut done = done;
+    // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
+    let reference = if exhaustive {
+        0
+    } else {
+        sizes.iter().position(|&s| s == largest).unwrap_or(0)
+    };
+    blame_differences(&planned, &mut done, reference);
     let mut walks: Vec<(String, paging::Walk)> = Vec::new();
     let mut pages = 0usize;
     for ((size, round, bounded, _), (part, mut walk)) in planned.into_iter().zip(done) {
@@ -792,12 +861,6 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             walks.push((label, walk));
         }
     }
-    // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
-    let reference = if exhaustive {
-        0
-    } else {
-        sizes.iter().position(|&s| s == largest).unwrap_or(0)
-    };
     if let Some((label_a, a)) = walks.get(reference) {
         for (i, (label_b, b)) in walks.iter().enumerate() {
             if i == reference {
@@ -822,6 +885,34 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     }
     walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
+}
+
+/// Marks, in the walk that differs, the page where a walk comparison of [`walk_case`] finds
+/// its first difference (the second walk of a size against the first, each size's first walk
+/// against the `reference`-th), so that a report shows that page.
+fn blame_differences(
+    planned: &[(u64, u32, bool, WalkOptions)],
+    done: &mut [(Part, paging::Walk)],
+    reference: usize,
+) {
+    let mut blame = |a: usize, b: usize| {
+        let page = paging::first_difference(&done[a].1, &done[b].1)
+            .and_then(|index| done[b].1.page_of(index));
+        if let Some(page) = page {
+            done[b].0.blame(page);
+        }
+    };
+    let firsts: Vec<usize> = (0..planned.len()).filter(|&i| planned[i].1 == 0).collect();
+    for i in 1..planned.len() {
+        if planned[i].1 == 1 {
+            blame(i - 1, i);
+        }
+    }
+    if let Some(&a) = firsts.get(reference) {
+        for &b in firsts.iter().filter(|&&b| b != a) {
+            blame(a, b);
+        }
+    }
 }
 
 /// The sizes to walk at: each size the case asks for, or the largest size the service
@@ -1303,6 +1394,49 @@ fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool, seed: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::text::fixtures::exchange;
+
+    fn page(n: usize) -> Exchange {
+        exchange(&format!("page {n}"))
+    }
+
+    fn body(x: &Exchange) -> &str {
+        &x.response.as_ref().expect("a response").body_excerpt
+    }
+
+    #[test]
+    fn a_part_keeps_the_page_a_finding_shows_on_past_its_cap() {
+        let mut part = Part::new(5);
+        for n in 0..30 {
+            part.record(page(n));
+            if n == 14 {
+                // The walker blames page 14 while it is the latest.
+                part.blame_last();
+            }
+            if n == 20 {
+                part.blame_last();
+            }
+        }
+        let kept: Vec<&str> = part.exchanges.iter().map(body).collect();
+        assert_eq!(kept.len(), MAX_EXCHANGES);
+        assert!(part.exchanges.iter().all(|x| !x.shows_finding));
+        let shown = part.shown.as_ref().expect("page 14 kept");
+        assert_eq!(body(shown), "page 14");
+        assert!(shown.shows_finding);
+        let last = part.last.as_ref().expect("the last page");
+        assert_eq!(body(last), "page 29");
+        assert!(!last.shows_finding, "only the first page blamed is marked");
+        assert_eq!(part.skipped, 30 - MAX_EXCHANGES - 2);
+        // A page still held is marked where it is; one gone is not.
+        let mut part = Part::new(5);
+        for n in 0..30 {
+            part.record(page(n));
+        }
+        part.blame(15);
+        assert!(part.exchanges.iter().all(|x| !x.shows_finding), "gone");
+        part.blame(3);
+        assert!(part.exchanges[3].shows_finding);
+    }
 
     fn listed(n: usize, deleted: Option<usize>) -> Vec<Listed> {
         (0..n)

@@ -27,6 +27,10 @@ pub enum Page {
 pub trait PageSource {
     /// Fetches the page after `cursor` (None = first page) holding at most `count` records.
     fn fetch(&mut self, cursor: Option<&str>, count: u64) -> impl Future<Output = Page> + Send;
+
+    /// A finding shows in the page fetched last (a duplicate, an oversize page, a walk that
+    /// does not end there): a report shows that page, not the first.
+    fn blame_last_page(&mut self) {}
 }
 
 /// Settings of one walk.
@@ -173,6 +177,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
     };
     loop {
         if out.steps.len() as u64 >= options.max_pages {
+            source.blame_last_page();
             let f = endless(
                 format!("{} pages without a short page", out.steps.len()),
                 &format!(
@@ -201,6 +206,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             records: records.len(),
         });
         if records.len() as u64 > count {
+            source.blame_last_page();
             let steps = &out.steps;
             out.findings.push_with(&catalog::PAGING_PAGE_SIZE, || {
                 Finding::new(
@@ -216,6 +222,9 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         for (i, record) in records.iter().enumerate() {
             let key = record_key(record);
             if let Some(first_page) = seen_keys.get(key.as_ref()) {
+                if duplicates == 0 {
+                    source.blame_last_page();
+                }
                 duplicates += 1;
                 if duplicates <= MAX_DUPLICATE_FINDINGS {
                     out.findings.push(
@@ -249,6 +258,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             break;
         }
         if fresh == 0 {
+            source.blame_last_page();
             let f = endless(
                 format!("page {} holds only records already seen", page_no + 1),
                 "every full page brings new records",
@@ -265,6 +275,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             CursorRule::Response(pointer) => body.pointer(pointer).and_then(cursor_text),
         };
         let Some(next) = next else {
+            source.blame_last_page();
             let where_ = match &options.cursor {
                 CursorRule::LastRecord(p) => format!("the last record's {p}"),
                 CursorRule::Response(p) => format!("the response's {p}"),
@@ -277,6 +288,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             break;
         };
         if !seen_cursors.insert(next.clone()) {
+            source.blame_last_page();
             out.findings.push(endless(
                 format!("cursor {next:?} repeats"),
                 "a new cursor for every page",
@@ -289,6 +301,39 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
     out
 }
 
+impl Walk {
+    /// The page (0-based) of this walk that holds the record at `index` of the walk.
+    pub fn page_of(&self, index: usize) -> Option<usize> {
+        let mut seen = 0usize;
+        self.steps.iter().position(|step| {
+            seen += step.records;
+            index < seen
+        })
+    }
+}
+
+/// Where two walks that ended normally first differ (the index of a record), as
+/// [`compare_walks`] judges them; `None` when they agree or cannot be compared.
+pub fn first_difference(a: &Walk, b: &Walk) -> Option<usize> {
+    let usable = |w: &Walk| w.complete || w.truncated;
+    if !usable(a) || !usable(b) {
+        return None;
+    }
+    let first_diff = a.keys.iter().zip(b.keys.iter()).position(|(x, y)| x != y);
+    match first_diff {
+        Some(i) => Some(i),
+        None if a.keys.len() == b.keys.len() => None,
+        None => {
+            let shorter = if a.keys.len() < b.keys.len() { a } else { b };
+            if !shorter.complete {
+                // Only a prefix was read: nothing past it is compared.
+                return None;
+            }
+            Some(a.keys.len().min(b.keys.len()))
+        }
+    }
+}
+
 /// Compares two walks that ended normally: the same records in the same order. A prefix
 /// walk ([`Walk::truncated`]) is compared with the same prefix of the other walk, and a list
 /// that ended inside the other walk's prefix is a difference. `check` is
@@ -298,11 +343,9 @@ pub fn compare_walks(
     (label_a, a): (&str, &Walk),
     (label_b, b): (&str, &Walk),
 ) -> Vec<Finding> {
-    let usable = |w: &Walk| w.complete || w.truncated;
-    if !usable(a) || !usable(b) {
+    let Some(index) = first_difference(a, b) else {
         return vec![];
-    }
-    let first_diff = a.keys.iter().zip(b.keys.iter()).position(|(x, y)| x != y);
+    };
     let show = |w: &Walk, i: usize| {
         w.keys
             .get(i)
@@ -312,18 +355,6 @@ pub fn compare_walks(
                 "end of prefix"
             })
             .to_string()
-    };
-    let index = match first_diff {
-        Some(i) => i,
-        None if a.keys.len() == b.keys.len() => return vec![],
-        None => {
-            let shorter = if a.keys.len() < b.keys.len() { a } else { b };
-            if !shorter.complete {
-                // Only a prefix was read: nothing past it is compared.
-                return vec![];
-            }
-            a.keys.len().min(b.keys.len())
-        }
     };
     let (expected, actual) = (show(a, index), show(b, index));
     vec![
@@ -355,9 +386,15 @@ mod tests {
         ignore_cursor: bool,
         extra: usize,
         fetches: u64,
+        /// The fetches (from 1) whose page the walker blamed.
+        blamed: Vec<u64>,
     }
 
     impl PageSource for Fake {
+        fn blame_last_page(&mut self) {
+            self.blamed.push(self.fetches);
+        }
+
         async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
             self.fetches += 1;
             let start = match cursor {
@@ -383,6 +420,7 @@ mod tests {
             ignore_cursor: false,
             extra: 0,
             fetches: 0,
+            blamed: Vec::new(),
         }
     }
 
@@ -409,6 +447,38 @@ mod tests {
             assert!(w.findings.is_empty(), "{why}: {:?}", w.findings.kept());
             assert_eq!(w.keys.len(), n as usize, "{why}");
         }
+    }
+
+    #[tokio::test]
+    async fn the_walker_blames_the_page_a_fault_shows_on() {
+        // A clean walk blames no page.
+        let mut f = fake(23);
+        walk(&mut f, &opts(10)).await;
+        assert!(f.blamed.is_empty(), "{:?}", f.blamed);
+        // One record too many on every page: the first page is oversize.
+        let mut f = fake(23);
+        f.extra = 1;
+        walk(&mut f, &opts(10)).await;
+        assert_eq!(f.blamed.first(), Some(&1), "{:?}", f.blamed);
+        // A cursor ignored: page 2 repeats page 1, and is where it shows.
+        let mut f = fake(50);
+        f.ignore_cursor = true;
+        walk(&mut f, &opts(10)).await;
+        assert_eq!(f.blamed.first(), Some(&2), "{:?}", f.blamed);
+    }
+
+    #[tokio::test]
+    async fn a_difference_of_two_walks_is_placed_on_its_page() {
+        let whole = walk(&mut fake(23), &opts(10)).await;
+        let mut skipping = fake(23);
+        skipping.sns.remove(12);
+        let other = walk(&mut skipping, &opts(5)).await;
+        // Record #13 differs: on page 3 of the walk at size 5 (records 10 to 14).
+        assert_eq!(first_difference(&whole, &other), Some(12));
+        assert_eq!(other.page_of(12), Some(2));
+        assert_eq!(whole.page_of(12), Some(1));
+        assert_eq!(other.page_of(22), None, "past the end");
+        assert_eq!(first_difference(&whole, &whole), None);
     }
 
     #[tokio::test]

@@ -386,6 +386,7 @@ impl Client {
                         response,
                         transport_error: Some(f.actual.clone()),
                         duration: started.elapsed(),
+                        shows_finding: false,
                     },
                     result: Err(Box::new(f)),
                 };
@@ -409,6 +410,7 @@ impl Client {
                         response: partial,
                         transport_error: Some(f.actual.clone()),
                         duration,
+                        shows_finding: false,
                     },
                     result: Err(Box::new(f)),
                 }
@@ -426,6 +428,7 @@ impl Client {
                         response: Some(record),
                         transport_error: decoded.as_ref().err().map(|f| f.actual.clone()),
                         duration,
+                        shows_finding: false,
                     },
                     result: decoded,
                 }
@@ -536,6 +539,7 @@ impl Client {
                 response: None,
                 transport_error: Some(self.scrub(&finding.actual)),
                 duration: started.elapsed(),
+                shows_finding: false,
             },
             result: Err(Box::new(finding)),
         }

@@ -58,6 +58,11 @@ pub struct Exchange {
     /// Time from sending to the end of the body.
     #[serde(serialize_with = "serialize_secs")]
     pub duration: Duration,
+    /// A finding of the case shows in this exchange (the page of a walk holding a duplicate,
+    /// an oversize page, a record that fails its checks): the reports show it as the case's
+    /// example rather than the first page, and the runner keeps it past its cap.
+    #[serde(skip)]
+    pub shows_finding: bool,
 }
 
 fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

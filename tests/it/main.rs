@@ -13,6 +13,7 @@ mod connections;
 mod coverage;
 mod cross_cursor;
 mod diagnostics;
+mod fault_page;
 mod faults;
 mod first_contact;
 mod fuzz;
