@@ -291,9 +291,9 @@ mod tests {
     }
 
     #[test]
-    fn a_named_profile_is_read_and_key_files_resolve_next_to_it() {
+    fn a_named_profile_is_read_and_its_files_resolve_next_to_it() {
         let (_d, p) = write(
-            "[profile.staging]\nbase_url = \"https://s.example\"\nsign_key_file = \"key.txt\"\nrate = 5.0\n",
+            "[profile.staging]\nbase_url = \"https://s.example\"\nsign_key_file = \"key.txt\"\nrate = 5.0\ncacert = \"ca.pem\"\n",
         );
         let prof = load(&p, Some("staging"), &Redactor::new()).unwrap();
         assert_eq!(prof.base_url.as_deref(), Some("https://s.example"));
@@ -301,6 +301,7 @@ mod tests {
             prof.sign_key_file.unwrap(),
             p.parent().unwrap().join("key.txt")
         );
+        assert_eq!(prof.cacert.unwrap(), p.parent().unwrap().join("ca.pem"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod actions;
 mod bench_cli;
 mod bounded;
+mod cacert;
 mod case_inputs;
 mod case_schema;
 mod common;
