@@ -22,7 +22,7 @@ pub const MALLS: RangeInclusive<u64> = 0..=1_000_000;
 pub const LATENCY_MS: RangeInclusive<u64> = 0..=60_000;
 /// Largest response body accepted, in bytes (`--max-body`): 1 KiB to 1 GiB.
 pub const MAX_BODY: RangeInclusive<u64> = 1024..=(1 << 30);
-/// Generated request bodies per endpoint (`fuzz --cases`, `bench --fuzz-cases` from 0).
+/// Generated request bodies per endpoint (`fuzz --count`, `bench --fuzz-cases` from 0).
 pub const FUZZ_CASES: RangeInclusive<u64> = 1..=1_000_000;
 /// Seconds a fuzz run generates (`fuzz --max-time`): up to a week.
 pub const FUZZ_SECONDS: RangeInclusive<u64> = 1..=604_800;

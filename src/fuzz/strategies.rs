@@ -441,7 +441,7 @@ mod tests {
     fn bodies_stay_within_common_limits_unless_oversize() {
         let beyond = |limits: Limits| {
             let mut n = 0;
-            // As many bodies as `fuzz --cases 1000` sends for each of 8 seeds.
+            // As many bodies as `fuzz --count 1000` sends for each of 8 seeds.
             for (endpoint, seed) in [Endpoint::MallList, Endpoint::MallProducts]
                 .into_iter()
                 .flat_map(|e| (1..=8).map(move |s| (e, s)))
