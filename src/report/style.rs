@@ -36,9 +36,10 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// Whether a variable is set to something that turns it on: set, not empty, not `0`.
+/// Whether a variable is set to something that turns it on: set, not empty, not `0` nor
+/// `false`.
 fn on(var: Option<String>) -> bool {
-    var.is_some_and(|v| !v.is_empty() && v != "0")
+    var.is_some_and(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 /// `--color auto`: NO_COLOR turns colour off; else FORCE_COLOR or CLICOLOR_FORCE turn it on
@@ -132,6 +133,7 @@ mod tests {
         assert!(auto_color(false, &env(&[("FORCE_COLOR", "1")])));
         assert!(auto_color(false, &env(&[("FORCE_COLOR", "true")])));
         assert!(!auto_color(false, &env(&[("FORCE_COLOR", "0")])));
+        assert!(!auto_color(false, &env(&[("FORCE_COLOR", "false")])));
         assert!(auto_color(false, &env(&[("CLICOLOR_FORCE", "1")])));
         assert!(!auto_color(false, &env(&[("CLICOLOR_FORCE", "")])));
         assert!(!auto_color(true, &env(&[("NO_COLOR", "1")])));

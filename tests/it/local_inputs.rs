@@ -374,7 +374,7 @@ fn every_numeric_flag_out_of_range_exits_2_naming_it() {
         (&["fuzz", "--max-time", huge], "--max-time"),
         (&["fuzz", "--rate", "1e-300"], "--rate"),
         (&["fuzz", "--jobs", huge], "--jobs"),
-        (&["fuzz", "--cases", "0"], "--cases"),
+        (&["fuzz", "--count", "0"], "--count"),
         (&["bench", "--rounds", huge], "--rounds"),
         (&["bench", "--scales", "0"], "--scales"),
     ];
