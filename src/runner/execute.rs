@@ -903,8 +903,8 @@ fn blame_differences(
         }
     };
     let firsts: Vec<usize> = (0..planned.len()).filter(|&i| planned[i].1 == 0).collect();
-    for i in 1..planned.len() {
-        if planned[i].1 == 1 {
+    for (i, (_, round, _, _)) in planned.iter().enumerate().skip(1) {
+        if *round == 1 {
             blame(i - 1, i);
         }
     }
