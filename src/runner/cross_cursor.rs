@@ -248,8 +248,8 @@ fn cursor_of(page: &Value, records: &[Value], rule: &CursorRule) -> Option<Strin
     }
 }
 
-/// Sets `cursor.endCursor` and `cursor.count` of a mall-list body.
-fn set_cursor(body: &mut Value, cursor: Option<&str>, count: u64) {
+/// Sets `cursor.endCursor` and `cursor.count` of a mall-list body (a walk's page, a probe).
+pub(super) fn set_cursor(body: &mut Value, cursor: Option<&str>, count: u64) {
     if let Some(obj) = body.as_object_mut() {
         let cur = obj
             .entry("cursor")

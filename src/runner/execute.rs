@@ -656,18 +656,7 @@ impl PageSource for ClientPages<'_> {
 
     async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
         let mut body = self.body.clone();
-        if let Some(obj) = body.as_object_mut() {
-            let cur = obj
-                .entry("cursor")
-                .or_insert_with(|| json!({"cursorField": "id"}));
-            if let Some(cur) = cur.as_object_mut() {
-                cur.insert(
-                    "endCursor".into(),
-                    cursor.map_or(Value::Null, |c| Value::String(c.to_string())),
-                );
-                cur.insert("count".into(), json!(count));
-            }
-        }
+        super::cross_cursor::set_cursor(&mut body, cursor, count);
         let sent = self
             .runner
             .client
