@@ -377,8 +377,10 @@ impl fmt::Debug for LazyJson {
 }
 
 /// A tree built up to a budget (bytes a tree takes, as the scan counts them): once spent,
-/// the rest of each array and object is read and dropped.
-struct Bounded<'b>(&'b Cell<usize>);
+/// the rest of each array and object is read and dropped. The cell holds what is left of the
+/// budget: 0 once it ran out (the tree is then partial). A seed: `Bounded(&left)
+/// .deserialize(&mut de)`, or `next_element_seed(Bounded(&left))` for one value of a stream.
+pub struct Bounded<'b>(pub &'b Cell<usize>);
 
 impl Bounded<'_> {
     fn charge(&self, bytes: usize) {
