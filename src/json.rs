@@ -1,6 +1,8 @@
 //! JSON value helpers shared by the checks, the schemas and the change classifier: type names
 //! as JSON Schema spells them, and JSON Pointer (RFC 6901) tokens.
 
+#[cfg(test)]
+pub mod heap_probe;
 pub mod scan;
 
 use serde_json::Value;
@@ -31,9 +33,50 @@ pub fn pointer_segments(pointer: &str) -> impl Iterator<Item = String> + '_ {
         .map(|s| s.replace("~1", "/").replace("~0", "~"))
 }
 
+/// The JSON Pointer of `node` within `root` (the very value, found by its address), or
+/// `None` when it is not in that tree. Depth-first, with one path of tokens: finding the
+/// location of one node costs no allocation per node visited.
+pub fn pointer_to(root: &Value, node: &Value) -> Option<String> {
+    fn walk(v: &Value, node: &Value, path: &mut Vec<String>) -> bool {
+        if std::ptr::eq(v, node) {
+            return true;
+        }
+        match v {
+            Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                path.push(i.to_string());
+                let found = walk(item, node, path);
+                if !found {
+                    path.pop();
+                }
+                found
+            }),
+            Value::Object(map) => map.iter().any(|(k, item)| {
+                path.push(escape_pointer(k));
+                let found = walk(item, node, path);
+                if !found {
+                    path.pop();
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let mut path = Vec::new();
+    walk(root, node, &mut path).then(|| path.iter().map(|t| format!("/{t}")).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pointer_of_a_node_is_found_by_its_address() {
+        let root = serde_json::json!({"data": [{"a/b": 1}, {"a/b": 1}], "x": 1});
+        let second = &root["data"][1]["a/b"];
+        assert_eq!(pointer_to(&root, second).as_deref(), Some("/data/1/a~1b"));
+        assert_eq!(pointer_to(&root, &root).as_deref(), Some(""));
+        assert_eq!(pointer_to(&root, &serde_json::json!(1)), None);
+    }
 
     #[test]
     fn pointer_tokens_escape_and_unescape() {

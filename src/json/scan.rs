@@ -86,26 +86,58 @@ pub trait Visit {
     /// A key given a second (third, …) time in the object at `path`.
     fn duplicate(&mut self, _path: &Path<'_>, _key: &str) {}
 
-    /// At the end of a scan: what a `serde_json::Value` tree of the document would take, by
-    /// [`TREE_VALUE_BYTES`] and [`TREE_MEMBER_BYTES`] (allocator slack aside).
+    /// At the end of a scan: what a `serde_json::Value` tree of the document would take on
+    /// the heap, by the [`cost`] model.
     fn tree_bytes(&mut self, _bytes: usize) {}
 }
 
-/// What one value takes in a tree: a `serde_json::Value`.
-pub const TREE_VALUE_BYTES: usize = std::mem::size_of::<serde_json::Value>();
-/// What an object member takes in a tree besides its value and its key's text: the key's
-/// `String`, the entry's hash and the map's index.
-pub const TREE_MEMBER_BYTES: usize = 40;
+/// What a `serde_json::Value` tree takes on the heap, counted alike by the scan (before any
+/// tree is built) and by the bounded tree builder (while one is). Each figure is an upper bound
+/// of what the allocator hands out for that part of a tree, so a count within a budget means
+/// the tree is within it, whatever the body's shape: a growing `Vec` or `IndexMap` holds up to
+/// twice its length, and while it grows its old block and the new one twice as large are both
+/// held (three times its length); a non-empty one holds at least 4 entries; a key or string
+/// takes an allocator chunk of at least 32 bytes.
+pub mod cost {
+    use serde_json::Value;
+    use std::mem::size_of;
+
+    /// A value's place in its array or object (the root's too): one `Value`, three times over.
+    pub const SLOT: usize = 3 * size_of::<Value>();
+    /// An object member besides its value's slot: the entry's key `String` and hash, three
+    /// times over, and its share of the hash table (an index and a control byte, which grows
+    /// the same way).
+    pub const MEMBER: usize = 3 * (size_of::<String>() + 8) + 3 * 9 + 5;
+    /// An array or object with at least one element: its first allocations (4 entries of an
+    /// object, the smallest hash table) and the allocator's headers.
+    pub const CONTAINER: usize = 4 * (size_of::<Value>() + size_of::<String>() + 8) + 64 + 32;
+
+    /// The heap text of a string or key of `len` bytes: the allocator's chunk.
+    pub const fn text(len: usize) -> usize {
+        if len == 0 {
+            return 0;
+        }
+        let chunk = (len + 8).div_ceil(16) * 16;
+        if chunk < 32 { 32 } else { chunk }
+    }
+}
 
 /// An upper bound of what a tree of `bytes` would take, as [`Anomalies::tree_bytes`] counts
-/// it, from three byte counts and no parse: every value is the root or follows a `[`, a `,` or
-/// a `:`, every member follows a `:`, and the keys and strings lie within the body. Bytes
-/// inside strings only add to the count, so it never falls short.
+/// it, from a few byte counts and no parse: every value is the root or follows a `[`, a `,`
+/// or a `:`, every member follows a `:`, every container opens with `[` or `{`, and the texts
+/// of keys and strings lie between pairs of quotes within the body. Bytes inside strings only
+/// add to the counts, so it never falls short.
 pub fn tree_bytes_bound(bytes: &[u8]) -> usize {
-    let count = |c: u8| bytes.iter().filter(|&&b| b == c).count();
-    let members = count(b':');
-    let values = 1 + count(b'[') + count(b',') + members;
-    bytes.len() + values * TREE_VALUE_BYTES + members * TREE_MEMBER_BYTES
+    let mut counts = [0usize; 256];
+    for &b in bytes {
+        counts[b as usize] += 1;
+    }
+    let members = counts[b':' as usize];
+    let values = 1 + counts[b'[' as usize] + counts[b',' as usize] + members;
+    let containers = counts[b'[' as usize] + counts[b'{' as usize];
+    // `cost::text(len) <= len + 32`, one string per pair of quotes.
+    let texts = bytes.len() + 32 * counts[b'"' as usize].div_ceil(2);
+    values * cost::SLOT + members * cost::MEMBER + containers * cost::CONTAINER + texts
 }
 
 /// Scans `bytes` as one JSON document, reporting to `visit`.
@@ -173,11 +205,13 @@ impl Scanner<'_, '_> {
     }
 
     fn value(&mut self) -> Result<(), ScanError> {
-        self.tree += TREE_VALUE_BYTES;
+        self.tree += cost::SLOT;
         match self.peek() {
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => self.string().map(|span| self.tree += span.len()),
+            Some(b'"') => self
+                .string()
+                .map(|span| self.tree += cost::text(span.len())),
             Some(b'-' | b'0'..=b'9') => self.number(),
             Some(b't') => self.word(b"true"),
             Some(b'f') => self.word(b"false"),
@@ -218,6 +252,7 @@ impl Scanner<'_, '_> {
             self.at += 1;
             return Ok(());
         }
+        self.tree += cost::CONTAINER;
         loop {
             if self.peek() != Some(b'"') {
                 return Err(self.error("a member that does not start with a quoted key"));
@@ -246,7 +281,7 @@ impl Scanner<'_, '_> {
             }
             self.at += 1;
             self.ws();
-            self.tree += TREE_MEMBER_BYTES + key.len();
+            self.tree += cost::MEMBER + cost::text(key.len());
             self.steps.push(Step::Key(key));
             let value = self.value();
             self.steps.pop();
@@ -272,6 +307,7 @@ impl Scanner<'_, '_> {
             self.at += 1;
             return Ok(());
         }
+        self.tree += cost::CONTAINER;
         let mut i = 0;
         loop {
             self.steps.push(Step::Index(i));
@@ -509,8 +545,79 @@ pub fn literals_at(bytes: &[u8], pointers: &HashSet<String>) -> Vec<(String, Str
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Bodies of every shape a tree can take many times the size of: tiny values, deep
+    /// objects, many keys, long and many short strings, escapes, empty containers, and a page
+    /// of the reference data's malls.
+    pub(crate) fn shapes(size: usize) -> Vec<(&'static str, Vec<u8>)> {
+        let repeat = |head: &str, one: &str, tail: &str| {
+            let mut body = head.to_string();
+            while body.len() < size {
+                body.push_str(one);
+                body.push(',');
+            }
+            body.push_str(one);
+            body.push_str(tail);
+            body.into_bytes()
+        };
+        let deep = format!("{}0{}", r#"{"a":"#.repeat(100), "}".repeat(100));
+        let mut keys = String::from("{");
+        let mut i = 0u64;
+        while keys.len() < size {
+            keys.push_str(&format!("\"{i:x}\":0,"));
+            i += 1;
+        }
+        keys.push_str("\"end\":0}");
+        let dataset = crate::server::data::Dataset::new(crate::server::data::Shape::Standard);
+        let malls: Vec<serde_json::Value> = dataset
+            .malls_of(crate::server::data::MAIN.merchant_id)
+            .iter()
+            .map(|m| crate::server::data::mall_record(m))
+            .collect();
+        let page = serde_json::json!({"success": true, "code": "0000", "msg": "ok", "data": malls});
+        vec![
+            ("tiny values", repeat(r#"{"data":["#, "0", "]}")),
+            ("deep objects", repeat("[", &deep, "]")),
+            ("many keys", keys.into_bytes()),
+            (
+                "one long string",
+                format!("\"{}\"", "x".repeat(size)).into_bytes(),
+            ),
+            ("short strings", repeat("[", r#""ab""#, "]")),
+            ("escaped strings", repeat("[", r#""\u00e9\n""#, "]")),
+            ("empty containers", repeat("[", "[{},[]]", "]")),
+            ("one-member objects", repeat("[", r#"{"k":"v"}"#, "]")),
+            ("a page of malls", serde_json::to_vec(&page).unwrap()),
+        ]
+    }
+
+    #[test]
+    fn the_cost_model_bounds_the_heap_of_a_tree_of_every_shape() {
+        for (shape, body) in shapes(256 * 1024) {
+            let counted = anomalies(&body).unwrap().tree_bytes;
+            let bound = tree_bytes_bound(&body);
+            let (tree, peak) = crate::json::heap_probe::peak_during(|| {
+                serde_json::from_slice::<serde_json::Value>(&body).unwrap()
+            });
+            drop(tree);
+            assert!(
+                peak <= counted,
+                "{shape}: the tree took {peak} bytes at its peak, the model counts {counted}"
+            );
+            assert!(
+                counted <= bound,
+                "{shape}: {counted} > the quick bound {bound}"
+            );
+            // An upper bound, but not a wild one: the budget of a body must still fit the
+            // trees of ordinary bodies.
+            assert!(
+                counted <= 4 * peak + 4096,
+                "{shape}: the model counts {counted}, the tree took {peak}"
+            );
+        }
+    }
 
     #[test]
     fn duplicate_keys_are_found_with_their_pointer_escapes_decoded() {

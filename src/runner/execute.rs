@@ -15,7 +15,7 @@ use crate::release::{sample, walk};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
 use crate::service::client::{Response, Sent};
-use crate::service::lazy_json::LazyJson;
+use crate::service::lazy_json::{LazyJson, TopMembers};
 use crate::service::{politeness, request};
 use crate::spec::catalog;
 use crate::spec::wire::Digest;
@@ -705,11 +705,11 @@ impl PageSource for ClientPages<'_> {
                     response.status,
                     response
                         .json
-                        .get("success")
+                        .top("success")
                         .map_or("missing".into(), Value::to_string),
                     response
                         .json
-                        .get("code")
+                        .top("code")
                         .map_or("missing".into(), Value::to_string)
                 ),
             ));

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::service::client::{Client, Sent};
-use crate::service::lazy_json::LazyJson;
+use crate::service::lazy_json::{LazyJson, TopMembers};
 use crate::spec::catalog;
 use crate::spec::wire::Digest;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -339,7 +339,7 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
 /// (401/403, or an auth-failure envelope) where the case expects an answer: nothing of the
 /// case was tested (could not test, exit 3), never a pass or a skip. It matters under
 /// `--no-preflight`, where no preflight stopped the run first.
-pub fn refused(status: u16, json: &Value) -> Option<Finding> {
+pub fn refused(status: u16, json: &impl TopMembers) -> Option<Finding> {
     if !(matches!(status, 401 | 403) || is_auth_failure(json)) {
         return None;
     }
@@ -360,7 +360,7 @@ pub fn refused_json(status: u16, json: &LazyJson) -> Option<Finding> {
     refused(status, json)
 }
 
-fn refusal(status: u16, json: &Value) -> Finding {
+fn refusal(status: u16, json: &impl TopMembers) -> Finding {
     Finding::new(
         &catalog::PREFLIGHT,
         "",
@@ -379,13 +379,14 @@ pub fn refused_discovery(reason: &str) -> bool {
         || reason.contains("first mall-list page answered HTTP 403")
 }
 
-/// `: code 4010, <msg>` of an envelope, or nothing.
-fn envelope_text(json: &Value) -> String {
-    let code = json.get("code").map(|c| match c {
+/// `: code 4010, <msg>` of an envelope, or nothing. Read from the root's scalar members
+/// only: a body's tree is never built for it.
+fn envelope_text(json: &impl TopMembers) -> String {
+    let code = json.top("code").map(|c| match c {
         Value::String(s) => s.clone(),
         other => other.to_string(),
     });
-    let msg = json.get("msg").and_then(Value::as_str);
+    let msg = json.top("msg").and_then(Value::as_str);
     match (code, msg) {
         (Some(c), Some(m)) => format!(": code {c}, {m}"),
         (Some(c), None) => format!(": code {c}"),
@@ -396,11 +397,11 @@ fn envelope_text(json: &Value) -> String {
 
 /// An envelope that is clearly an authentication failure: `success` false with a 401/403 code
 /// or a message about signatures, appids or permissions.
-fn is_auth_failure(json: &Value) -> bool {
-    if json.get("success") != Some(&Value::Bool(false)) {
+fn is_auth_failure(json: &impl TopMembers) -> bool {
+    if json.top("success") != Some(&Value::Bool(false)) {
         return false;
     }
-    let code = match json.get("code") {
+    let code = match json.top("code") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
@@ -409,8 +410,8 @@ fn is_auth_failure(json: &Value) -> bool {
         return true;
     }
     let text = json
-        .get("msg")
-        .or_else(|| json.get("message"))
+        .top("msg")
+        .or_else(|| json.top("message"))
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_lowercase();

@@ -464,8 +464,12 @@ impl Client {
         })?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
-        let mut body = BytesMut::new();
         let limit = self.options.max_body;
+        // Room for the whole body at once when its length is announced: a buffer that grows
+        // by doubling may hold twice the body (and a copy while it grows).
+        let announced = response.content_length().unwrap_or(0);
+        let mut body =
+            BytesMut::with_capacity(usize::try_from(announced).unwrap_or(limit).min(limit));
         loop {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
@@ -492,7 +496,13 @@ impl Client {
                 }
             }
         }
-        let body = body.freeze();
+        // A body of unannounced length may have left its buffer up to twice its size: keep
+        // only the bytes.
+        let body = if body.capacity() > body.len() + body.len() / 4 + 64 * 1024 {
+            Bytes::copy_from_slice(&body)
+        } else {
+            body.freeze()
+        };
         let record = response_record(&self.redactor, status, &headers, &body, true);
         Ok((
             record,

@@ -15,7 +15,7 @@ use serde::de::{
 };
 use serde_json::{Map, Value};
 
-use crate::json::scan::{self, Anomalies, TREE_MEMBER_BYTES, TREE_VALUE_BYTES};
+use crate::json::scan::{self, Anomalies, cost};
 use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE, RESPONSE_TREE_SIZE};
 use crate::spec::schemas::INTEGER_LITERAL_EXPECTED;
 use crate::spec::wire::{self, Digest};
@@ -33,16 +33,17 @@ pub fn well_formed(bytes: &[u8]) -> Result<(), serde_json::Error> {
 /// Larger bodies (a products response can be any size) keep only their bytes.
 pub const EAGER_TREE_BYTES: usize = 64 * 1024;
 
-/// A tree may take this many times the size of its body, plus [`TREE_ALLOWANCE`]: a page of
-/// malls takes about 5 times its size (a page of thousands of malls fits), a million empty
-/// records 24 times (72 MB for 3 MB: checked whole, as `tests/it/bounded.rs` asks), while
-/// 16 MiB of tiny values (`[0,0,0,…]`, 576 MB as a tree), deep objects or many keys would
-/// take 13 to 36 times it. Past the bound the tree holds the values read so far
-/// and the rest are skipped (reported by [`LazyJson::findings`]), so memory stays bounded for
-/// every body shape.
+/// A tree may take this many times the size of its body, plus [`TREE_ALLOWANCE`], as the
+/// [`cost`] model counts it (an upper bound of the heap it takes): with the body itself, a
+/// response then holds at most 4 times `--max-body` (16 MiB: 64 MiB). A page of ten malls
+/// fits many times over; a page of hundreds of malls takes about 12 times its size, tiny
+/// values (`[0,0,0,…]`) about 26 times, deep objects about 70 times. Past the bound the tree
+/// holds the values read so far and the rest are skipped (reported by
+/// [`LazyJson::findings`]), so memory stays bounded for every body shape. Checks that read
+/// records one at a time (a mall-list page's, a products response's) never build the tree.
 pub const TREE_FACTOR: usize = 2;
 /// See [`TREE_FACTOR`].
-pub const TREE_ALLOWANCE: usize = 80 * 1024 * 1024;
+pub const TREE_ALLOWANCE: usize = 16 * 1024 * 1024;
 
 /// The most a tree of a body of `len` bytes may take.
 pub fn tree_budget(len: usize) -> usize {
@@ -64,6 +65,63 @@ pub struct LazyJson {
     /// no tree was built, no scan was needed, and checks that have nothing to say of such a
     /// body skip it. `None`: the body took the tree path.
     digest: Option<Arc<Digest>>,
+    /// What its tree takes by the [`cost`] model: from the scan of the tree path, else
+    /// counted when first asked.
+    tree_bytes: OnceLock<usize>,
+    /// The scalar members at its root and the length of its `data` array, read without the
+    /// tree when first asked (and the tree is not built).
+    head: Arc<OnceLock<Head>>,
+}
+
+/// What a check of the envelope reads of a body, without its tree: the members at the root
+/// that are neither arrays nor objects (`success`, `code`, `msg`), and how many items its
+/// `data` member holds when that is an array.
+#[derive(Debug, Clone, Default)]
+pub struct Head {
+    scalars: Map<String, Value>,
+    data_len: Option<usize>,
+}
+
+impl Head {
+    fn of_tree(tree: &Value) -> Head {
+        let Some(root) = tree.as_object() else {
+            return Head::default();
+        };
+        Head {
+            scalars: root
+                .iter()
+                .filter(|(_, v)| !v.is_array() && !v.is_object())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            data_len: root.get("data").and_then(Value::as_array).map(Vec::len),
+        }
+    }
+
+    fn of_bytes(bytes: &[u8]) -> Head {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        HeadSeed.deserialize(&mut de).unwrap_or_default()
+    }
+}
+
+/// The root members a body's envelope is judged by, read without its tree.
+pub trait TopMembers {
+    /// The member `key` at the root when it is neither an array nor an object.
+    fn top(&self, key: &str) -> Option<&Value>;
+}
+
+impl TopMembers for Value {
+    fn top(&self, key: &str) -> Option<&Value> {
+        self.get(key).filter(|v| !v.is_array() && !v.is_object())
+    }
+}
+
+impl TopMembers for LazyJson {
+    fn top(&self, key: &str) -> Option<&Value> {
+        match self.tree.get() {
+            Some(tree) => tree.top(key),
+            None => self.head().scalars.get(key),
+        }
+    }
 }
 
 impl LazyJson {
@@ -75,6 +133,8 @@ impl LazyJson {
             tree: OnceLock::new(),
             anomalies: Anomalies::default(),
             digest: None,
+            tree_bytes: OnceLock::new(),
+            head: Arc::default(),
         }
     }
 
@@ -86,9 +146,22 @@ impl LazyJson {
         Ok(json)
     }
 
-    /// Whether the tree is held within its budget: values past it are not in the tree.
+    /// Whether the tree breaks its budget: values past it are not in the tree.
     pub fn is_partial(&self) -> bool {
-        self.anomalies.tree_bytes > self.budget
+        self.tree_bytes() > self.budget
+    }
+
+    /// What the tree takes by the [`cost`] model (an upper bound of its heap). A body read by
+    /// the fast path is counted only when asked: by a few byte counts, and by a scan when
+    /// those do not settle it.
+    fn tree_bytes(&self) -> usize {
+        *self.tree_bytes.get_or_init(|| {
+            let bound = scan::tree_bytes_bound(&self.bytes);
+            if bound <= self.budget {
+                return bound;
+            }
+            scan::anomalies(&self.bytes).map_or(bound, |a| a.tree_bytes)
+        })
     }
 
     /// The body `bytes` if they are one JSON value (the error is a `Value` parse's): a body of
@@ -106,21 +179,19 @@ impl LazyJson {
     }
 
     /// The fast path of [`LazyJson::parse`]: a body the typed reader finds conforming beyond
-    /// doubt, whose tree could not break its budget, is kept as bytes and a digest. Such a body
-    /// has no duplicate key, no number beyond a double and no odd integer literal (the reader
-    /// refuses them), so the scan would find nothing.
+    /// doubt is kept as bytes and a digest. Such a body has no duplicate key, no number beyond
+    /// a double and no odd integer literal (the reader refuses them), so the scan would find
+    /// nothing; what its tree would take is counted only if a check asks for the tree.
     fn parse_fast(bytes: &Bytes) -> Option<Self> {
-        let budget = tree_budget(bytes.len());
-        if scan::tree_bytes_bound(bytes) > budget {
-            return None;
-        }
         let digest = wire::read(bytes)?;
         Some(LazyJson {
             bytes: bytes.clone(),
             tree: OnceLock::new(),
             anomalies: Anomalies::default(),
-            budget,
+            budget: tree_budget(bytes.len()),
             digest: Some(Arc::new(digest)),
+            tree_bytes: OnceLock::new(),
+            head: Arc::default(),
         })
     }
 
@@ -130,6 +201,7 @@ impl LazyJson {
         match Self::parse_plain(bytes.clone()) {
             Ok(mut json) => {
                 if let Ok(found) = scan::anomalies(&json.bytes) {
+                    json.tree_bytes = OnceLock::from(found.tree_bytes);
                     json.anomalies = found;
                 }
                 Ok(json)
@@ -141,6 +213,7 @@ impl LazyJson {
                 };
                 let zeroed = Bytes::from(scan::zero_numbers(&bytes, &found.out_of_range_spans));
                 let mut json = Self::parse_plain(zeroed)?;
+                json.tree_bytes = OnceLock::from(found.tree_bytes);
                 json.anomalies = found;
                 Ok(json)
             }
@@ -157,6 +230,8 @@ impl LazyJson {
                 tree: OnceLock::from(tree),
                 anomalies: Anomalies::default(),
                 digest: None,
+                tree_bytes: OnceLock::new(),
+                head: Arc::default(),
             });
         }
         well_formed(&bytes)?;
@@ -203,7 +278,7 @@ impl LazyJson {
                     format!(
                         "a body of {} bytes whose tree would take {} MiB",
                         self.bytes.len(),
-                        a.tree_bytes >> 20
+                        self.tree_bytes() >> 20
                     ),
                 )
                 .with_detail(format!(
@@ -265,8 +340,17 @@ impl LazyJson {
         match self.digest() {
             Some(Digest::Envelope(e)) => e.success,
             Some(Digest::Products(_)) => false,
-            None => self.get("success") == Some(&Value::Bool(true)),
+            None => self.top("success") == Some(&Value::Bool(true)),
         }
+    }
+
+    /// The root's scalar members and the `data` array's length, from the tree when it is
+    /// built, else read from the bytes (once) without building it.
+    fn head(&self) -> &Head {
+        self.head.get_or_init(|| match self.tree.get() {
+            Some(tree) => Head::of_tree(tree),
+            None => Head::of_bytes(&self.bytes),
+        })
     }
 
     /// The length of the `data` array (`json.get("data").and_then(Value::as_array)`), from
@@ -275,7 +359,10 @@ impl LazyJson {
         match self.digest() {
             Some(Digest::Envelope(e)) => e.malls.as_ref().map(Vec::len),
             Some(Digest::Products(_)) => None,
-            None => self.get("data").and_then(Value::as_array).map(Vec::len),
+            None => match self.tree.get() {
+                Some(tree) => tree.get("data").and_then(Value::as_array).map(Vec::len),
+                None => self.head().data_len,
+            },
         }
     }
 
@@ -349,6 +436,8 @@ impl From<Value> for LazyJson {
             anomalies: Anomalies::default(),
             budget: usize::MAX,
             digest: None,
+            tree_bytes: OnceLock::new(),
+            head: Arc::default(),
         }
     }
 }
@@ -396,7 +485,7 @@ impl<'de> DeserializeSeed<'de> for Bounded<'_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        self.charge(TREE_VALUE_BYTES);
+        self.charge(cost::SLOT);
         deserializer.deserialize_any(self)
     }
 }
@@ -425,12 +514,12 @@ impl<'de> Visitor<'de> for Bounded<'_> {
     }
 
     fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        self.charge(v.len());
+        self.charge(cost::text(v.len()));
         Ok(Value::String(v.to_owned()))
     }
 
     fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        self.charge(v.len());
+        self.charge(cost::text(v.len()));
         Ok(Value::String(v))
     }
 
@@ -452,7 +541,12 @@ impl<'de> Visitor<'de> for Bounded<'_> {
                 continue;
             }
             match seq.next_element_seed(Bounded(self.0))? {
-                Some(v) => out.push(v),
+                Some(v) => {
+                    if out.is_empty() {
+                        self.charge(cost::CONTAINER);
+                    }
+                    out.push(v);
+                }
                 None => break,
             }
         }
@@ -472,11 +566,153 @@ impl<'de> Visitor<'de> for Bounded<'_> {
             let Some(key) = map.next_key::<String>()? else {
                 break;
             };
-            self.charge(TREE_MEMBER_BYTES + key.len());
+            if out.is_empty() {
+                self.charge(cost::CONTAINER);
+            }
+            self.charge(cost::MEMBER + cost::text(key.len()));
             let value = map.next_value_seed(Bounded(self.0))?;
             out.insert(key, value);
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// Reads a [`Head`]: the root object's scalar members and its `data` array's length, every
+/// array and object skipped without a tree.
+struct HeadSeed;
+
+impl<'de> DeserializeSeed<'de> for HeadSeed {
+    type Value = Head;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Head, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for HeadSeed {
+    type Value = Head;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn visit_unit<E>(self) -> Result<Head, E> {
+        Ok(Head::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Head::default())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
+        let mut head = Head::default();
+        while let Some(key) = map.next_key::<String>()? {
+            // A key given twice counts as the tree's does: the last one.
+            let member = map.next_value_seed(ScalarOrLength)?;
+            if key == "data" {
+                head.data_len = match member {
+                    Member::Container(len) => len,
+                    Member::Scalar(_) => None,
+                };
+            }
+            match member {
+                Member::Scalar(v) => {
+                    head.scalars.insert(key, v);
+                }
+                Member::Container(_) => {
+                    head.scalars.shift_remove(&key);
+                }
+            }
+        }
+        Ok(head)
+    }
+}
+
+/// A root member as [`HeadSeed`] keeps it.
+enum Member {
+    Scalar(Value),
+    /// An array (with its length) or an object (`None`), skipped.
+    Container(Option<usize>),
+}
+
+/// Reads one member: a scalar as a value, an array or object skipped (an array counted).
+struct ScalarOrLength;
+
+impl<'de> DeserializeSeed<'de> for ScalarOrLength {
+    type Value = Member;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Member, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ScalarOrLength {
+    type Value = Member;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Member, E> {
+        Ok(Member::Scalar(Value::Bool(v)))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Member, E> {
+        Ok(Member::Scalar(Value::from(v)))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Member, E> {
+        Ok(Member::Scalar(Value::from(v)))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Member, E> {
+        Ok(Member::Scalar(
+            serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
+        ))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Member, E> {
+        Ok(Member::Scalar(Value::String(v.to_owned())))
+    }
+
+    fn visit_unit<E>(self) -> Result<Member, E> {
+        Ok(Member::Scalar(Value::Null))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Member, A::Error> {
+        let mut n = 0;
+        while seq.next_element::<IgnoredAny>()?.is_some() {
+            n += 1;
+        }
+        Ok(Member::Container(Some(n)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Member, A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(Member::Container(None))
     }
 }
 
@@ -542,6 +778,34 @@ impl<'de> Visitor<'de> for DiscardVisitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bounded_tree_stays_within_its_budget_for_every_body_shape() {
+        let budget = 300 * 1024;
+        for (shape, body) in crate::json::scan::tests::shapes(1024 * 1024) {
+            let left = Cell::new(budget);
+            let (tree, peak) = crate::json::heap_probe::peak_during(|| {
+                let mut de = serde_json::Deserializer::from_slice(&body);
+                Bounded(&left).deserialize(&mut de).unwrap()
+            });
+            let whole: Value = serde_json::from_slice(&body).unwrap();
+            // The budget may be overrun by the last string or key read before it ran out.
+            let longest = if shape == "one long string" {
+                body.len()
+            } else {
+                64 * 1024
+            };
+            assert!(
+                peak <= budget + longest,
+                "{shape}: a tree of budget {budget} took {peak} bytes"
+            );
+            let counted = scan::anomalies(&body).unwrap().tree_bytes;
+            assert_eq!(left.get() == 0, counted > budget, "{shape}");
+            // Within the budget by the count, the tree is whole (past it, one value that
+            // was already being read, such as one long string, may still be whole).
+            assert!(counted > budget || tree == whole, "{shape}");
+        }
+    }
 
     #[test]
     fn well_formed_errors_are_those_of_a_value_parse() {
