@@ -737,13 +737,18 @@ impl PageSource for ClientPages<'_> {
             && let Some(Digest::Envelope(e)) = response.json.digest()
         {
             // All the walk reads of a page under the default cursor rule (`paging::walk`).
-            let data: Vec<Value> = e
-                .malls
-                .iter()
-                .flatten()
-                .map(|m| json!({"mallSn": m.sn}))
-                .collect();
-            return Page::Body(json!({"success": e.success, "code": e.code, "data": data}));
+            let malls = e.malls.as_deref().unwrap_or_default();
+            return Page::Records(paging::Records {
+                len: malls.len(),
+                keys: malls
+                    .iter()
+                    .enumerate()
+                    .take_while(|(i, _)| paging::Records::keeps(*i, count))
+                    .map(|(_, m)| paging::key_of(&m.sn))
+                    .collect(),
+                last: malls.last().map(|m| json!({"mallSn": m.sn})),
+                envelope: json!({"success": e.success, "code": e.code, "data": []}),
+            });
         }
         Page::Body(response.json.into_value())
     }
@@ -994,7 +999,7 @@ async fn first_page(runner: &Runner, body: &Value, count: u64) -> page_limit::Pr
         slim: true,
     };
     match source.fetch(None, count).await {
-        Page::Body(_) => page_limit::Probe::Served,
+        Page::Body(_) | Page::Records(_) => page_limit::Probe::Served,
         Page::Stop(findings) => {
             let is = |id: &str| findings.iter().any(|f| f.check.id == id);
             if is(catalog::PAGING_PAGE_FAILED.id) && !is(catalog::HTTP_SERVER_ERROR.id) {

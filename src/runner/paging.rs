@@ -2,7 +2,6 @@
 //! a short page, bounded by a page limit, and reports oversize pages, duplicates and walks
 //! that do not end. Comparing walks (page sizes, repeats) is done by [`compare_walks`].
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -14,13 +13,67 @@ use crate::verdict::check::Check;
 use crate::verdict::event::Finding;
 use crate::verdict::findings::Findings;
 
-/// One page as the walker sees it: the response body, or the findings that stopped the walk.
+/// One page as the walker sees it: the response body, what was kept of it while its records
+/// were checked one at a time, or the findings that stopped the walk.
 #[derive(Debug)]
 pub enum Page {
     /// A decoded response body.
     Body(Value),
+    /// What the walk reads of a page whose records were read one at a time.
+    Records(Records),
     /// The page could not be fetched or used; these findings explain why.
     Stop(Vec<Finding>),
+}
+
+/// What the walk reads of a page: how many records it holds, the identity of each (of the
+/// first [`Records::KEPT_PAST_COUNT`] past `cursor.count` on a page that holds more), and what a
+/// cursor rule may read (the last record, the envelope without its records).
+#[derive(Debug, Default)]
+pub struct Records {
+    /// Records in the page.
+    pub len: usize,
+    /// Identity of each record ([`record_key`]), in order; fewer than `len` on an oversize
+    /// page.
+    pub keys: Vec<String>,
+    /// The last record, whole.
+    pub last: Option<Value>,
+    /// The response without its records (`data` empty).
+    pub envelope: Value,
+}
+
+impl Records {
+    /// Records of an oversize page past `cursor.count` whose identity is kept: the page is
+    /// reported (`paging.page-size`) and these are still compared for repeats; the rest are
+    /// not, so a page of millions of records costs no more than this.
+    pub const KEPT_PAST_COUNT: usize = 1000;
+
+    /// Whether the identity of the record at `index` of a page of `count` records is kept.
+    pub fn keeps(index: usize, count: u64) -> bool {
+        (index as u64) < count.saturating_add(Self::KEPT_PAST_COUNT as u64)
+    }
+
+    /// The view of a whole page: `None` when its `data` is not an array.
+    pub fn of_body(body: Value, count: u64) -> Option<Records> {
+        let Value::Object(mut root) = body else {
+            return None;
+        };
+        let Some(Value::Array(records)) = root.get_mut("data").map(std::mem::take) else {
+            return None;
+        };
+        root.insert("data".to_string(), Value::Array(Vec::new()));
+        let keys = records
+            .iter()
+            .enumerate()
+            .take_while(|(i, _)| Records::keeps(*i, count))
+            .map(|(_, r)| record_key(r))
+            .collect();
+        Some(Records {
+            len: records.len(),
+            keys,
+            last: records.last().cloned(),
+            envelope: Value::Object(root),
+        })
+    }
 }
 
 /// Where pages come from (the HTTP client in a run, a vector in tests).
@@ -140,13 +193,35 @@ pub fn render_trail(steps: &[Step]) -> String {
     out
 }
 
-/// Identity of a record across pages: its `mallSn`, else its whole JSON text.
-fn record_key(record: &Value) -> Cow<'_, str> {
+/// Longest identity kept whole; a longer one is kept as its start and a hash of it all.
+const KEY_KEPT_BYTES: usize = 96;
+
+/// Identity of a record across pages: its `mallSn`, else its whole JSON text; a long one (a
+/// service may send megabytes) as its first bytes and a hash of the whole, so that a walk's
+/// memory does not grow with what the service puts in a key.
+pub fn record_key(record: &Value) -> String {
     match record.get("mallSn") {
-        Some(Value::String(s)) => Cow::Borrowed(s),
-        Some(other) => Cow::Owned(other.to_string()),
-        None => Cow::Owned(record.to_string()),
+        Some(Value::String(s)) => key_of(s),
+        Some(other) => key_of(&other.to_string()),
+        None => key_of(&record.to_string()),
     }
+}
+
+/// The identity kept of a record whose key is `key` (see [`record_key`]).
+pub fn key_of(key: &str) -> String {
+    if key.len() <= KEY_KEPT_BYTES {
+        return key.to_string();
+    }
+    let mut end = KEY_KEPT_BYTES;
+    while !key.is_char_boundary(end) {
+        end -= 1;
+    }
+    let hash = {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one(key.as_bytes())
+    };
+    format!("{}… ({} bytes, #{hash:016x})", &key[..end], key.len())
 }
 
 fn cursor_text(v: &Value) -> Option<String> {
@@ -189,23 +264,24 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             out.findings.push(f);
             break;
         }
-        let body = match source.fetch(cursor.as_deref(), count).await {
-            Page::Body(v) => v,
+        let page = match source.fetch(cursor.as_deref(), count).await {
+            Page::Body(v) => Records::of_body(v, count),
+            Page::Records(r) => Some(r),
             Page::Stop(findings) => {
                 out.findings.extend(findings);
                 break;
             }
         };
-        let Some(records) = body.get("data").and_then(Value::as_array) else {
+        let Some(records) = page else {
             // The envelope check of the page reports the shape; the walk cannot go on.
             break;
         };
         let page_no = out.steps.len();
         out.steps.push(Step {
             cursor: cursor.clone(),
-            records: records.len(),
+            records: records.len,
         });
-        if records.len() as u64 > count {
+        if records.len as u64 > count {
             source.blame_last_page();
             let steps = &out.steps;
             out.findings.push_with(&catalog::PAGING_PAGE_SIZE, || {
@@ -213,15 +289,22 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                     &catalog::PAGING_PAGE_SIZE,
                     "/data",
                     format!("at most {count} records (cursor.count)"),
-                    format!("{} records on page {}", records.len(), page_no + 1),
+                    format!("{} records on page {}", records.len, page_no + 1),
                 )
-                .with_detail(render_trail(steps))
+                .with_detail(if records.keys.len() < records.len {
+                    format!(
+                        "{}; only the first {} records of the page were compared with the rest of the walk",
+                        render_trail(steps),
+                        records.keys.len()
+                    )
+                } else {
+                    render_trail(steps)
+                })
             });
         }
         let mut fresh = 0usize;
-        for (i, record) in records.iter().enumerate() {
-            let key = record_key(record);
-            if let Some(first_page) = seen_keys.get(key.as_ref()) {
+        for (i, key) in records.keys.iter().enumerate() {
+            if let Some(first_page) = seen_keys.get(key.as_str()) {
                 if duplicates == 0 {
                     source.blame_last_page();
                 }
@@ -244,12 +327,12 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                     out.findings.omit(&catalog::PAGING_DUPLICATE, 1);
                 }
             } else {
-                seen_keys.insert(key.to_string(), page_no);
+                seen_keys.insert(key.clone(), page_no);
                 fresh += 1;
             }
-            out.keys.push(&key);
+            out.keys.push(key);
         }
-        if (records.len() as u64) < count {
+        if (records.len as u64) < count {
             out.complete = true;
             break;
         }
@@ -269,10 +352,13 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         }
         let next = match &options.cursor {
             CursorRule::LastRecord(pointer) => records
-                .last()
+                .last
+                .as_ref()
                 .and_then(|r| r.pointer(pointer))
                 .and_then(cursor_text),
-            CursorRule::Response(pointer) => body.pointer(pointer).and_then(cursor_text),
+            CursorRule::Response(pointer) => {
+                records.envelope.pointer(pointer).and_then(cursor_text)
+            }
         };
         let Some(next) = next else {
             source.blame_last_page();
