@@ -15,6 +15,7 @@ pub mod error;
 pub mod exit;
 pub mod flag_range;
 pub mod fuzz;
+pub mod heap;
 pub mod json;
 pub mod local_file;
 pub mod profile;

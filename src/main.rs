@@ -7,6 +7,7 @@ use mallcheck::exit;
 use mallcheck::redact::Redactor;
 
 fn main() {
+    mallcheck::heap::tune();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -21,22 +21,27 @@ pub fn merchant_into(body: &Value, merchant_id: &str, out: &mut Findings) {
         return;
     };
     for (i, mall) in malls.iter().enumerate() {
-        let actual = mall.pointer("/seller/merchantId");
-        if actual
-            .and_then(Value::as_str)
-            .is_some_and(|a| same_id(a, merchant_id))
-        {
-            continue;
-        }
-        out.push_with(&catalog::OWNERSHIP_MERCHANT, || {
-            Finding::new(
-                &catalog::OWNERSHIP_MERCHANT,
-                format!("/data/{i}/seller/merchantId"),
-                format!("{merchant_id:?} (the requested merchant)"),
-                actual.map_or_else(|| "missing".to_string(), Value::to_string),
-            )
-        });
+        mall_merchant_into(i, mall, merchant_id, out);
     }
+}
+
+/// [`merchant_into`] of one mall, the `i`th of the page: for a page read one record at a time.
+pub fn mall_merchant_into(i: usize, mall: &Value, merchant_id: &str, out: &mut Findings) {
+    let actual = mall.pointer("/seller/merchantId");
+    if actual
+        .and_then(Value::as_str)
+        .is_some_and(|a| same_id(a, merchant_id))
+    {
+        return;
+    }
+    out.push_with(&catalog::OWNERSHIP_MERCHANT, || {
+        Finding::new(
+            &catalog::OWNERSHIP_MERCHANT,
+            format!("/data/{i}/seller/merchantId"),
+            format!("{merchant_id:?} (the requested merchant)"),
+            actual.map_or_else(|| "missing".to_string(), Value::to_string),
+        )
+    });
 }
 
 /// The answer to a mall-list request of merchant `requester` whose cursor was taken from the

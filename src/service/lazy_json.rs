@@ -240,8 +240,47 @@ impl LazyJson {
 
     /// The findings of what the scan found: each key given twice (`response.duplicate-key`)
     /// and each number beyond a double (`response.number-range`), the first
-    /// [`Anomalies::KEPT`] of each with their pointer, the rest counted in the last one.
+    /// [`Anomalies::KEPT`] of each with their pointer, the rest counted in the last one; and
+    /// `response.tree-size` when the tree would break its budget.
     pub fn findings(&self) -> Vec<Finding> {
+        self.findings_with(self.is_partial())
+    }
+
+    /// [`LazyJson::findings`] but `response.tree-size`, which [`LazyJson::tree_finding`] gives
+    /// once it is known that a check read a partial tree.
+    pub fn scan_findings(&self) -> Vec<Finding> {
+        self.findings_with(false)
+    }
+
+    /// `response.tree-size` when a check read a tree that broke its budget (the tree is built
+    /// and partial) or `streamed_partial` says a check that read the body a value at a time
+    /// ran out of it.
+    pub fn tree_finding(&self, streamed_partial: bool) -> Option<Finding> {
+        let read_partial = self.tree.get().is_some() && self.is_partial();
+        (read_partial || streamed_partial).then(|| self.tree_size_finding())
+    }
+
+    fn tree_size_finding(&self) -> Finding {
+        Finding::new(
+            &RESPONSE_TREE_SIZE,
+            "",
+            format!(
+                "a body whose tree takes at most {TREE_FACTOR} times its size plus {} MiB",
+                TREE_ALLOWANCE >> 20
+            ),
+            format!(
+                "a body of {} bytes whose tree would take {} MiB",
+                self.bytes.len(),
+                self.tree_bytes() >> 20
+            ),
+        )
+        .with_detail(format!(
+            "values past the first {} MiB of tree were skipped, not checked: a body of millions of tiny values, deep objects or keys",
+            self.budget >> 20
+        ))
+    }
+
+    fn findings_with(&self, partial: bool) -> Vec<Finding> {
         let a = &self.anomalies;
         let mut out = Vec::new();
         for (pointer, key) in &a.duplicates {
@@ -266,26 +305,8 @@ impl LazyJson {
                 a.duplicate_count - a.duplicates.len()
             );
         }
-        if self.is_partial() {
-            out.push(
-                Finding::new(
-                    &RESPONSE_TREE_SIZE,
-                    "",
-                    format!(
-                        "a body whose tree takes at most {TREE_FACTOR} times its size plus {} MiB",
-                        TREE_ALLOWANCE >> 20
-                    ),
-                    format!(
-                        "a body of {} bytes whose tree would take {} MiB",
-                        self.bytes.len(),
-                        self.tree_bytes() >> 20
-                    ),
-                )
-                .with_detail(format!(
-                    "values past the first {} MiB of tree were skipped, not checked: a body of millions of tiny values, deep objects or keys",
-                    self.budget >> 20
-                )),
-            );
+        if partial {
+            out.push(self.tree_size_finding());
         }
         let total = a.out_of_range_spans.len();
         for (i, (pointer, literal)) in a.out_of_range.iter().enumerate() {
@@ -394,6 +415,31 @@ impl LazyJson {
         let left = Cell::new(self.budget);
         let mut de = serde_json::Deserializer::from_slice(&self.bytes);
         Bounded(&left).deserialize(&mut de).unwrap_or(Value::Null)
+    }
+
+    /// Hands each item of the root's `data` array to `each`, one at a time: from the tree when
+    /// it is built, else each read from the bytes as its own tree (within the body's budget)
+    /// and dropped. Returns whether some item broke its budget (values past it skipped).
+    pub fn for_each_record(&self, each: &mut dyn FnMut(usize, &Value)) -> bool {
+        if let Some(tree) = self.tree.get() {
+            let records = tree.get("data").and_then(Value::as_array);
+            records
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .for_each(|(i, r)| each(i, r));
+            return false;
+        }
+        let mut de = serde_json::Deserializer::from_slice(&self.bytes);
+        let mut partial = false;
+        let _ = RecordsOf {
+            key: "data",
+            budget: self.budget,
+            each,
+            partial: &mut partial,
+        }
+        .deserialize(&mut de);
+        partial
     }
 
     /// Whether the body is a JSON array, read from its first byte (the tree is not built).
@@ -574,6 +620,153 @@ impl<'de> Visitor<'de> for Bounded<'_> {
             out.insert(key, value);
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// Reads the items of the array at member `key` of a root object one at a time, each as its
+/// own bounded tree handed to `each` and dropped; everything else is skipped.
+struct RecordsOf<'e> {
+    key: &'static str,
+    budget: usize,
+    each: &'e mut dyn FnMut(usize, &Value),
+    partial: &'e mut bool,
+}
+
+impl<'de> DeserializeSeed<'de> for RecordsOf<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RecordsOf<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let RecordsOf {
+            key,
+            budget,
+            each,
+            partial,
+        } = self;
+        // A `data` given twice (reported on its own, `response.duplicate-key`): the tree
+        // keeps the last, but the records of each are handed on here.
+        while let Some(k) = map.next_key::<String>()? {
+            if k != key {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            map.next_value_seed(Items {
+                budget,
+                each: &mut *each,
+                partial: &mut *partial,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// The items of one array, each as a bounded tree handed on and dropped.
+struct Items<'e> {
+    budget: usize,
+    each: &'e mut dyn FnMut(usize, &Value),
+    partial: &'e mut bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Items<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key::<IgnoredAny>()?.is_some() {
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0;
+        loop {
+            let left = Cell::new(self.budget);
+            let Some(record) = seq.next_element_seed(Bounded(&left))? else {
+                break;
+            };
+            if left.get() == 0 {
+                *self.partial = true;
+            }
+            (self.each)(i, &record);
+            i += 1;
+        }
+        Ok(())
     }
 }
 

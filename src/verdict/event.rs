@@ -67,6 +67,75 @@ pub const DETAIL_MAX_BYTES: usize = 4 * 1024;
 /// huge value (an 8 MB cursor) does not stay in memory.
 const ACTUAL_RAW_MAX: usize = 64 * 1024;
 
+/// The text of what was seen, as a finding keeps it: at most [`ACTUAL_RAW_MAX`] bytes, and
+/// how long the whole was.
+#[derive(Debug, Clone)]
+pub struct Actual {
+    text: String,
+    total: usize,
+}
+
+impl Actual {
+    /// The compact JSON text of `value`, rendered only as far as a finding keeps it (a
+    /// 16 MiB string is never copied whole), with the length of the whole.
+    pub fn json(value: &serde_json::Value) -> Actual {
+        /// Keeps the first bytes written and counts the rest.
+        struct Kept {
+            text: Vec<u8>,
+            total: usize,
+        }
+        impl std::io::Write for Kept {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let room = (ACTUAL_RAW_MAX + 4).saturating_sub(self.text.len());
+                self.text.extend_from_slice(&buf[..buf.len().min(room)]);
+                self.total += buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut kept = Kept {
+            text: Vec::new(),
+            total: 0,
+        };
+        let _ = serde_json::to_writer(&mut kept, value);
+        // The cut may fall inside a character: keep the whole ones before it.
+        let text = match String::from_utf8(kept.text) {
+            Ok(t) => t,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                let mut bytes = e.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).unwrap_or_default()
+            }
+        };
+        Actual {
+            text,
+            total: kept.total,
+        }
+    }
+}
+
+impl From<String> for Actual {
+    fn from(text: String) -> Actual {
+        let total = text.len();
+        Actual { text, total }
+    }
+}
+
+impl From<&str> for Actual {
+    fn from(text: &str) -> Actual {
+        Actual::from(text.to_string())
+    }
+}
+
+impl From<&String> for Actual {
+    fn from(text: &String) -> Actual {
+        Actual::from(text.clone())
+    }
+}
+
 impl Finding {
     /// Builds a finding. `actual` is kept raw (at most [`ACTUAL_RAW_MAX`] bytes) until
     /// [`Finding::seal`] scrubs it and only then cuts it to [`ACTUAL_MAX_CHARS`]: a cut made
@@ -75,10 +144,12 @@ impl Finding {
         check: &'static Check,
         pointer: impl Into<String>,
         expected: impl Into<String>,
-        actual: impl Into<String>,
+        actual: impl Into<Actual>,
     ) -> Self {
-        let mut actual = actual.into();
-        let whole = actual.len();
+        let Actual {
+            text: mut actual,
+            total: whole,
+        } = actual.into();
         if actual.len() > ACTUAL_RAW_MAX {
             let end = (0..=ACTUAL_RAW_MAX)
                 .rev()

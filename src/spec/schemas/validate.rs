@@ -16,7 +16,7 @@ use super::{INTRODUCTION_SCHEMA, Items, MAX_FINDINGS, RecordArray, Schema, Schem
 use crate::json::escape_pointer;
 use crate::spec::catalog::{EXTRA_FIELDS, PRODUCT_INTRODUCTION};
 use crate::verdict::check::Check;
-use crate::verdict::event::Finding;
+use crate::verdict::event::{Actual, Finding};
 use crate::verdict::findings::Findings;
 
 impl SchemaSet {
@@ -483,14 +483,14 @@ pub(super) fn introductions<'a>(name: &str, instance: &'a Value) -> Vec<(String,
 }
 
 /// The expected phrase and the actual value of a violation.
-pub(super) fn describe(error: &ValidationError<'_>) -> (String, String) {
-    let actual = || compact(error.instance());
+pub(super) fn describe(error: &ValidationError<'_>) -> (String, Actual) {
+    let actual = || Actual::json(error.instance());
     match error.kind() {
         ValidationErrorKind::Required { property } => {
             let field = property
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_string);
-            (format!("required field `{field}`"), "missing".to_string())
+            (format!("required field `{field}`"), "missing".into())
         }
         ValidationErrorKind::Enum { options } => (format!("one of {}", list(options)), actual()),
         ValidationErrorKind::Constant { expected_value } => {
