@@ -148,6 +148,9 @@ pub(super) async fn run(
             .map_or(0, Vec::len);
         let leak =
             ownership::cursor_merchant(&response.json, &to.merchant, &from.merchant, &from.malls);
+        if let Some(f) = response.json.tree_finding(false) {
+            c.add(vec![f], &span);
+        }
         c.add(leak.into_iter().collect(), &span);
         said.push(format!(
             "{}'s cursor in a request of {}: HTTP {}, {records} mall(s) checked",
@@ -199,6 +202,9 @@ async fn first_page(
     }
     let success = response.json.get("success") == Some(&Value::Bool(true))
         && response.json.get("data").is_some_and(Value::is_array);
+    if let Some(f) = response.json.tree_finding(false) {
+        c.add(vec![f], span);
+    }
     if success {
         First::Served(response.json.into_value())
     } else {

@@ -21,7 +21,7 @@ use crate::spec::catalog;
 use crate::spec::wire::Digest;
 use crate::verdict::check::Check;
 use crate::verdict::event::{
-    CaseId, CaseResult, Coverage, Finding, Outcome, SNAPSHOT_COMPARED, SNAPSHOT_FAILED,
+    Actual, CaseId, CaseResult, Coverage, Finding, Outcome, SNAPSHOT_COMPARED, SNAPSHOT_FAILED,
     SNAPSHOT_OFF, SourceLocation,
 };
 use crate::verdict::exchange::Exchange;
@@ -140,7 +140,8 @@ impl<'a> Collector<'a> {
         self.record(sent.exchange);
         match sent.result {
             Ok(r) => {
-                self.add(r.json.findings(), span);
+                // `response.tree-size` only once a check has read a partial tree.
+                self.add(r.json.scan_findings(), span);
                 Some(r)
             }
             Err(f) => {
@@ -263,7 +264,8 @@ impl Part {
         self.record(sent.exchange);
         match sent.result {
             Ok(r) => {
-                self.add(r.json.findings());
+                // `response.tree-size` only once a check has read a partial tree.
+                self.add(r.json.scan_findings());
                 Some(r)
             }
             Err(f) => {
@@ -460,6 +462,8 @@ async fn exchange_case(
     if let Some(no_data) = &expect.no_data {
         c.add(no_data_of(no_data.check, &response.json), &no_data.span);
     }
+    // Whether a check that read the body a value at a time met a value past its tree budget.
+    let mut streamed_partial = false;
     // The error shape of the products operation is not shown (§7.4): only a 2xx is validated.
     let schema_applies = expect.schema_enabled
         && (x.endpoint != Endpoint::MallProducts || (200..300).contains(&response.status));
@@ -482,7 +486,7 @@ async fn exchange_case(
             id if id == catalog::OWNERSHIP_MERCHANT.id => {
                 let merchant = ownership::requested_merchant(&request_body).unwrap_or_default();
                 let mut found = c.bounded();
-                merchant_of(&response.json, merchant, &mut found);
+                streamed_partial |= merchant_of(&response.json, merchant, &mut found);
                 c.absorb(found, &check.span);
                 continue;
             }
@@ -520,6 +524,17 @@ async fn exchange_case(
     }
     for a in &expect.asserts {
         c.add(assert::evaluate(a, &response.json), &a.span);
+    }
+    // A snapshot of the answer alone reads its tree too.
+    if x.snapshot
+        .as_ref()
+        .is_some_and(|s| !s.walk && s.malls.is_none())
+        && runner.snapshots.is_some()
+    {
+        let _ = response.json.value();
+    }
+    if let Some(f) = response.json.tree_finding(streamed_partial) {
+        c.add(vec![f], &case_span);
     }
     // Said in the coverage either way, so that a report never calls an uncompared snapshot
     // a pass.
@@ -605,11 +620,17 @@ fn no_data_of(check: &'static Check, json: &LazyJson) -> Vec<Finding> {
 }
 
 /// `ownership::merchant_into`, skipped when the fast path read every mall's merchant as the
-/// requested one.
-fn merchant_of(json: &LazyJson, merchant: &str, out: &mut Findings) {
-    if !conforming::all_malls_of(json.digest(), merchant) {
-        ownership::merchant_into(json, merchant, out);
+/// requested one; the malls are read one at a time when the page's tree is not built.
+/// Returns whether a mall broke its tree budget (see [`LazyJson::tree_finding`]).
+fn merchant_of(json: &LazyJson, merchant: &str, out: &mut Findings) -> bool {
+    if conforming::all_malls_of(json.digest(), merchant) {
+        return false;
     }
+    crate::cpu::cpu_bound(|| {
+        json.for_each_record(&mut |i, mall| {
+            ownership::mall_merchant_into(i, mall, merchant, out);
+        })
+    })
 }
 
 /// Whether the case sends a signed call of the configured credentials and expects it served:
@@ -1309,7 +1330,7 @@ async fn products_call(
                 &catalog::PRODUCTS_LISTED_MALL,
                 "",
                 format!("a products array for listed mall {sn}"),
-                format!("HTTP {}, {}", r.status, r.json),
+                Actual::with_body(&format!("HTTP {}, ", r.status), r.json.bytes()),
             )]);
         }
         return (part, None);

@@ -117,6 +117,20 @@ impl Actual {
     }
 }
 
+impl Actual {
+    /// `prefix` followed by the start of `body` (as text), with the length of the whole: for
+    /// a body shown in a finding without copying it whole.
+    pub fn with_body(prefix: &str, body: &[u8]) -> Actual {
+        let shown = &body[..body.len().min(ACTUAL_RAW_MAX)];
+        let mut text = prefix.to_string();
+        text.push_str(&String::from_utf8_lossy(shown));
+        Actual {
+            total: text.len() + (body.len() - shown.len()),
+            text,
+        }
+    }
+}
+
 impl From<String> for Actual {
     fn from(text: String) -> Actual {
         let total = text.len();
