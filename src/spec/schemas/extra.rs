@@ -226,13 +226,13 @@ impl Shapes {
         let mut path = Vec::new();
         for (key, value) in members {
             match shape.field(key) {
-                Some(child) => {
-                    if value.is_object() || value.is_array() {
-                        path.push(Step::Key(key));
-                        self.extra_in(child, value, &mut path, layouts, out);
-                        path.pop();
-                    }
+                // Scalars of a listed field have nothing to walk.
+                Some(child) if value.is_object() || value.is_array() => {
+                    path.push(Step::Key(key));
+                    self.extra_in(child, value, &mut path, layouts, out);
+                    path.pop();
                 }
+                Some(_) => {}
                 None if shape.declares => out.push_with(&EXTRA_FIELDS, || {
                     Finding::new(
                         &EXTRA_FIELDS,

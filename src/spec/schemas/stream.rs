@@ -19,7 +19,7 @@ use super::extra::{Layouts, Step};
 use super::validate::{Introduction, Place, Repeats, Violations};
 use super::{RecordArray, Schema, SchemaSet, Split, check_of};
 use crate::json::escape_pointer;
-use crate::json::scan::TREE_MEMBER_BYTES;
+use crate::json::scan::cost;
 use crate::service::lazy_json::{Bounded, tree_budget};
 use crate::spec::catalog::EXTRA_FIELDS;
 use crate::verdict::findings::Findings;
@@ -649,12 +649,19 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_, '_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EnvelopeRead, A::Error> {
+        // Charged as `Bounded` charges an object: the root's slot, its first allocations,
+        // each member and its key (and each value's slot, by `Bounded` or here).
         let left = Cell::new(self.stream.budget);
+        let charge = |bytes: usize| left.set(left.get().saturating_sub(bytes));
+        charge(cost::SLOT);
         let mut members = Map::new();
         let mut records = None;
         while let Some(key) = map.next_key::<String>()? {
+            if members.is_empty() {
+                charge(cost::CONTAINER);
+            }
             if key == self.key {
-                left.set(left.get().saturating_sub(TREE_MEMBER_BYTES + key.len()));
+                charge(cost::SLOT + cost::MEMBER + cost::text(key.len()));
                 self.stream.restart();
                 let read = map.next_value_seed(Member {
                     stream: self.stream,
@@ -674,7 +681,7 @@ impl<'de> Visitor<'de> for EnvelopeVisitor<'_, '_, '_> {
             } else if left.get() == 0 {
                 map.next_value::<IgnoredAny>()?;
             } else {
-                left.set(left.get().saturating_sub(TREE_MEMBER_BYTES + key.len()));
+                charge(cost::MEMBER + cost::text(key.len()));
                 let value = map.next_value_seed(Bounded(&left))?;
                 members.insert(key, value);
             }
@@ -1140,8 +1147,8 @@ mod tests {
 
     #[test]
     fn many_tiny_values_in_an_envelope_member_leave_the_tree_partial() {
-        // 9 MB of zeros would take 144 MB as a tree, past 2 × 9 MB + 80 MB.
-        let zeros = 4_500_000;
+        // 1 MB of zeros takes tens of MB as a tree, past 2 × 1 MB + 16 MB.
+        let zeros = 500_000;
         let mut body = br#"{"success":true,"code":"0000","msg":"ok","data":[],"x":["#.to_vec();
         body.extend(std::iter::repeat_n(&b"0,"[..], zeros).flatten());
         body.extend(b"0]}");
