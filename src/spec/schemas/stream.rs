@@ -96,16 +96,21 @@ pub struct StreamOutcome {
 enum Plan<'s> {
     /// The schema's root is its record array.
     Root(&'s Schema, &'s RecordArray),
-    /// The record array is one member of a root object, whose other rules are checked on
-    /// the object with that member emptied: `limit` is the largest `minItems` / `maxItems`
-    /// bound on the member, if any (those rules count the records).
-    Envelope {
-        schema: &'s Schema,
-        split: &'s Split,
-        array: &'s RecordArray,
-        key: &'s str,
-        limit: Option<u64>,
-    },
+    /// The record array is one member of a root object.
+    Envelope(EnvelopePlan<'s>),
+}
+
+/// A record array that is one member of a root object, whose other rules are checked on the
+/// object with that member emptied.
+struct EnvelopePlan<'s> {
+    schema: &'s Schema,
+    split: &'s Split,
+    array: &'s RecordArray,
+    /// The member's name.
+    key: &'s str,
+    /// The largest `minItems` / `maxItems` bound on the member, if any (those rules count the
+    /// records).
+    limit: Option<u64>,
 }
 
 impl SchemaSet {
@@ -174,60 +179,8 @@ impl SchemaSet {
                     partial,
                 })
             }
-            (
-                Some(Plan::Envelope {
-                    schema,
-                    split,
-                    array,
-                    key,
-                    limit,
-                }),
-                Some(b'{'),
-            ) => {
-                let mut state = Stream::new(self, name, schema, array, out.cap(), each, extra);
-                state.budget = budget;
-                state.key = Some(key);
-                state.prefix = format!("/{}", escape_pointer(key));
-                let mut de = serde_json::Deserializer::from_slice(bytes);
-                let read = (&mut de).deserialize_map(EnvelopeVisitor {
-                    stream: &mut state,
-                    key,
-                })?;
-                de.end()?;
-                let partial = read.partial || state.partial;
-                let mut envelope = Value::Object(read.members);
-                let Some(n) = read.records else {
-                    // No record array: the envelope as read is the whole tree.
-                    self.tree_into(name, &envelope, out, extra);
-                    return Ok(StreamOutcome {
-                        shape: Streamed::Envelope {
-                            records: None,
-                            envelope,
-                        },
-                        partial,
-                    });
-                };
-                if !shallow_holds(split, &mut envelope, key, n, limit) {
-                    // The envelope's rules count the records here: checked on the whole
-                    // tree (the records were handed to `each` already).
-                    let (tree, cut) = bounded_tree(bytes, budget)?;
-                    self.tree_into(name, &tree, out, extra);
-                    return Ok(StreamOutcome {
-                        shape: Streamed::Envelope {
-                            records: Some(n),
-                            envelope,
-                        },
-                        partial: partial || cut,
-                    });
-                }
-                state.finish_envelope(split, &envelope, out);
-                Ok(StreamOutcome {
-                    shape: Streamed::Envelope {
-                        records: Some(n),
-                        envelope,
-                    },
-                    partial,
-                })
+            (Some(Plan::Envelope(plan)), Some(b'{')) => {
+                self.envelope_into(name, &plan, bytes, out, each, extra, budget)
             }
             _ => {
                 let (tree, partial) = bounded_tree(bytes, budget)?;
@@ -241,6 +194,71 @@ impl SchemaSet {
                 })
             }
         }
+    }
+
+    /// A root object around the record array of `plan` (see [`SchemaSet::check_bytes_into`]).
+    #[allow(clippy::too_many_arguments)]
+    fn envelope_into(
+        &self,
+        name: &str,
+        plan: &EnvelopePlan<'_>,
+        bytes: &[u8],
+        out: &mut Findings,
+        each: &mut dyn FnMut(usize, &Value),
+        extra: bool,
+        budget: usize,
+    ) -> Result<StreamOutcome, serde_json::Error> {
+        let &EnvelopePlan {
+            schema,
+            split,
+            array,
+            key,
+            limit,
+        } = plan;
+        let mut state = Stream::new(self, name, schema, array, out.cap(), each, extra);
+        state.budget = budget;
+        state.key = Some(key);
+        state.prefix = format!("/{}", escape_pointer(key));
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let read = (&mut de).deserialize_map(EnvelopeVisitor {
+            stream: &mut state,
+            key,
+        })?;
+        de.end()?;
+        let partial = read.partial || state.partial;
+        let mut envelope = Value::Object(read.members);
+        let Some(n) = read.records else {
+            // No record array: the envelope as read is the whole tree.
+            self.tree_into(name, &envelope, out, extra);
+            return Ok(StreamOutcome {
+                shape: Streamed::Envelope {
+                    records: None,
+                    envelope,
+                },
+                partial,
+            });
+        };
+        if !shallow_holds(split, &mut envelope, key, n, limit) {
+            // The envelope's rules count the records here: checked on the whole
+            // tree (the records were handed to `each` already).
+            let (tree, cut) = bounded_tree(bytes, budget)?;
+            self.tree_into(name, &tree, out, extra);
+            return Ok(StreamOutcome {
+                shape: Streamed::Envelope {
+                    records: Some(n),
+                    envelope,
+                },
+                partial: partial || cut,
+            });
+        }
+        state.finish_envelope(split, &envelope, out);
+        Ok(StreamOutcome {
+            shape: Streamed::Envelope {
+                records: Some(n),
+                envelope,
+            },
+            partial,
+        })
     }
 
     /// The check (or validation) of a whole tree.
@@ -280,13 +298,13 @@ impl SchemaSet {
             }
             [key] => {
                 let limit = envelope_limit(&schema.document, key)?;
-                Some(Plan::Envelope {
+                Some(Plan::Envelope(EnvelopePlan {
                     schema,
                     split,
                     array,
                     key,
                     limit,
-                })
+                }))
             }
             _ => None,
         }
@@ -1112,11 +1130,11 @@ mod tests {
     fn the_shipped_page_schema_streams_and_item_rules_do_not() {
         assert!(matches!(
             SCHEMAS.plan("mall-list-response"),
-            Some(Plan::Envelope {
+            Some(Plan::Envelope(EnvelopePlan {
                 key: "data",
                 limit: Some(0),
                 ..
-            })
+            }))
         ));
         assert!(matches!(
             SCHEMAS.plan("products-response"),
