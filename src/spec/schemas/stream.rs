@@ -896,6 +896,12 @@ mod tests {
             prop_assert_eq!(said(&streamed), said(&tree));
             let tree_ids = crate::checks::products::spu_ids(&Value::Array(products));
             prop_assert_eq!(ids, tree_ids);
+            let mut streamed = Findings::new(cap);
+            let how = SCHEMAS.validate_bytes_into("products-response", &bytes, &mut streamed, &mut |_, _| {});
+            prop_assert!(matches!(how.unwrap().shape, Streamed::Records(_)));
+            let mut tree = Findings::new(cap);
+            SCHEMAS.validate_into("products-response", &serde_json::from_slice(&bytes).unwrap(), &mut tree);
+            prop_assert_eq!(said(&streamed), said(&tree));
         }
     }
 
@@ -1029,7 +1035,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
 
         #[test]
         fn streamed_page_findings_equal_tree_findings(
