@@ -988,11 +988,9 @@ mod tests {
             }
             7 | 8 => {
                 // An extra member, before or after `data`.
-                map.shift_insert(
-                    at % (map.len() + 1),
-                    format!("extra{at}"),
-                    json!({"x": [1]}),
-                );
+                let name = format!("extra{at}");
+                map.shift_remove(&name);
+                map.shift_insert(at % (map.len() + 1), name, json!({"x": [1]}));
             }
             9 => {
                 map.insert("success".into(), json!(false));
