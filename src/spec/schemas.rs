@@ -8,7 +8,7 @@ mod stream;
 mod validate;
 
 pub use load::{INTEGER_LITERAL_EXPECTED, is_datetime, is_decimal_text, is_digit_string};
-pub use stream::Streamed;
+pub use stream::{StreamOutcome, Streamed};
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

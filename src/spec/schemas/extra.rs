@@ -197,10 +197,53 @@ impl Shape {
 }
 
 impl Shapes {
-    /// The shape of one record of the root array of schema `name`.
-    pub(super) fn root_items(&self, name: &str) -> Option<usize> {
-        let &root = self.roots.get(name)?;
-        self.shapes.get(root).and_then(|s| s.items)
+    /// The root shape of schema `name`.
+    pub(super) fn root(&self, name: &str) -> Option<usize> {
+        self.roots.get(name).copied()
+    }
+
+    /// The shape of one record of the array at `path` (property names from the root; empty:
+    /// the root array) of schema `name`.
+    pub(super) fn record_items(&self, name: &str, path: &[String]) -> Option<usize> {
+        let mut id = self.root(name)?;
+        for key in path {
+            id = self.shapes.get(id)?.field(key)?;
+        }
+        self.shapes.get(id).and_then(|s| s.items)
+    }
+
+    /// Extra fields of some members of a root object of shape `id`, in the order given: the
+    /// object step of [`Shapes::walk`] over part of an object (a streamed envelope walks the
+    /// members before its record array and those after it apart).
+    pub(super) fn extra_members<'v>(
+        &self,
+        id: usize,
+        members: impl Iterator<Item = (&'v String, &'v Value)>,
+        layouts: &mut Layouts,
+        out: &mut Findings,
+    ) {
+        let shape = &self.shapes[id];
+        let mut path = Vec::new();
+        for (key, value) in members {
+            match shape.field(key) {
+                // Scalars of a listed field have nothing to walk.
+                Some(child) if value.is_object() || value.is_array() => {
+                    path.push(Step::Key(key));
+                    self.extra_in(child, value, &mut path, layouts, out);
+                    path.pop();
+                }
+                Some(_) => {}
+                None if shape.declares => out.push_with(&EXTRA_FIELDS, || {
+                    Finding::new(
+                        &EXTRA_FIELDS,
+                        format!("/{}", escape_pointer(key)),
+                        "only fields the spec lists",
+                        format!("extra field `{key}`"),
+                    )
+                }),
+                None => {}
+            }
+        }
     }
 
     /// Extra fields of `instance` (of shape `id`, at `path`) into `out`.

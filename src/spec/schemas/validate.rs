@@ -192,7 +192,7 @@ impl SchemaSet {
 
     /// The errors of one validator on one value, each attributed to its check and handed to
     /// `cx` (which builds a finding only while the check is under its cap).
-    fn errors(
+    pub(super) fn errors(
         &self,
         validator: &Validator,
         start: Start<'_>,
