@@ -4,6 +4,7 @@
 #[cfg(test)]
 pub mod heap_probe;
 pub mod scan;
+pub mod tree;
 
 use serde_json::Value;
 

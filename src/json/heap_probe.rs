@@ -78,3 +78,48 @@ pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let peak = PEAK.with(Cell::get);
     (out, peak - before)
 }
+
+/// Bodies of every shape a tree can take many times the size of: tiny values, deep
+/// objects, many keys, long and many short strings, escapes, empty containers, and a page
+/// of the reference data's malls.
+pub fn shapes(size: usize) -> Vec<(&'static str, Vec<u8>)> {
+    let repeat = |head: &str, one: &str, tail: &str| {
+        let mut body = head.to_string();
+        while body.len() < size {
+            body.push_str(one);
+            body.push(',');
+        }
+        body.push_str(one);
+        body.push_str(tail);
+        body.into_bytes()
+    };
+    let deep = format!("{}0{}", r#"{"a":"#.repeat(100), "}".repeat(100));
+    let mut keys = String::from("{");
+    let mut i = 0u64;
+    while keys.len() < size {
+        keys.push_str(&format!("\"{i:x}\":0,"));
+        i += 1;
+    }
+    keys.push_str("\"end\":0}");
+    // A mall record of §2.2's shape (the layout of the reference data's).
+    let mall = r#"{"id":"1001","mallSn":"200000001","templateId":"7","mallName":"Mall 1","industryCode":"retail","edition":1,"appType":1,"state":1,"innerState":0,"isDelete":0,"signature":"5f0c6a1d2b7e4c98","seller":{"merchantId":"5f3c9a1e-7b42-4d8e-9c61-2a8f0e4b7d13","merchantUserId":"b7e2d4a9-1c36-4f5b-8e90-3d7a6c2f1e48","role":"OWNER"},"createTime":"2024-01-02T03:04:05Z","updateTime":"2024-01-02T03:04:05Z","logo":null,"banner":null,"domain":null,"phone":null,"email":null,"address":null,"province":null,"city":null,"district":null,"longitude":null,"latitude":null,"openTime":null,"closeTime":null,"notice":null,"remark":null,"tags":["a","b"]}"#;
+    let page = repeat(
+        r#"{"success":true,"code":"0000","msg":"ok","data":["#,
+        mall,
+        "]}",
+    );
+    vec![
+        ("tiny values", repeat(r#"{"data":["#, "0", "]}")),
+        ("deep objects", repeat("[", &deep, "]")),
+        ("many keys", keys.into_bytes()),
+        (
+            "one long string",
+            format!("\"{}\"", "x".repeat(size)).into_bytes(),
+        ),
+        ("short strings", repeat("[", r#""ab""#, "]")),
+        ("escaped strings", repeat("[", r#""\u00e9\n""#, "]")),
+        ("empty containers", repeat("[", "[{},[]]", "]")),
+        ("one-member objects", repeat("[", r#"{"k":"v"}"#, "]")),
+        ("a page of malls", page),
+    ]
+}

@@ -545,57 +545,12 @@ pub fn literals_at(bytes: &[u8], pointers: &HashSet<String>) -> Vec<(String, Str
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// Bodies of every shape a tree can take many times the size of: tiny values, deep
-    /// objects, many keys, long and many short strings, escapes, empty containers, and a page
-    /// of the reference data's malls.
-    pub(crate) fn shapes(size: usize) -> Vec<(&'static str, Vec<u8>)> {
-        let repeat = |head: &str, one: &str, tail: &str| {
-            let mut body = head.to_string();
-            while body.len() < size {
-                body.push_str(one);
-                body.push(',');
-            }
-            body.push_str(one);
-            body.push_str(tail);
-            body.into_bytes()
-        };
-        let deep = format!("{}0{}", r#"{"a":"#.repeat(100), "}".repeat(100));
-        let mut keys = String::from("{");
-        let mut i = 0u64;
-        while keys.len() < size {
-            keys.push_str(&format!("\"{i:x}\":0,"));
-            i += 1;
-        }
-        keys.push_str("\"end\":0}");
-        let dataset = crate::server::data::Dataset::new(crate::server::data::Shape::Standard);
-        let malls: Vec<serde_json::Value> = dataset
-            .malls_of(crate::server::data::MAIN.merchant_id)
-            .iter()
-            .map(|m| crate::server::data::mall_record(m))
-            .collect();
-        let page = serde_json::json!({"success": true, "code": "0000", "msg": "ok", "data": malls});
-        vec![
-            ("tiny values", repeat(r#"{"data":["#, "0", "]}")),
-            ("deep objects", repeat("[", &deep, "]")),
-            ("many keys", keys.into_bytes()),
-            (
-                "one long string",
-                format!("\"{}\"", "x".repeat(size)).into_bytes(),
-            ),
-            ("short strings", repeat("[", r#""ab""#, "]")),
-            ("escaped strings", repeat("[", r#""\u00e9\n""#, "]")),
-            ("empty containers", repeat("[", "[{},[]]", "]")),
-            ("one-member objects", repeat("[", r#"{"k":"v"}"#, "]")),
-            ("a page of malls", serde_json::to_vec(&page).unwrap()),
-        ]
-    }
 
     #[test]
     fn the_cost_model_bounds_the_heap_of_a_tree_of_every_shape() {
-        for (shape, body) in shapes(256 * 1024) {
+        for (shape, body) in crate::json::heap_probe::shapes(256 * 1024) {
             let counted = anomalies(&body).unwrap().tree_bytes;
             let bound = tree_bytes_bound(&body);
             let (tree, peak) = crate::json::heap_probe::peak_during(|| {

@@ -15,7 +15,8 @@ use serde::de::{
 };
 use serde_json::{Map, Value};
 
-use crate::json::scan::{self, Anomalies, cost};
+use crate::json::scan::{self, Anomalies};
+pub use crate::json::tree::{Bounded, TREE_ALLOWANCE, TREE_FACTOR, tree_budget};
 use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE, RESPONSE_TREE_SIZE};
 use crate::spec::schemas::INTEGER_LITERAL_EXPECTED;
 use crate::spec::wire::{self, Digest};
@@ -32,24 +33,6 @@ pub fn well_formed(bytes: &[u8]) -> Result<(), serde_json::Error> {
 /// answer), and one parse costs less than a well-formedness pass followed by a tree parse.
 /// Larger bodies (a products response can be any size) keep only their bytes.
 pub const EAGER_TREE_BYTES: usize = 64 * 1024;
-
-/// A tree may take this many times the size of its body, plus [`TREE_ALLOWANCE`], as the
-/// [`cost`] model counts it (an upper bound of the heap it takes): with the body itself, a
-/// response then holds at most 4 times `--max-body` (16 MiB: 64 MiB). A page of ten malls
-/// fits many times over; a page of hundreds of malls takes about 12 times its size, tiny
-/// values (`[0,0,0,…]`) about 26 times, deep objects about 70 times. Past the bound the tree
-/// holds the values read so far and the rest are skipped (reported by
-/// [`LazyJson::findings`]), so memory stays bounded for every body shape. Checks that read
-/// records one at a time (a mall-list page's, a products response's) never build the tree.
-pub const TREE_FACTOR: usize = 2;
-/// See [`TREE_FACTOR`].
-pub const TREE_ALLOWANCE: usize = 16 * 1024 * 1024;
-
-/// The most a tree of a body of `len` bytes may take.
-pub fn tree_budget(len: usize) -> usize {
-    len.saturating_mul(TREE_FACTOR)
-        .saturating_add(TREE_ALLOWANCE)
-}
 
 /// A JSON body: its bytes, and its tree once something needed it. Dereferences to the tree.
 /// It also holds what a tree hides (keys given twice, numbers beyond a double), found by one
@@ -511,118 +494,6 @@ impl fmt::Debug for LazyJson {
     }
 }
 
-/// A tree built up to a budget (bytes a tree takes, as the scan counts them): once spent,
-/// the rest of each array and object is read and dropped. The cell holds what is left of the
-/// budget: 0 once it ran out (the tree is then partial). A seed: `Bounded(&left)
-/// .deserialize(&mut de)`, or `next_element_seed(Bounded(&left))` for one value of a stream.
-pub struct Bounded<'b>(pub &'b Cell<usize>);
-
-impl Bounded<'_> {
-    fn charge(&self, bytes: usize) {
-        self.0.set(self.0.get().saturating_sub(bytes));
-    }
-
-    fn spent(&self) -> bool {
-        self.0.get() == 0
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Bounded<'_> {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        self.charge(cost::SLOT);
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Bounded<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("any valid JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        self.charge(cost::text(v.len()));
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        self.charge(cost::text(v.len()));
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        loop {
-            if self.spent() {
-                if seq.next_element::<IgnoredAny>()?.is_none() {
-                    break;
-                }
-                continue;
-            }
-            match seq.next_element_seed(Bounded(self.0))? {
-                Some(v) => {
-                    if out.is_empty() {
-                        self.charge(cost::CONTAINER);
-                    }
-                    out.push(v);
-                }
-                None => break,
-            }
-        }
-        Ok(Value::Array(out))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        loop {
-            if self.spent() {
-                if map.next_key::<IgnoredAny>()?.is_none() {
-                    break;
-                }
-                map.next_value::<IgnoredAny>()?;
-                continue;
-            }
-            let Some(key) = map.next_key::<String>()? else {
-                break;
-            };
-            if out.is_empty() {
-                self.charge(cost::CONTAINER);
-            }
-            self.charge(cost::MEMBER + cost::text(key.len()));
-            let value = map.next_value_seed(Bounded(self.0))?;
-            out.insert(key, value);
-        }
-        Ok(Value::Object(out))
-    }
-}
-
 /// Reads the items of the array at member `key` of a root object one at a time, each as its
 /// own bounded tree handed to `each` and dropped; everything else is skipped.
 struct RecordsOf<'e> {
@@ -975,7 +846,7 @@ mod tests {
     #[test]
     fn a_bounded_tree_stays_within_its_budget_for_every_body_shape() {
         let budget = 300 * 1024;
-        for (shape, body) in crate::json::scan::tests::shapes(1024 * 1024) {
+        for (shape, body) in crate::json::heap_probe::shapes(1024 * 1024) {
             let left = Cell::new(budget);
             let (tree, peak) = crate::json::heap_probe::peak_during(|| {
                 let mut de = serde_json::Deserializer::from_slice(&body);

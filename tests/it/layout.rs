@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// layer and none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["redact", "json", "local_file", "flag_range"],
-    &["tls", "cpu", "shipped"],
+    &["tls", "cpu", "shipped", "heap"],
     &["verdict", "atomic"],
     &["sign", "exit", "diag", "spec"],
     &["case", "error"],

@@ -20,7 +20,7 @@ use super::validate::{Introduction, Place, Repeats, Violations};
 use super::{RecordArray, Schema, SchemaSet, Split, check_of};
 use crate::json::escape_pointer;
 use crate::json::scan::cost;
-use crate::service::lazy_json::{Bounded, tree_budget};
+use crate::json::tree::{Bounded, tree_budget};
 use crate::spec::catalog::EXTRA_FIELDS;
 use crate::verdict::findings::Findings;
 
