@@ -18,6 +18,7 @@ use crate::service::client::{Response, Sent};
 use crate::service::lazy_json::{LazyJson, TopMembers};
 use crate::service::{politeness, request};
 use crate::spec::catalog;
+use crate::spec::schemas::{StreamOutcome, Streamed};
 use crate::spec::wire::Digest;
 use crate::verdict::check::Check;
 use crate::verdict::event::{
@@ -473,10 +474,22 @@ async fn exchange_case(
             None => (x.endpoint.response_schema(), case_span.clone()),
         };
         let mut found = c.bounded();
-        if !runner.schemas.conforms(name, response.json.digest()) {
+        let json = &response.json;
+        if !runner.schemas.conforms(name, json.digest()) {
             crate::cpu::cpu_bound(|| {
-                runner.schemas.check_into(name, &response.json, &mut found);
-                response.json.spell(found.kept_mut());
+                if json.is_built() {
+                    runner.schemas.check_into(name, json, &mut found);
+                } else {
+                    // A large body: its records are checked one at a time, no tree built.
+                    let outcome = runner.schemas.check_bytes_into(
+                        name,
+                        json.bytes(),
+                        &mut found,
+                        &mut |_, _| {},
+                    );
+                    streamed_partial |= outcome.is_ok_and(|o| o.partial);
+                }
+                json.spell(found.kept_mut());
             });
         }
         c.absorb(found, &span);
@@ -699,16 +712,23 @@ impl PageSource for ClientPages<'_> {
         }
         let schemas = &self.runner.schemas;
         let mut found = self.part.bounded();
-        if !schemas.conforms("mall-list-response", response.json.digest()) {
-            found.extend(response.json.findings());
-            crate::cpu::cpu_bound(|| {
-                schemas.validate_into("mall-list-response", &response.json, &mut found);
-                response.json.spell(found.kept_mut());
-            });
-        }
-        if let Some(merchant) = &self.merchant {
-            merchant_of(&response.json, merchant, &mut found);
-        }
+        // A large page the fast path did not read: its records are read and checked one at a
+        // time, and its tree is never built.
+        let streamed = if response.json.digest().is_none() && !response.json.is_built() {
+            Some(self.stream_page(&response, count, &mut found))
+        } else {
+            if !schemas.conforms("mall-list-response", response.json.digest()) {
+                found.extend(response.json.findings());
+                crate::cpu::cpu_bound(|| {
+                    schemas.validate_into("mall-list-response", &response.json, &mut found);
+                    response.json.spell(found.kept_mut());
+                });
+            }
+            if let Some(merchant) = &self.merchant {
+                merchant_of(&response.json, merchant, &mut found);
+            }
+            None
+        };
         if !found.is_empty() {
             self.part.blame_last();
         }
@@ -736,6 +756,9 @@ impl PageSource for ClientPages<'_> {
             ));
             return Page::Stop(stop);
         }
+        if let Some(page) = streamed {
+            return Page::Records(page);
+        }
         if let Some(listed) = &mut self.listed
             && let Some(Digest::Envelope(e)) = response.json.digest()
         {
@@ -746,13 +769,7 @@ impl PageSource for ClientPages<'_> {
             }));
         } else if let Some(listed) = &mut self.listed {
             let malls = response.json.get("data").and_then(Value::as_array);
-            listed.extend(malls.into_iter().flatten().filter_map(|m| {
-                Some(Listed {
-                    sn: m.get("mallSn").and_then(Value::as_str)?.to_string(),
-                    signature: m.get("signature").and_then(Value::as_str)?.to_string(),
-                    deleted: m.get("isDelete").and_then(Value::as_i64) == Some(1),
-                })
-            }));
+            listed.extend(malls.into_iter().flatten().filter_map(Listed::of));
         }
         if self.slim
             && let Some(Digest::Envelope(e)) = response.json.digest()
@@ -772,6 +789,84 @@ impl PageSource for ClientPages<'_> {
             });
         }
         Page::Body(response.json.into_value())
+    }
+}
+
+impl ClientPages<'_> {
+    /// Checks a page one record at a time (schema, each mall's merchant when asked) into
+    /// `found`, keeping what the walk reads of each record and, for a sweep, each listed mall.
+    fn stream_page(
+        &mut self,
+        response: &Response,
+        count: u64,
+        found: &mut Findings,
+    ) -> paging::Records {
+        let json = &response.json;
+        found.extend(json.scan_findings());
+        let mut owned = self.part.bounded();
+        let mut page = paging::Records::default();
+        let mut listed = Vec::new();
+        let keep_listed = self.listed.is_some();
+        let merchant = self.merchant.as_deref();
+        let last_index = json.data_len().and_then(|n| n.checked_sub(1));
+        let outcome = {
+            let mut each = |i: usize, mall: &Value| {
+                if i == 0 {
+                    // A `data` given twice: the tree keeps the last, so does the walk.
+                    page.keys.clear();
+                    listed.clear();
+                }
+                page.len = i + 1;
+                if paging::Records::keeps(i, count) {
+                    page.keys.push(paging::record_key(mall));
+                }
+                if Some(i) == last_index {
+                    page.last = Some(mall.clone());
+                }
+                if keep_listed && let Some(l) = Listed::of(mall) {
+                    listed.push(l);
+                }
+                if let Some(m) = merchant {
+                    ownership::mall_merchant_into(i, mall, m, &mut owned);
+                }
+            };
+            crate::cpu::cpu_bound(|| {
+                self.runner.schemas.validate_bytes_into(
+                    "mall-list-response",
+                    json.bytes(),
+                    found,
+                    &mut each,
+                )
+            })
+        };
+        json.spell(found.kept_mut());
+        found.append(owned);
+        let partial = outcome.as_ref().is_ok_and(|o| o.partial);
+        if let Some(f) = json.tree_finding(partial) {
+            found.push(f);
+        }
+        if let Ok(StreamOutcome {
+            shape: Streamed::Envelope { envelope, .. },
+            ..
+        }) = outcome
+        {
+            page.envelope = envelope;
+        }
+        if let Some(all) = &mut self.listed {
+            all.extend(listed);
+        }
+        page
+    }
+}
+
+impl Listed {
+    /// The listed mall of a mall-list record, when it has a number and a signature.
+    fn of(mall: &Value) -> Option<Listed> {
+        Some(Listed {
+            sn: mall.get("mallSn").and_then(Value::as_str)?.to_string(),
+            signature: mall.get("signature").and_then(Value::as_str)?.to_string(),
+            deleted: mall.get("isDelete").and_then(Value::as_i64) == Some(1),
+        })
     }
 }
 
@@ -1339,6 +1434,7 @@ async fn products_call(
     // record from the bytes, and its tree is never built (same findings either way).
     let mut found = part.bounded();
     let mut ids = Vec::new();
+    let mut partial = false;
     crate::cpu::cpu_bound(|| match r.json.tree() {
         // The fast path read a conforming products array: nothing to check, its ids kept.
         _ if runner
@@ -1358,15 +1454,19 @@ async fn products_call(
         None => {
             let mut each = |_: usize, p: &Value| ids.extend(products::spu_id(p));
             // The bytes are well-formed JSON (the client checked them), so this cannot fail.
-            let _ = runner.schemas.check_bytes_into(
+            let outcome = runner.schemas.check_bytes_into(
                 "products-response",
                 r.json.bytes(),
                 &mut found,
                 &mut each,
             );
+            partial = outcome.is_ok_and(|o| o.partial);
         }
     });
     r.json.spell(found.kept_mut());
+    if let Some(f) = r.json.tree_finding(partial) {
+        found.push(f);
+    }
     part.absorb(found);
     if s.order {
         part.add(products::order_of_ids(&ids));
