@@ -166,9 +166,9 @@ fn a_million_broken_malls_get_a_verdict_with_counted_findings() {
         page_size["actual"]
             .as_str()
             .is_some_and(|a| a.starts_with("1000000 records on page 1"))
-            && page_size["detail"]
-                .as_str()
-                .is_some_and(|d| d.contains("only the first 1010 records of the page were compared")),
+            && page_size["detail"].as_str().is_some_and(
+                |d| d.contains("only the first 1010 records of the page were compared")
+            ),
         "{page_size}"
     );
 
@@ -281,5 +281,107 @@ fn every_body_shape_gets_a_clean_verdict() {
                 case["id"]["name"]
             );
         }
+    }
+}
+
+/// Cases that read a page every way a run does: the schema, each mall's merchant, asserts
+/// over every record (a tree), and a walk.
+const MEMORY_CASES: &str = r#"cases:
+  - name: a page read by every check
+    endpoint: mall-list
+    request:
+      body:
+        appid: "${MALLCHECK_APPID}"
+        filter:
+          seller:
+            merchantId: "${MALLCHECK_MERCHANT_ID}"
+            merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+            role: "${MALLCHECK_ROLE}"
+        sort: { sortField: id, sort: DESC }
+        cursor: { cursorField: id, endCursor: null, count: 10 }
+    expect:
+      status: 200
+      schema: mall-list-response
+      checks: [ownership.merchant]
+      assert:
+        - { path: "$.data[*].mallSn", matches: "^[0-9]+$" }
+        - { path: "$.success", equals: true }
+
+  - name: a walk
+    walk:
+      body:
+        appid: "${MALLCHECK_APPID}"
+        filter:
+          seller:
+            merchantId: "${MALLCHECK_MERCHANT_ID}"
+            merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+            role: "${MALLCHECK_ROLE}"
+        sort: { sortField: id, sort: DESC }
+        cursor: { cursorField: id, endCursor: null, count: 10 }
+      sizes: [10]
+      ownership: true
+"#;
+
+/// The peak resident memory of a child process (`VmHWM`), read until it exits.
+fn peak_rss_of(mut child: std::process::Child) -> (std::process::ExitStatus, u64) {
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file)
+            && let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+        {
+            peak = peak.max(kb * 1024);
+        }
+        if let Some(status) = child.try_wait().expect("wait for mallcheck") {
+            return (status, peak);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Issue 20, item 4: peak memory of a run stays within 4 × `--max-body` × requests in flight
+/// + 100 MB for every body shape (tiny values, deep objects, many keys, one long string), a
+/// body as large as `--max-body` allows answering every request.
+#[cfg(target_os = "linux")]
+#[test]
+fn memory_stays_within_four_bodies_a_request_in_flight_for_every_shape() {
+    const MAX_BODY: usize = 8 * 1024 * 1024;
+    const JOBS: usize = 2;
+    let bound = (4 * MAX_BODY * JOBS + 100_000_000) as u64;
+    for shape in ["scalars", "deep objects", "many keys", "a long string"] {
+        let mut body = shaped(shape);
+        // As large as the limit allows: the shapes are built to about 6 MiB.
+        assert!(body.len() <= MAX_BODY, "{shape}");
+        body.shrink_to_fit();
+        let url = serve_in_background(body).expect("bind loopback");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cases = dir.path().join("memory.yaml");
+        std::fs::write(&cases, MEMORY_CASES).expect("write the case file");
+        let child = run_as_main(&url, dir.path())
+            .args(["--snapshots", "off", "--color", "never"])
+            .args([
+                "--max-body",
+                &MAX_BODY.to_string(),
+                "--jobs",
+                &JOBS.to_string(),
+            ])
+            .arg("--cases")
+            .arg(&cases)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run mallcheck");
+        let (status, peak) = peak_rss_of(child);
+        assert_eq!(status.code(), Some(1), "{shape}: a verdict of findings");
+        assert!(
+            peak <= bound,
+            "{shape}: peak memory {} MB, bound {} MB",
+            peak / 1_000_000,
+            bound / 1_000_000
+        );
+        eprintln!("{shape}: peak {} MB", peak / 1_000_000);
     }
 }
