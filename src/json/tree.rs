@@ -22,6 +22,14 @@ pub const TREE_FACTOR: usize = 2;
 /// See [`TREE_FACTOR`].
 pub const TREE_ALLOWANCE: usize = 16 * 1024 * 1024;
 
+/// The most the tree of a response may take when the client accepts bodies of up to
+/// `max_body` bytes: three times that plus [`TREE_ALLOWANCE`], so that a response in flight
+/// holds at most about 4 × `--max-body` (its body and its tree) whatever its size, and an
+/// ordinary large answer (5,000 products in 3 MB: 45 MiB as a tree) is read whole.
+pub fn response_tree_budget(max_body: usize) -> usize {
+    max_body.saturating_mul(3).saturating_add(TREE_ALLOWANCE)
+}
+
 /// The most a tree of a body of `len` bytes may take.
 pub fn tree_budget(len: usize) -> usize {
     len.saturating_mul(TREE_FACTOR)

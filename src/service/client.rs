@@ -417,11 +417,13 @@ impl Client {
             }
             Ok(Ok((record, response))) => {
                 let following = self.options.follow_redirects;
-                let decoded = crate::cpu::cpu_bound(|| decode(response, &record, following))
-                    .map_err(|mut f| {
-                        self.scrub_finding(&mut f);
-                        f
-                    });
+                let decoded = crate::cpu::cpu_bound(|| {
+                    decode(response, &record, following, self.options.max_body)
+                })
+                .map_err(|mut f| {
+                    self.scrub_finding(&mut f);
+                    f
+                });
                 Sent {
                     exchange: Exchange {
                         request,
@@ -747,6 +749,7 @@ fn decode(
     raw: RawResponse,
     record: &ResponseRecord,
     following: bool,
+    max_body: usize,
 ) -> Result<Response, Box<Finding>> {
     if (300..400).contains(&raw.status) {
         let location = raw
@@ -770,7 +773,7 @@ fn decode(
         Ok(json) => Ok(Response {
             status: raw.status,
             headers: raw.headers,
-            json,
+            json: json.with_room(max_body),
             body: raw.body,
             body_is_json: true,
         }),
@@ -837,10 +840,10 @@ mod tests {
     #[test]
     fn html_body_is_a_json_finding_with_an_excerpt() {
         let (r, rec) = raw(200, b"<html>oops</html>");
-        let f = decode(r, &rec, false).unwrap_err();
+        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
         assert_eq!(f.check.id, "response.json");
         let (r, rec) = raw(500, b"<html>oops</html>");
-        let f = decode(r, &rec, false).unwrap_err();
+        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
         assert_eq!(f.check.id, "http.server-error");
         assert!(f.detail.contains("<html>oops"), "{}", f.detail);
         assert!(f.actual.contains("HTTP 500"));
@@ -854,14 +857,14 @@ mod tests {
                 .into_boxed_slice(),
         );
         let (r, rec) = raw(200, deep);
-        let f = decode(r, &rec, false).unwrap_err();
+        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
         assert!(f.actual.contains("nested too deep"), "{}", f.actual);
     }
 
     #[test]
     fn redirect_is_a_finding() {
         let (r, rec) = raw(302, b"");
-        let f = decode(r, &rec, false).unwrap_err();
+        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
     }
 
@@ -886,7 +889,7 @@ mod tests {
     fn truncated_json_is_a_finding() {
         let (r, rec) = raw(200, b"{\"success\": tr");
         assert_eq!(
-            decode(r, &rec, false).unwrap_err().check.id,
+            decode(r, &rec, false, 16 << 20).unwrap_err().check.id,
             "response.json"
         );
     }

@@ -16,7 +16,9 @@ use serde::de::{
 use serde_json::{Map, Value};
 
 use crate::json::scan::{self, Anomalies};
-pub use crate::json::tree::{Bounded, TREE_ALLOWANCE, TREE_FACTOR, tree_budget};
+pub use crate::json::tree::{
+    Bounded, TREE_ALLOWANCE, TREE_FACTOR, response_tree_budget, tree_budget,
+};
 use crate::spec::catalog::{RESPONSE_DUPLICATE_KEY, RESPONSE_NUMBER_RANGE, RESPONSE_TREE_SIZE};
 use crate::spec::schemas::INTEGER_LITERAL_EXPECTED;
 use crate::spec::wire::{self, Digest};
@@ -127,6 +129,13 @@ impl LazyJson {
         let mut json = Self::parse(bytes)?;
         json.budget = usize::MAX;
         Ok(json)
+    }
+
+    /// The body of a response of a client that accepts bodies of up to `max_body` bytes: its
+    /// tree may take [`response_tree_budget`] (when that is more than its own budget).
+    pub fn with_room(mut self, max_body: usize) -> Self {
+        self.budget = self.budget.max(response_tree_budget(max_body));
+        self
     }
 
     /// Whether the tree breaks its budget: values past it are not in the tree.
@@ -248,7 +257,8 @@ impl LazyJson {
             &RESPONSE_TREE_SIZE,
             "",
             format!(
-                "a body whose tree takes at most {TREE_FACTOR} times its size plus {} MiB",
+                "a body whose tree takes at most {} MiB (3 × --max-body + {} MiB, or {TREE_FACTOR} times its size plus that)",
+                self.budget >> 20,
                 TREE_ALLOWANCE >> 20
             ),
             format!(
@@ -258,7 +268,7 @@ impl LazyJson {
             ),
         )
         .with_detail(format!(
-            "values past the first {} MiB of tree were skipped, not checked: a body of millions of tiny values, deep objects or keys",
+            "values past the first {} MiB of tree were skipped, not checked: a body of millions of tiny values, deep objects or keys (a larger --max-body gives trees more room)",
             self.budget >> 20
         ))
     }
