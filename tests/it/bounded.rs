@@ -342,9 +342,9 @@ fn peak_rss_of(mut child: std::process::Child) -> (std::process::ExitStatus, u64
     }
 }
 
-/// Issue 20, item 4: peak memory of a run stays within 4 × `--max-body` × requests in flight
-/// + 100 MB for every body shape (tiny values, deep objects, many keys, one long string), a
-/// body as large as `--max-body` allows answering every request.
+/// Issue 20, item 4: peak memory of a run stays within 4 × `--max-body` × requests in flight,
+/// plus 100 MB, for every body shape (tiny values, deep objects, many keys, one long string),
+/// a body as large as `--max-body` allows answering every request.
 #[cfg(target_os = "linux")]
 #[test]
 fn memory_stays_within_four_bodies_a_request_in_flight_for_every_shape() {
