@@ -193,12 +193,14 @@ pub fn render_trail(steps: &[Step]) -> String {
     out
 }
 
-/// Longest identity kept whole; a longer one is kept as its start and a hash of it all.
+/// Longest identity kept whole; a longer one is kept as its length and a hash of it.
 const KEY_KEPT_BYTES: usize = 96;
 
 /// Identity of a record across pages: its `mallSn`, else its whole JSON text; a long one (a
-/// service may send megabytes) as its first bytes and a hash of the whole, so that a walk's
-/// memory does not grow with what the service puts in a key.
+/// service may send megabytes) as its length and a hash of it, so that a walk's memory does
+/// not grow with what the service puts in a key. Never a cut of it: a key is shown in
+/// findings, and a cut made before the redactor sees the text could leave part of a secret
+/// the redactor no longer recognises.
 pub fn record_key(record: &Value) -> String {
     match record.get("mallSn") {
         Some(Value::String(s)) => key_of(s),
@@ -212,16 +214,12 @@ pub fn key_of(key: &str) -> String {
     if key.len() <= KEY_KEPT_BYTES {
         return key.to_string();
     }
-    let mut end = KEY_KEPT_BYTES;
-    while !key.is_char_boundary(end) {
-        end -= 1;
-    }
     let hash = {
         use std::hash::{BuildHasher, BuildHasherDefault};
         BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
             .hash_one(key.as_bytes())
     };
-    format!("{}… ({} bytes, #{hash:016x})", &key[..end], key.len())
+    format!("(a key of {} bytes, #{hash:016x})", key.len())
 }
 
 fn cursor_text(v: &Value) -> Option<String> {
@@ -464,6 +462,18 @@ pub fn compare_walks(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_key_is_kept_as_its_length_and_hash_never_as_a_cut_of_it() {
+        let secret = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6HjYf5Gd1Sa0";
+        let long = format!("{}{secret}{}", "x".repeat(80), "y".repeat(40));
+        let kept = key_of(&long);
+        assert!(kept.starts_with("(a key of 152 bytes, #"), "{kept}");
+        assert!(!kept.contains("Zq7X") && !kept.contains("xxxx"), "{kept}");
+        assert_eq!(kept, key_of(&long));
+        assert_ne!(kept, key_of(&format!("{long}z")));
+        assert_eq!(key_of("1000277165"), "1000277165");
+    }
     use serde_json::json;
 
     /// A list of mallSns served by a cursor convention, with optional misbehaviour.
