@@ -83,6 +83,9 @@ impl Head {
     }
 
     fn of_bytes(bytes: &[u8]) -> Head {
+        if !root_is_object(bytes) {
+            return Head::default();
+        }
         let mut de = serde_json::Deserializer::from_slice(bytes);
         HeadSeed.deserialize(&mut de).unwrap_or_default()
     }
@@ -423,6 +426,9 @@ impl LazyJson {
                 .for_each(|(i, r)| each(i, r));
             return false;
         }
+        if !root_is_object(&self.bytes) {
+            return false;
+        }
         let mut de = serde_json::Deserializer::from_slice(&self.bytes);
         let mut partial = false;
         let _ = RecordsOf {
@@ -504,6 +510,16 @@ impl fmt::Debug for LazyJson {
     }
 }
 
+/// Whether the body's root is an object, from its first byte. Checked before a root is read
+/// as a map: the error serde_json gives for another root would quote all of it (a 16 MiB
+/// string).
+fn root_is_object(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{')
+}
+
 /// Reads the items of the array at member `key` of a root object one at a time, each as its
 /// own bounded tree handed to `each` and dropped; everything else is skipped.
 struct RecordsOf<'e> {
@@ -516,8 +532,9 @@ struct RecordsOf<'e> {
 impl<'de> DeserializeSeed<'de> for RecordsOf<'_> {
     type Value = ();
 
+    /// Called on an object root only ([`root_is_object`]).
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
+        deserializer.deserialize_map(self)
     }
 }
 
@@ -526,35 +543,6 @@ impl<'de> Visitor<'de> for RecordsOf<'_> {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
@@ -658,8 +646,9 @@ struct HeadSeed;
 impl<'de> DeserializeSeed<'de> for HeadSeed {
     type Value = Head;
 
+    /// Called on an object root only ([`root_is_object`]).
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Head, D::Error> {
-        deserializer.deserialize_any(self)
+        deserializer.deserialize_map(self)
     }
 }
 
@@ -668,35 +657,6 @@ impl<'de> Visitor<'de> for HeadSeed {
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any valid JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-
-    fn visit_unit<E>(self) -> Result<Head, E> {
-        Ok(Head::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Head, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Head::default())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Head, A::Error> {
