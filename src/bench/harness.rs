@@ -167,14 +167,14 @@ pub async fn measure_all(env: &SuiteEnv, options: &BenchOptions) -> Vec<Measurem
         }
     }
     if options.wants('c') {
-        for line in crate::cpu::cpu_bound(|| validation(&env.schemas, options)) {
+        for line in crate::cpu::cpu_bound(usize::MAX, || validation(&env.schemas, options)) {
             emit(line);
         }
     }
     if options.wants('d') {
         let probe = memory(&base_url);
         emit(
-            crate::cpu::cpu_bound(probe)
+            crate::cpu::cpu_bound(usize::MAX, probe)
                 .unwrap_or_else(|e| skipped("(d) memory", MEMORY_TARGET, e)),
         );
     }

@@ -106,7 +106,7 @@ pub async fn probe(
         // spuIds for the order and distinctness checks; no tree of the body is built.
         let mut found = Findings::new(MAX_FINDINGS);
         let mut spu_ids = Vec::new();
-        let streamed = crate::cpu::cpu_bound(|| {
+        let streamed = crate::cpu::cpu_bound(usize::MAX, || {
             let mut each = |_: usize, p: &serde_json::Value| spu_ids.extend(products::spu_id(p));
             schemas.check_bytes_into("products-response", &response.body, &mut found, &mut each)
         });

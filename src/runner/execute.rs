@@ -430,7 +430,7 @@ async fn exchange_case(
     if let Some(body) = &fuzz_body {
         let schemas = &runner.schemas;
         c.add(
-            crate::cpu::cpu_bound(|| {
+            crate::cpu::cpu_bound(response.body.len(), || {
                 regressions::judge(x.endpoint, body, &response, schemas, &properties)
             }),
             &case_span,
@@ -476,7 +476,7 @@ async fn exchange_case(
         let mut found = c.bounded();
         let json = &response.json;
         if !runner.schemas.conforms(name, json.digest()) {
-            crate::cpu::cpu_bound(|| {
+            crate::cpu::cpu_bound(json.bytes().len(), || {
                 if json.is_built() {
                     runner.schemas.check_into(name, json, &mut found);
                 } else {
@@ -639,7 +639,7 @@ fn merchant_of(json: &LazyJson, merchant: &str, out: &mut Findings) -> bool {
     if conforming::all_malls_of(json.digest(), merchant) {
         return false;
     }
-    crate::cpu::cpu_bound(|| {
+    crate::cpu::cpu_bound(json.bytes().len(), || {
         json.for_each_record(&mut |i, mall| {
             ownership::mall_merchant_into(i, mall, merchant, out);
         })
@@ -719,7 +719,7 @@ impl PageSource for ClientPages<'_> {
         } else {
             if !schemas.conforms("mall-list-response", response.json.digest()) {
                 found.extend(response.json.findings());
-                crate::cpu::cpu_bound(|| {
+                crate::cpu::cpu_bound(response.json.bytes().len(), || {
                     schemas.validate_into("mall-list-response", &response.json, &mut found);
                     response.json.spell(found.kept_mut());
                 });
@@ -830,7 +830,7 @@ impl ClientPages<'_> {
                     ownership::mall_merchant_into(i, mall, m, &mut owned);
                 }
             };
-            crate::cpu::cpu_bound(|| {
+            crate::cpu::cpu_bound(json.bytes().len(), || {
                 self.runner.schemas.validate_bytes_into(
                     "mall-list-response",
                     json.bytes(),
@@ -1435,7 +1435,7 @@ async fn products_call(
     let mut found = part.bounded();
     let mut ids = Vec::new();
     let mut partial = false;
-    crate::cpu::cpu_bound(|| match r.json.tree() {
+    crate::cpu::cpu_bound(r.json.bytes().len(), || match r.json.tree() {
         // The fast path read a conforming products array: nothing to check, its ids kept.
         _ if runner
             .schemas

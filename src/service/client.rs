@@ -417,7 +417,7 @@ impl Client {
             }
             Ok(Ok((record, response))) => {
                 let following = self.options.follow_redirects;
-                let decoded = crate::cpu::cpu_bound(|| {
+                let decoded = crate::cpu::cpu_bound(response.body.len(), || {
                     decode(response, &record, following, self.options.max_body)
                 })
                 .map_err(|mut f| {
