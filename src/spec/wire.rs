@@ -19,7 +19,7 @@ mod model;
 
 use serde::Deserialize;
 
-use model::{Envelope, Product};
+use model::{Envelope, ProductIds};
 
 /// What a conforming body holds that later checks ask for, in place of its tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,13 +79,7 @@ impl Digest {
 pub fn read(bytes: &[u8]) -> Option<Digest> {
     match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
         b'{' => whole::<Envelope<'_>>(bytes)?.digest().map(Digest::Envelope),
-        b'[' => {
-            let products = whole::<Vec<Product<'_>>>(bytes)?;
-            products
-                .iter()
-                .all(Product::conforms)
-                .then(|| Digest::Products(products.iter().map(|p| p.spu_id()).collect()))
-        }
+        b'[' => whole::<ProductIds>(bytes).map(|ids| Digest::Products(ids.0)),
         _ => None,
     }
 }
@@ -96,9 +90,12 @@ pub fn syntax_only(bytes: &[u8]) -> bool {
     whole::<serde::de::IgnoredAny>(bytes).is_some()
 }
 
-/// `bytes` as one `T` and nothing after it.
+/// `bytes` as one `T` and nothing after it. The bytes are checked to be UTF-8 once, as a
+/// whole (a body that is not is left to the tree path): serde_json then borrows each string
+/// without checking it again.
 fn whole<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(&mut de).ok()?;
     de.end().ok()?;
     Some(value)

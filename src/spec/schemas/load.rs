@@ -573,9 +573,24 @@ pub fn is_datetime(s: &str) -> bool {
             13 | 16 => *b == b':',
             _ => b.is_ascii_digit(),
         });
-    shape_ok
-        && s[17..] < *"60"
-        && chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").is_ok()
+    if !shape_ok {
+        return false;
+    }
+    // Digits only from here: read the fields and let the calendar judge the date (what
+    // `parse_from_str(s, "%Y-%m-%d %H:%M:%S")` does, without interpreting a format per call).
+    let field = |range: std::ops::Range<usize>| {
+        bytes[range]
+            .iter()
+            .fold(0u32, |n, b| n * 10 + u32::from(b - b'0'))
+    };
+    let (hour, minute, second) = (field(11..13), field(14..16), field(17..19));
+    hour < 24
+        && minute < 60
+        && second < 60
+        && i32::try_from(field(0..4))
+            .ok()
+            .and_then(|year| chrono::NaiveDate::from_ymd_opt(year, field(5..7), field(8..10)))
+            .is_some()
 }
 
 /// A non-empty string of ASCII digits (§2.2 mallSn, templateId; §2.7 spuId; §2.8 skuId).

@@ -1283,3 +1283,20 @@ fn integer_fields_written_as_floats_are_findings_naming_the_field() {
         f[0].expected
     );
 }
+
+#[test]
+fn datetime_format_agrees_with_chrono_on_every_edge_of_each_field() {
+    for year in ["0000", "0001", "1900", "2000", "2023", "2024", "2100", "9999"] {
+        for month in 0..=13 {
+            for day in [0, 1, 28, 29, 30, 31, 32] {
+                for (hour, minute, second) in [(0, 0, 0), (23, 59, 59), (24, 0, 0), (0, 60, 0)] {
+                    let text =
+                        format!("{year}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}");
+                    let chrono_says =
+                        chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%d %H:%M:%S").is_ok();
+                    assert_eq!(is_datetime(&text), chrono_says, "{text}");
+                }
+            }
+        }
+    }
+}

@@ -211,8 +211,63 @@ pub(super) struct Envelope<'a> {
     #[allow(dead_code)]
     msg: Text<'a>,
     /// Absent and `null` alike (`["array", "null"]`, not required).
-    #[serde(default, borrow)]
-    data: Option<Vec<Mall<'a>>>,
+    #[serde(default)]
+    data: Option<MallKeys>,
+}
+
+/// The keys of a `data` array whose malls all conform, read one mall at a time (no vector of
+/// malls is built); the first mall that does not conform ends the read.
+#[derive(Debug)]
+pub(super) struct MallKeys(Vec<MallKey>);
+
+impl<'de> Deserialize<'de> for MallKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(Conforming::<Mall<'de>, MallKey>::new(|mall| {
+            mall.conforms().then(|| mall.key())
+        }))
+        .map(MallKeys)
+    }
+}
+
+/// The spuIds of a products array whose products all conform, read one product at a time.
+#[derive(Debug)]
+pub(super) struct ProductIds(pub(super) Vec<String>);
+
+impl<'de> Deserialize<'de> for ProductIds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(Conforming::<Product<'de>, String>::new(|product| {
+            product.conforms().then(|| product.spu_id())
+        }))
+        .map(ProductIds)
+    }
+}
+
+/// A sequence visitor that reads each element as a `T` and keeps what `keep` makes of it;
+/// `keep` saying `None` (the element does not conform) fails the read.
+struct Conforming<T, K> {
+    keep: fn(T) -> Option<K>,
+}
+
+impl<T, K> Conforming<T, K> {
+    fn new(keep: fn(T) -> Option<K>) -> Self {
+        Conforming { keep }
+    }
+}
+
+impl<'de, T: Deserialize<'de>, K> Visitor<'de> for Conforming<T, K> {
+    type Value = Vec<K>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array")
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<K>, A::Error> {
+        let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(element) = seq.next_element::<T>()? {
+            kept.push((self.keep)(element).ok_or_else(|| de::Error::custom("does not conform"))?);
+        }
+        Ok(kept)
+    }
 }
 
 impl Envelope<'_> {
@@ -223,24 +278,15 @@ impl Envelope<'_> {
             // §7.1: success true comes with code 0000 and a data array.
             (true, data) => code == "0000" && data.is_some(),
             // §7.1: code 0000 comes with success true; §7: a failure carries no malls.
-            (false, data) => code != "0000" && data.as_ref().is_none_or(Vec::is_empty),
+            (false, data) => code != "0000" && data.as_ref().is_none_or(|keys| keys.0.is_empty()),
         };
         if !coherent {
             return None;
         }
-        let malls = match self.data {
-            None => None,
-            Some(malls) => {
-                if !malls.iter().all(Mall::conforms) {
-                    return None;
-                }
-                Some(malls.into_iter().map(Mall::key).collect())
-            }
-        };
         Some(EnvelopeDigest {
             success: self.success,
             code: code.to_string(),
-            malls,
+            malls: self.data.map(|keys| keys.0),
         })
     }
 }
@@ -408,13 +454,13 @@ pub(super) struct Product<'a> {
 }
 
 impl Product<'_> {
-    pub(super) fn conforms(&self) -> bool {
+    fn conforms(&self) -> bool {
         is_digit_string(self.spu_id.as_str())
             && self.sku_results.iter().all(Sku::conforms)
             && introduction_conforms(self.product_introduction.as_str())
     }
 
-    pub(super) fn spu_id(&self) -> String {
+    fn spu_id(&self) -> String {
         self.spu_id.as_str().to_string()
     }
 }
