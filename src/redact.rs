@@ -528,8 +528,16 @@ impl Registry {
         let mut start = 0;
         while start < bytes.len() {
             let end = bytes.len().min(start + NORMAL_CHUNK);
-            let view = normal::View::of(&bytes[start..bytes.len().min(end + reach)]);
+            let chunk = &bytes[start..bytes.len().min(end + reach)];
+            // The map back to the text is built only for a chunk where something matched.
             let mut found = Vec::new();
+            self.normal.find(&normal::View::bytes_of(chunk), &mut found);
+            if found.is_empty() {
+                start = end;
+                continue;
+            }
+            let view = normal::View::of(chunk);
+            found.clear();
             self.normal.find(&view.bytes, &mut found);
             for (range, label) in found {
                 let source = view.source(range);
