@@ -255,11 +255,19 @@ impl TokenSet {
     }
 }
 
+/// Bits of the filter of the first 8 bytes of every token pattern.
+const START_BITS: u32 = 20;
+
 /// Every registered pattern made only of token bytes, by length. A token pattern can only occur
-/// inside a run of token bytes, so a scan looks up each window of each run long enough.
+/// inside a run of token bytes, so a scan looks at each position of each run long enough: a
+/// position whose next 8 bytes begin no pattern (one filter lookup, whatever the number of
+/// lengths) is passed; at another, each length's window is looked up.
 #[derive(Default)]
 struct Tokens {
     by_len: BTreeMap<usize, TokenSet>,
+    /// A filter of the first 8 bytes of every pattern (every one is at least
+    /// [`MIN_SECRET_LEN`] = 8 bytes long); empty until a pattern is added.
+    starts: Vec<u64>,
 }
 
 impl Tokens {
@@ -267,7 +275,19 @@ impl Tokens {
         pattern.len() >= MIN_SECRET_LEN && pattern.bytes().all(|b| TOKEN_BYTES[usize::from(b)])
     }
 
+    /// The bit of the first 8 bytes of `window` in [`Tokens::starts`].
+    fn start_bit(window: &[u8]) -> usize {
+        let mut head = [0u8; 8];
+        head.copy_from_slice(&window[..8]);
+        (u64::from_le_bytes(head).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - START_BITS)) as usize
+    }
+
     fn insert(&mut self, pattern: &str) {
+        if self.starts.is_empty() {
+            self.starts = vec![0; 1 << (START_BITS - 6)];
+        }
+        let bit = Tokens::start_bit(pattern.as_bytes());
+        self.starts[bit / 64] |= 1 << (bit % 64);
         self.by_len
             .entry(pattern.len())
             .or_insert_with(TokenSet::new)
@@ -292,8 +312,12 @@ impl Tokens {
             if run.len() < shortest {
                 continue;
             }
-            for (&len, set) in self.by_len.range(..=run.len()) {
-                for at in 0..=run.len() - len {
+            for at in 0..=run.len() - shortest {
+                let bit = Tokens::start_bit(&run[at..]);
+                if self.starts[bit / 64] & (1 << (bit % 64)) == 0 {
+                    continue;
+                }
+                for (&len, set) in self.by_len.range(..=run.len() - at) {
                     if set.contains(&run[at..at + len]) {
                         out.push((start + at..start + at + len, Label::Secret));
                     }
@@ -789,6 +813,12 @@ impl Redactor {
             return Cow::Borrowed(bytes);
         }
         Cow::Owned(replace(bytes, &found, markup))
+    }
+
+    /// How many bytes past the end of an excerpt [`Redactor::excerpt`] may read to judge it:
+    /// the room an echo of the longest registered secret may take.
+    pub fn excerpt_room(&self) -> usize {
+        self.read().reach()
     }
 
     /// The first `max` bytes of `body` as text, scrubbed; `whole` says whether `body` is the

@@ -458,10 +458,13 @@ impl Session<'_> {
             return Some(probe);
         };
         if self.halt.is_none() {
+            // The halt's exchange is shown as it is (its excerpt made from the body now).
+            let mut exchange = probe.exchange;
+            exchange.seal(self.prober.client.redactor());
             self.halt = Some(Halt::RateLimited {
                 endpoint,
                 finding,
-                exchange: Box::new(probe.exchange),
+                exchange: Box::new(exchange),
             });
         }
         None

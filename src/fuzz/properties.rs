@@ -291,7 +291,7 @@ mod tests {
             response: status.map(|status| ResponseRecord {
                 status,
                 headers: vec![],
-                body_excerpt: String::new(),
+                body_excerpt: crate::verdict::exchange::Excerpt::text(""),
                 body_len: 0,
             }),
             transport_error: None,

@@ -232,7 +232,10 @@ mod tests {
             "%41%2f%2F%zz%4 &#65;&#x42;&#X43;&amp;&lt;&gt;&quot;&apos;&#;&#x;&bogus;",
             r"\\u0041 a\u000ab %20%0A &#32;&#10; é É",
         ] {
-            assert_eq!(View::bytes_of(text.as_bytes()), View::of(text.as_bytes()).bytes);
+            assert_eq!(
+                View::bytes_of(text.as_bytes()),
+                View::of(text.as_bytes()).bytes
+            );
         }
     }
 

@@ -560,7 +560,9 @@ mod tests {
             response: Some(ResponseRecord {
                 status: 200,
                 headers: vec![],
-                body_excerpt: r#"{"success":true,"code":"0000","data":[{"state":3}]}"#.to_string(),
+                body_excerpt: crate::verdict::exchange::Excerpt::text(
+                    r#"{"success":true,"code":"0000","data":[{"state":3}]}"#,
+                ),
                 body_len: 52,
             }),
             transport_error: None,
@@ -730,7 +732,9 @@ mod tests {
         )];
         let mut x = exchange();
         if let Some(r) = x.response.as_mut() {
-            r.body_excerpt = "{\"msg\":\"\u{1b}[31mred\u{7}\rover\u{9b}1m\"}".to_string();
+            r.body_excerpt = crate::verdict::exchange::Excerpt::text(
+                "{\"msg\":\"\u{1b}[31mred\u{7}\rover\u{9b}1m\"}",
+            );
         }
         x.transport_error = None;
         fail.exchanges = vec![x];

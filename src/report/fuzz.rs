@@ -60,7 +60,7 @@ pub fn response_seen(exchange: &Exchange) -> String {
                 format!(
                     "{} bytes: {}",
                     r.body_len,
-                    truncate(&r.body_excerpt, EXCERPT_CHARS)
+                    truncate(r.body_excerpt.as_str(), EXCERPT_CHARS)
                 )
             };
             let extra = exchange
@@ -592,7 +592,7 @@ mod tests {
             response: Some(ResponseRecord {
                 status: 500,
                 headers: vec![],
-                body_excerpt: "{\"code\":\"5000\"}".into(),
+                body_excerpt: crate::verdict::exchange::Excerpt::text("{\"code\":\"5000\"}"),
                 body_len: 15,
             }),
             transport_error: None,
@@ -623,7 +623,8 @@ mod tests {
     fn control_characters_of_the_service_are_printed_escaped() {
         let mut exchange = exchange();
         if let Some(r) = exchange.response.as_mut() {
-            r.body_excerpt = "{\"msg\":\"\u{1b}[2J\u{7}boom\r\"}".to_string();
+            r.body_excerpt =
+                crate::verdict::exchange::Excerpt::text("{\"msg\":\"\u{1b}[2J\u{7}boom\r\"}");
         }
         let f = FuzzFailure {
             endpoint: Endpoint::MallList,

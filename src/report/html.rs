@@ -304,7 +304,7 @@ fn answered_record(x: &Exchange, field: &str) -> bool {
     answered_json(x)
         && x.response
             .as_ref()
-            .is_some_and(|r| r.body_excerpt.contains(field))
+            .is_some_and(|r| r.body_excerpt.as_str().contains(field))
 }
 
 /// The operation whose response body a check reads, from its id; `None` for checks of any
@@ -322,10 +322,10 @@ fn endpoint_of(check: &Check) -> Option<&'static str> {
 fn answered_json(x: &Exchange) -> bool {
     x.response.as_ref().is_some_and(|r| {
         (200..300).contains(&r.status)
-            && if r.body_excerpt.len() == r.body_len {
-                is_json(&r.body_excerpt)
+            && if r.body_excerpt.as_str().len() == r.body_len {
+                is_json(r.body_excerpt.as_str())
             } else {
-                r.body_excerpt.trim_start().starts_with(['{', '['])
+                r.body_excerpt.as_str().trim_start().starts_with(['{', '['])
             }
     })
 }
@@ -730,13 +730,13 @@ fn exchange_html(x: &Exchange) -> String {
             for (k, v) in &r.headers {
                 let _ = write!(head, "\n{k}: {v}");
             }
-            let json = shows_as_json(&r.body_excerpt, r.body_len);
+            let json = shows_as_json(r.body_excerpt.as_str(), r.body_len);
             let _ = writeln!(
                 out,
                 "<p>Response:</p>\n<pre class=\"response\">{}</pre>\n<pre class=\"response-body{}\">{}</pre>",
                 escape(&head),
                 if json { " json" } else { "" },
-                escape(&body_text(&r.body_excerpt, r.body_len))
+                escape(&body_text(r.body_excerpt.as_str(), r.body_len))
             );
         }
         (None, Some(e)) => {

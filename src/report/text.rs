@@ -154,7 +154,7 @@ pub fn exchange(x: &Exchange) -> String {
                 r.status,
                 r.body_len,
                 x.duration.as_secs_f64(),
-                truncate(&r.body_excerpt, BODY_EXCERPT_CHARS)
+                truncate(r.body_excerpt.as_str(), BODY_EXCERPT_CHARS)
             );
         }
         (None, Some(e)) => {
@@ -355,7 +355,7 @@ pub(crate) mod fixtures {
             response: Some(ResponseRecord {
                 status: 200,
                 headers: vec![("content-type".into(), "application/json".into())],
-                body_excerpt: body.into(),
+                body_excerpt: crate::verdict::exchange::Excerpt::text(body),
                 body_len: body.len(),
             }),
             transport_error: None,

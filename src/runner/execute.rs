@@ -1516,7 +1516,11 @@ mod tests {
     }
 
     fn body(x: &Exchange) -> &str {
-        &x.response.as_ref().expect("a response").body_excerpt
+        x.response
+            .as_ref()
+            .expect("a response")
+            .body_excerpt
+            .as_str()
     }
 
     #[test]

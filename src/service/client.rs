@@ -21,10 +21,7 @@ use crate::sign::Signer;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::{Finding, truncate};
-use crate::verdict::exchange::{Exchange, RequestRecord, ResponseRecord};
-
-/// Bytes of a body kept in an exchange record for reports.
-pub const EXCERPT_BYTES: usize = 2048;
+use crate::verdict::exchange::{EXCERPT_BYTES, Excerpt, Exchange, RequestRecord, ResponseRecord};
 
 /// Limits and behaviour of the client.
 #[derive(Debug, Clone)]
@@ -418,7 +415,13 @@ impl Client {
             Ok(Ok((record, response))) => {
                 let following = self.options.follow_redirects;
                 let decoded = crate::cpu::cpu_bound(response.body.len(), || {
-                    decode(response, &record, following, self.options.max_body)
+                    decode(
+                        response,
+                        &record,
+                        &self.redactor,
+                        following,
+                        self.options.max_body,
+                    )
                 })
                 .map_err(|mut f| {
                     self.scrub_finding(&mut f);
@@ -739,7 +742,7 @@ fn response_record(
                 (k.to_string(), redactor.header_value(k.as_str(), &value))
             })
             .collect(),
-        body_excerpt: redactor.excerpt(body, EXCERPT_BYTES, whole),
+        body_excerpt: Excerpt::of(body, whole, redactor),
         body_len: body.len(),
     }
 }
@@ -748,6 +751,7 @@ fn response_record(
 fn decode(
     raw: RawResponse,
     record: &ResponseRecord,
+    redactor: &Redactor,
     following: bool,
     max_body: usize,
 ) -> Result<Response, Box<Finding>> {
@@ -813,7 +817,7 @@ fn decode(
                     .with_detail(format!(
                         "content-type: {content_type}; {} bytes; body starts: {}",
                         record.body_len,
-                        truncate(&record.body_excerpt, 300)
+                        truncate(&redactor.excerpt(&raw.body, EXCERPT_BYTES, true), 300)
                     )),
             ))
         }
@@ -840,10 +844,10 @@ mod tests {
     #[test]
     fn html_body_is_a_json_finding_with_an_excerpt() {
         let (r, rec) = raw(200, b"<html>oops</html>");
-        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
+        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
         assert_eq!(f.check.id, "response.json");
         let (r, rec) = raw(500, b"<html>oops</html>");
-        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
+        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
         assert_eq!(f.check.id, "http.server-error");
         assert!(f.detail.contains("<html>oops"), "{}", f.detail);
         assert!(f.actual.contains("HTTP 500"));
@@ -857,14 +861,14 @@ mod tests {
                 .into_boxed_slice(),
         );
         let (r, rec) = raw(200, deep);
-        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
+        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
         assert!(f.actual.contains("nested too deep"), "{}", f.actual);
     }
 
     #[test]
     fn redirect_is_a_finding() {
         let (r, rec) = raw(302, b"");
-        let f = decode(r, &rec, false, 16 << 20).unwrap_err();
+        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
     }
 
@@ -889,7 +893,10 @@ mod tests {
     fn truncated_json_is_a_finding() {
         let (r, rec) = raw(200, b"{\"success\": tr");
         assert_eq!(
-            decode(r, &rec, false, 16 << 20).unwrap_err().check.id,
+            decode(r, &rec, &Redactor::new(), false, 16 << 20)
+                .unwrap_err()
+                .check
+                .id,
             "response.json"
         );
     }

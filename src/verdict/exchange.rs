@@ -19,6 +19,81 @@ pub const REQUEST_BODY_MAX_BYTES: usize = 16 * 1024;
 /// Longest transport error shown, in bytes.
 pub const ERROR_MAX_BYTES: usize = 4 * 1024;
 
+/// Bytes of a response body the reports show.
+pub const EXCERPT_BYTES: usize = 2048;
+
+/// The first bytes of a response body as the reports show them.
+///
+/// The client keeps only the bytes the excerpt needs (its [`EXCERPT_BYTES`] and the room a
+/// secret crossing its end may take); their text is made by the run's redactor when the
+/// exchange is sealed: cut where no part of a secret is left, scrubbed, escaped. So an
+/// exchange that no report keeps (a passing probe of the fuzzer, a page past a case's cap)
+/// costs no scrub, and an excerpt not sealed shows nothing: neither `Debug` nor `Serialize`
+/// nor [`Excerpt::as_str`] gives its bytes.
+#[derive(Clone)]
+pub struct Excerpt(ExcerptState);
+
+#[derive(Clone)]
+enum ExcerptState {
+    /// Bytes of the body, not yet cut or scrubbed; `whole` when they are all of it.
+    Bytes { bytes: Vec<u8>, whole: bool },
+    /// Text: cut and scrubbed, then escaped once sealed.
+    Text(String),
+}
+
+impl Excerpt {
+    /// The excerpt of `body` (`whole` when it is all of the body: not when a size limit or a
+    /// transport error cut it short), keeping the bytes `redactor` may need to judge its end.
+    pub fn of(body: &[u8], whole: bool, redactor: &Redactor) -> Excerpt {
+        let kept = body
+            .len()
+            .min(EXCERPT_BYTES.saturating_add(redactor.excerpt_room()));
+        Excerpt(ExcerptState::Bytes {
+            bytes: body[..kept].to_vec(),
+            whole: whole && kept == body.len(),
+        })
+    }
+
+    /// An excerpt whose text is already cut (sealing still scrubs and escapes it).
+    pub fn text(text: impl Into<String>) -> Excerpt {
+        Excerpt(ExcerptState::Text(text.into()))
+    }
+
+    /// Cuts and scrubs the bytes into text, then escapes and scrubs the text ([`Redactor::show`]).
+    pub fn seal(&mut self, redactor: &Redactor) {
+        let text = match &self.0 {
+            ExcerptState::Bytes { bytes, whole } => redactor.excerpt(bytes, EXCERPT_BYTES, *whole),
+            ExcerptState::Text(text) => text.clone(),
+        };
+        self.0 = ExcerptState::Text(redactor.show(&text, usize::MAX).into_string());
+    }
+
+    /// The text once sealed (or made as text); empty while the excerpt holds bytes.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            ExcerptState::Text(text) => text,
+            ExcerptState::Bytes { .. } => "",
+        }
+    }
+}
+
+impl std::fmt::Debug for Excerpt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            ExcerptState::Text(text) => f.debug_tuple("Excerpt").field(text).finish(),
+            ExcerptState::Bytes { bytes, .. } => {
+                write!(f, "Excerpt(<{} bytes, not sealed>)", bytes.len())
+            }
+        }
+    }
+}
+
+impl Serialize for Excerpt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// The request as sent, with secrets already redacted.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestRecord {
@@ -40,8 +115,8 @@ pub struct ResponseRecord {
     pub status: u16,
     /// Response headers: credential headers redacted by name, every value scrubbed.
     pub headers: Vec<(String, String)>,
-    /// First bytes of the body, lossily decoded and scrubbed, for reports.
-    pub body_excerpt: String,
+    /// First bytes of the body, for reports (text once the exchange is sealed).
+    pub body_excerpt: Excerpt,
     /// Body length in bytes (after decompression).
     pub body_len: usize,
 }
@@ -72,8 +147,8 @@ fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::
 impl Exchange {
     /// Makes every text of the record [`Shown`](crate::redact::Shown) text with the run's
     /// `redactor`: scrubbed, then escaped, then capped, the request's values included (a
-    /// cursor or a header value is the service's too). The body excerpt is already cut, and
-    /// scrubbed before it was; it is escaped here.
+    /// cursor or a header value is the service's too). The body excerpt is cut and scrubbed
+    /// here, then escaped ([`Excerpt::seal`]).
     pub fn seal(&mut self, redactor: &Redactor) {
         let request = &mut self.request;
         request.url = redactor.show(&request.url, URL_MAX_BYTES).into_string();
@@ -83,9 +158,7 @@ impl Exchange {
         seal_headers(&mut request.headers, redactor);
         if let Some(response) = &mut self.response {
             seal_headers(&mut response.headers, redactor);
-            response.body_excerpt = redactor
-                .show(&response.body_excerpt, usize::MAX)
-                .into_string();
+            response.body_excerpt.seal(redactor);
         }
         if let Some(error) = &mut self.transport_error {
             *error = redactor.show(error, ERROR_MAX_BYTES).into_string();

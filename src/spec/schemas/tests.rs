@@ -1286,7 +1286,9 @@ fn integer_fields_written_as_floats_are_findings_naming_the_field() {
 
 #[test]
 fn datetime_format_agrees_with_chrono_on_every_edge_of_each_field() {
-    for year in ["0000", "0001", "1900", "2000", "2023", "2024", "2100", "9999"] {
+    for year in [
+        "0000", "0001", "1900", "2000", "2023", "2024", "2100", "9999",
+    ] {
         for month in 0..=13 {
             for day in [0, 1, 28, 29, 30, 31, 32] {
                 for (hour, minute, second) in [(0, 0, 0), (23, 59, 59), (24, 0, 0), (0, 60, 0)] {
