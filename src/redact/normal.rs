@@ -103,7 +103,7 @@ impl View {
 
 /// The normalised bytes of `text` (how a secret's form is registered).
 pub(super) fn normalise(text: &str) -> Vec<u8> {
-    View::of(text.as_bytes()).bytes
+    View::bytes_of(text.as_bytes())
 }
 
 /// White space, dropped from the view.
