@@ -508,7 +508,8 @@ impl Client {
         } else {
             body.freeze()
         };
-        let record = response_record(&self.redactor, status, &headers, &body, true);
+        let excerpt = Excerpt::of_shared(&body, &self.redactor);
+        let record = record_with(&self.redactor, status, &headers, excerpt, body.len());
         Ok((
             record,
             RawResponse {
@@ -733,6 +734,23 @@ fn response_record(
     body: &[u8],
     whole: bool,
 ) -> ResponseRecord {
+    record_with(
+        redactor,
+        status,
+        headers,
+        Excerpt::of(body, whole, redactor),
+        body.len(),
+    )
+}
+
+/// [`response_record`] with its excerpt made.
+fn record_with(
+    redactor: &Redactor,
+    status: u16,
+    headers: &HeaderMap,
+    body_excerpt: Excerpt,
+    body_len: usize,
+) -> ResponseRecord {
     ResponseRecord {
         status,
         headers: headers
@@ -742,8 +760,8 @@ fn response_record(
                 (k.to_string(), redactor.header_value(k.as_str(), &value))
             })
             .collect(),
-        body_excerpt: Excerpt::of(body, whole, redactor),
-        body_len: body.len(),
+        body_excerpt,
+        body_len,
     }
 }
 

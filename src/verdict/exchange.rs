@@ -22,6 +22,9 @@ pub const ERROR_MAX_BYTES: usize = 4 * 1024;
 /// Bytes of a response body the reports show.
 pub const EXCERPT_BYTES: usize = 2048;
 
+/// Bodies up to this size are shared by an unsealed excerpt rather than copied.
+const SHARED_UP_TO: usize = 256 * 1024;
+
 /// The first bytes of a response body as the reports show them.
 ///
 /// The client keeps only the bytes the excerpt needs (its [`EXCERPT_BYTES`] and the room a
@@ -36,7 +39,7 @@ pub struct Excerpt(ExcerptState);
 #[derive(Clone)]
 enum ExcerptState {
     /// Bytes of the body, not yet cut or scrubbed; `whole` when they are all of it.
-    Bytes { bytes: Vec<u8>, whole: bool },
+    Bytes { bytes: bytes::Bytes, whole: bool },
     /// Text: cut and scrubbed, then escaped once sealed.
     Text(String),
 }
@@ -45,13 +48,30 @@ impl Excerpt {
     /// The excerpt of `body` (`whole` when it is all of the body: not when a size limit or a
     /// transport error cut it short), keeping the bytes `redactor` may need to judge its end.
     pub fn of(body: &[u8], whole: bool, redactor: &Redactor) -> Excerpt {
-        let kept = body
-            .len()
-            .min(EXCERPT_BYTES.saturating_add(redactor.excerpt_room()));
+        let kept = Excerpt::kept(body.len(), redactor);
         Excerpt(ExcerptState::Bytes {
-            bytes: body[..kept].to_vec(),
+            bytes: bytes::Bytes::copy_from_slice(&body[..kept]),
             whole: whole && kept == body.len(),
         })
+    }
+
+    /// [`Excerpt::of`] a whole body already shared: a small one is kept by reference (no
+    /// copy), a large one by a copy of what the excerpt needs (so that a kept exchange does
+    /// not hold a large body).
+    pub fn of_shared(body: &bytes::Bytes, redactor: &Redactor) -> Excerpt {
+        if body.len() > SHARED_UP_TO {
+            return Excerpt::of(body, true, redactor);
+        }
+        let kept = Excerpt::kept(body.len(), redactor);
+        Excerpt(ExcerptState::Bytes {
+            bytes: body.slice(..kept),
+            whole: kept == body.len(),
+        })
+    }
+
+    /// How many of `len` bytes of a body an excerpt keeps.
+    fn kept(len: usize, redactor: &Redactor) -> usize {
+        len.min(EXCERPT_BYTES.saturating_add(redactor.excerpt_room()))
     }
 
     /// An excerpt whose text is already cut (sealing still scrubs and escapes it).
