@@ -242,6 +242,34 @@ impl<'de> Deserialize<'de> for ProductIds {
     }
 }
 
+/// An array whose every element reads as a `T` that conforms; nothing of it is kept (no
+/// vector is built: each element is judged and dropped as it is read).
+pub(super) struct All<T>(std::marker::PhantomData<T>);
+
+impl<T> fmt::Debug for All<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("All")
+    }
+}
+
+/// What an element of an [`All`] must satisfy beyond its type.
+pub(super) trait Conforms {
+    fn conforms(&self) -> bool;
+}
+
+impl Conforms for Text<'_> {
+    fn conforms(&self) -> bool {
+        true
+    }
+}
+
+impl<'de, T: Deserialize<'de> + Conforms> Deserialize<'de> for All<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(Conforming::<T, ()>::new(|t| t.conforms().then_some(())))?;
+        Ok(All(std::marker::PhantomData))
+    }
+}
+
 /// A sequence visitor that reads each element as a `T` and keeps what `keep` makes of it;
 /// `keep` saying `None` (the element does not conform) fails the read.
 struct Conforming<T, K> {
@@ -263,6 +291,7 @@ impl<'de, T: Deserialize<'de>, K> Visitor<'de> for Conforming<T, K> {
 
     fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<K>, A::Error> {
         let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        // `()` takes no room: a vector of them never allocates.
         while let Some(element) = seq.next_element::<T>()? {
             kept.push((self.keep)(element).ok_or_else(|| de::Error::custom("does not conform"))?);
         }
@@ -318,13 +347,13 @@ pub(super) struct Mall<'a> {
     #[serde(borrow)]
     industry_code: Text<'a>,
     #[serde(borrow)]
-    cross_city_payments: Vec<CrossCityPayment<'a>>,
+    cross_city_payments: All<CrossCityPayment<'a>>,
     is_show_bills: bool,
     #[serde(borrow)]
     template_id: Text<'a>,
     edition: i64,
     #[serde(borrow)]
-    tags: Vec<Text<'a>>,
+    tags: All<Text<'a>>,
     is_need_skip_push_complain_to_risk: bool,
     #[serde(borrow)]
     seller: Seller<'a>,
@@ -435,6 +464,12 @@ pub(super) struct CrossCityPayment<'a> {
     status_desc: Text<'a>,
 }
 
+impl Conforms for CrossCityPayment<'_> {
+    fn conforms(&self) -> bool {
+        true
+    }
+}
+
 /// A product (`product.json`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -444,19 +479,19 @@ pub(super) struct Product<'a> {
     spu_id: Text<'a>,
     /// The items' shape is open; strings here, anything else to the tree path.
     #[serde(borrow)]
-    conver_images: Vec<Text<'a>>,
+    conver_images: All<Text<'a>>,
     #[serde(borrow)]
     product_introduction: Text<'a>,
     #[serde(borrow)]
     title: Text<'a>,
     #[serde(borrow)]
-    sku_results: Vec<Sku<'a>>,
+    sku_results: All<Sku<'a>>,
 }
 
 impl Product<'_> {
     fn conforms(&self) -> bool {
+        // Each SKU conformed as it was read (`All<Sku>`).
         is_digit_string(self.spu_id.as_str())
-            && self.sku_results.iter().all(Sku::conforms)
             && introduction_conforms(self.product_introduction.as_str())
     }
 
@@ -481,7 +516,7 @@ pub(super) struct Sku<'a> {
     quantity: Null,
 }
 
-impl Sku<'_> {
+impl Conforms for Sku<'_> {
     fn conforms(&self) -> bool {
         is_digit_string(self.sku_id.as_str())
     }
@@ -496,10 +531,10 @@ pub(super) struct Block<'a> {
     #[serde(default, borrow)]
     text: Optional<Text<'a>>,
     #[serde(default, borrow)]
-    img_list: Optional<Vec<Text<'a>>>,
+    img_list: Optional<All<Text<'a>>>,
 }
 
-impl Block<'_> {
+impl Conforms for Block<'_> {
     fn conforms(&self) -> bool {
         match self.kind.as_str() {
             "text" => matches!(self.text, Optional::Present(_)),
@@ -513,8 +548,5 @@ impl Block<'_> {
 /// (`product-introduction.json`).
 fn introduction_conforms(text: &str) -> bool {
     let mut de = serde_json::Deserializer::from_str(text);
-    let Ok(blocks) = Vec::<Block<'_>>::deserialize(&mut de) else {
-        return false;
-    };
-    de.end().is_ok() && blocks.iter().all(Block::conforms)
+    All::<Block<'_>>::deserialize(&mut de).is_ok() && de.end().is_ok()
 }
