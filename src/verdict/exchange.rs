@@ -1,7 +1,9 @@
-//! The record of one HTTP exchange, redacted and truncated when it is built.
+//! The record of one HTTP exchange.
 //!
-//! Both sides are scrubbed by the run's redactor (`crate::redact`) before a record exists, so
-//! no sink, snapshot or log can see a secret that a service echoed back.
+//! Its texts are scrubbed by the run's redactor (`crate::redact`) when the record is built,
+//! except the body excerpt, which holds bytes until the exchange is sealed ([`Excerpt`]) and
+//! shows nothing before; [`Exchange::seal`] then makes every text scrubbed, escaped and capped,
+//! so no sink, snapshot or log can see a secret that a service echoed back.
 
 use std::time::Duration;
 
