@@ -2,7 +2,8 @@
 //! problem collected before anything is parsed further.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::{ParseContext, parse_file};
 use crate::case::model::{CaseFile, limits};
@@ -32,19 +33,10 @@ pub fn load_paths_or_shipped(
 
 /// Parses the shipped case files, named `<embedded>/cases/NAME` in diagnostics and reports.
 pub fn load_shipped(cx: &ParseContext) -> Result<Vec<CaseFile>, Vec<Diagnostic>> {
-    let mut out = Vec::new();
-    let mut diags = Vec::new();
-    for (name, text) in shipped::CASE_FILES {
-        match parse_file(&shipped::embedded_case_path(name), text.to_string(), cx) {
-            Ok(case_file) => out.push(case_file),
-            Err(mut d) => diags.append(&mut d),
-        }
-    }
-    if diags.is_empty() {
-        Ok(out)
-    } else {
-        Err(diags)
-    }
+    let parsed = parse_each(shipped::CASE_FILES.to_vec(), &|(name, text)| {
+        parse_file(&shipped::embedded_case_path(name), text.to_string(), cx)
+    });
+    gather(parsed)
 }
 
 /// Loads every case file named by `paths` (files, or directories searched recursively for
@@ -57,17 +49,31 @@ pub fn load_paths(paths: &[PathBuf], cx: &ParseContext) -> Result<Vec<CaseFile>,
         collect_files(path, &mut files, &mut diags);
     }
     let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for file in files {
-        if !seen.insert(file.clone()) {
-            continue;
+    files.retain(|file| seen.insert(file.clone()));
+    let parsed = parse_each(files, &|file| {
+        let text = read_text(&file).map_err(|d| vec![d])?;
+        parse_file(&file, text, cx)
+    });
+    match gather(parsed) {
+        Ok(out) if diags.is_empty() => Ok(out),
+        Ok(_) => Err(diags),
+        Err(mut more) => {
+            diags.append(&mut more);
+            Err(diags)
         }
-        match read_text(&file) {
-            Ok(text) => match parse_file(&file, text, cx) {
-                Ok(case_file) => out.push(case_file),
-                Err(mut d) => diags.append(&mut d),
-            },
-            Err(d) => diags.push(d),
+    }
+}
+
+type Parsed = Result<CaseFile, Vec<Diagnostic>>;
+
+/// Every file parsed, or every problem of every file, in the order of the files.
+fn gather(parsed: Vec<Parsed>) -> Result<Vec<CaseFile>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut diags = Vec::new();
+    for p in parsed {
+        match p {
+            Ok(case_file) => out.push(case_file),
+            Err(mut d) => diags.append(&mut d),
         }
     }
     if diags.is_empty() {
@@ -75,6 +81,39 @@ pub fn load_paths(paths: &[PathBuf], cx: &ParseContext) -> Result<Vec<CaseFile>,
     } else {
         Err(diags)
     }
+}
+
+/// `parse` of each item, in the items' order, on up to one thread per core: case files are
+/// parsed before anything is sent, so a suite of several files waits on the largest one
+/// instead of on all of them in turn.
+fn parse_each<T: Send>(items: Vec<T>, parse: &(dyn Fn(T) -> Parsed + Sync)) -> Vec<Parsed> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(items.len());
+    if workers <= 1 {
+        return items.into_iter().map(parse).collect();
+    }
+    let slots: Vec<Mutex<Option<T>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    let results: Vec<OnceLock<Parsed>> = slots.iter().map(|_| OnceLock::new()).collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(slot) = slots.get(i) else { break };
+                    let item = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+                    if let Some(item) = item {
+                        let _ = results[i].set(parse(item));
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.into_inner().expect("each item is parsed by one worker"))
+        .collect()
 }
 
 /// Keeps a run's secrets (the signing key, the sign command) out of the diagnostics of case
