@@ -146,6 +146,8 @@ pub struct FileReport {
     started_at: Option<SystemTime>,
     /// The session's redactor: the file is scrubbed with it as it is written.
     redactor: Redactor,
+    /// The finished report is on disk as it stands: `finish` has nothing to add.
+    final_written: bool,
 }
 
 impl FileReport {
@@ -177,6 +179,7 @@ impl FileReport {
             shard: None,
             embedded: false,
             started_at: None,
+            final_written: false,
         }
     }
 
@@ -200,6 +203,7 @@ impl FileReport {
             .write_once()
             .err()
             .map(|e| self.kind.write_error(&self.path, &e));
+        self.final_written = self.complete && self.failed.is_none();
         Ok(())
     }
 
@@ -259,6 +263,7 @@ impl FileReport {
 
 impl Sink for FileReport {
     fn on_event(&mut self, event: &Event) -> io::Result<()> {
+        self.final_written = false;
         match event {
             Event::RunStarted {
                 base_url,
@@ -301,7 +306,11 @@ impl Sink for FileReport {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.write()?;
+        // The end of the run wrote the whole report already (rendering and scrubbing it again
+        // was a quarter of a passing run's instructions).
+        if !self.final_written {
+            self.write()?;
+        }
         let Some(e) = self.failed.take() else {
             return Ok(());
         };
@@ -438,6 +447,49 @@ pub(crate) mod tests {
         );
         sink.finish().expect("write");
         assert_eq!(std::fs::read_to_string(&path).expect("written"), "1000");
+    }
+
+    static RENDERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    fn counted(run: &Run<'_>) -> io::Result<String> {
+        RENDERS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(format!("complete={}", run.complete))
+    }
+
+    #[test]
+    fn the_finished_report_is_written_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("report.txt");
+        let mut sink = FileReport::new(
+            ReportKind::Json,
+            path.clone(),
+            false,
+            counted,
+            &Redactor::new(),
+        );
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            target: "http://x".into(),
+            planned: vec![passed(0).id],
+        })
+        .expect("write");
+        sink.on_event(&Event::CaseFinished(Box::new(
+            passed(0).seal(&Redactor::new()),
+        )))
+        .expect("write");
+        sink.on_event(&Event::RunFinished(RunSummary::default()))
+            .expect("write");
+        let renders = RENDERS.load(std::sync::atomic::Ordering::SeqCst);
+        sink.finish().expect("finish");
+        assert_eq!(
+            RENDERS.load(std::sync::atomic::Ordering::SeqCst),
+            renders,
+            "finish adds nothing to the report the end of the run wrote"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("written"),
+            "complete=true"
+        );
     }
 
     #[test]
