@@ -516,6 +516,22 @@ impl Registry {
         self.raw.longest.max(normal_reach(self.normal.longest))
     }
 
+    /// How many bytes of `rest`, the text after a point, a match that begins before the point
+    /// may take: [`Registry::reach`] at most, and usually far less: the view of an answer
+    /// without escapes or white space gives the longest normalised form from about as many
+    /// bytes of text (an escape the point falls in is allowed for).
+    fn reach_after(&self, rest: &[u8]) -> usize {
+        let normal = if self.normal.longest == 0 {
+            0
+        } else {
+            normal::text_for(rest, self.normal.longest).saturating_add(normal::ESCAPE_MAX)
+        };
+        self.raw
+            .longest
+            .max(normal.min(normal_reach(self.normal.longest)))
+            .min(rest.len())
+    }
+
     /// Every match in `bytes`, as written or in its normalised view, overlapping ones merged
     /// (a merge of two labels is a secret), sorted.
     fn find(&self, bytes: &[u8]) -> Vec<(Range<usize>, Label)> {
@@ -581,10 +597,27 @@ impl Registry {
         if self.normal.longest == 0 {
             return raw;
         }
-        let from = text.len().saturating_sub(normal_reach(self.normal.longest));
+        // What is left of a secret is in the last `longest` bytes of the view: the view of a
+        // short end of the text gives them unless escapes or white space fill that end.
+        let longest = self.normal.longest;
+        let short = text
+            .len()
+            .saturating_sub(2 * (longest + normal::ESCAPE_MAX));
+        let view = normal::View::of(&text[short..]);
+        let normal = if short > 0 && view.bytes.len() < longest + normal::ESCAPE_MAX {
+            self.normal_partial_start(text, text.len().saturating_sub(normal_reach(longest)))
+        } else {
+            short + view.source_start(self.normal.partial_start(&view.bytes), text.len() - short)
+        };
+        raw.min(normal)
+    }
+
+    /// Where the longest end of `text` that begins a normalised pattern starts, judged on the
+    /// view of `text[from..]`.
+    fn normal_partial_start(&self, text: &[u8], from: usize) -> usize {
         let view = normal::View::of(&text[from..]);
         let at = self.normal.partial_start(&view.bytes);
-        raw.min(from + view.source_start(at, text.len() - from))
+        from + view.source_start(at, text.len() - from)
     }
 }
 
@@ -842,7 +875,13 @@ impl Redactor {
             return (text, body.len());
         }
         let cut = body.len().min(max);
-        let window = &body[..body.len().min(cut.saturating_add(registry.reach()))];
+        let window = &body[..cut + registry.reach_after(&body[cut..])];
+        Self::cut_in(&registry, body, cut, window)
+    }
+
+    /// [`Redactor::cut`] of `body` at `cut`, judged on `window` (`body` up to as far past the
+    /// cut as a match that begins before it may reach).
+    fn cut_in(registry: &Registry, body: &[u8], cut: usize, window: &[u8]) -> (String, usize) {
         let found = registry.find(window);
         // The excerpt ends where the longest end of the cut body that begins a secret starts
         // (at the cut when none does), or after the match that this point falls in.
@@ -1565,6 +1604,58 @@ mod tests {
         assert!(trimmed > 10, "{trimmed}");
         // A whole body is never trimmed.
         assert_eq!(many.excerpt(body, 4096, true).as_bytes(), body);
+    }
+
+    #[test]
+    fn a_cut_judged_on_the_text_it_needs_is_the_cut_judged_on_the_whole_reach() {
+        // The excerpt reads past its cut, and back from it, only as far as the view needs to
+        // give the longest form: the same excerpt as when judged on the whole reach (the room
+        // an echo written with 12 bytes per character and 4 KiB of white space would take),
+        // wherever the cut falls in an echo, however the echo is spelt.
+        let key = "St@tic/Key+w&th<chars>\"q=1%20";
+        let sig = "eb15fe36e951f0f5fc291e60749d3a07";
+        let r = Redactor::new();
+        r.add_secret(key);
+        r.add_credential(&format!("mallcheck-demo-app {sig}"));
+        let spellings = |s: &str| -> Vec<String> {
+            vec![
+                serde_json::to_string(s).expect("a string"),
+                s.chars().map(|c| format!("\\u{:04x}", c as u32)).collect(),
+                utf8_percent_encode(s, NON_ALPHANUMERIC).to_string(),
+                s.chars().map(|c| format!("&#{};", c as u32)).collect(),
+                s.chars().flat_map(|c| [c, '\n', ' ']).collect(),
+                s.to_uppercase(),
+            ]
+        };
+        let mut judged = 0;
+        for secret in [key, sig] {
+            for echo in spellings(secret) {
+                let body = format!(
+                    "{{\"pad\":\"{}\",\"echo\":\"{echo}\",\"tail\":\"{}\"}}",
+                    "p".repeat(40),
+                    "t".repeat(300)
+                );
+                let body = body.as_bytes();
+                for cut in 1..body.len() {
+                    let registry = r.read();
+                    let whole = &body[..body.len().min(cut + registry.reach())];
+                    let expected = Redactor::cut_in(&registry, body, cut, whole);
+                    let from = cut.saturating_sub(normal_reach(registry.normal.longest));
+                    assert_eq!(
+                        registry.partial_start(&body[..cut]),
+                        registry
+                            .raw
+                            .partial_start(&body[..cut])
+                            .min(registry.normal_partial_start(&body[..cut], from)),
+                        "{echo}: the end left out at {cut}"
+                    );
+                    drop(registry);
+                    assert_eq!(r.cut(body, cut, false), expected, "{echo}: cut at {cut}");
+                    judged += 1;
+                }
+            }
+        }
+        assert!(judged > 4000, "{judged}");
     }
 
     #[test]

@@ -110,6 +110,36 @@ impl View {
     }
 }
 
+/// Longest escape the view decodes as one character (a JSON surrogate pair, `\uD83D\uDE00`).
+pub(super) const ESCAPE_MAX: usize = 12;
+
+/// How many bytes of `text` its view needs to give `wanted` bytes (all of `text` if it gives
+/// fewer): escapes and white space take more text than the bytes they give.
+pub(super) fn text_for(text: &[u8], wanted: usize) -> usize {
+    let (mut given, mut i) = (0, 0);
+    while i < text.len() && given < wanted {
+        let b = text[i];
+        if PLAIN[usize::from(b)] || is_space(b) {
+            given += usize::from(!is_space(b));
+            i += 1;
+            continue;
+        }
+        let (decoded, len) = decode_at(text, i);
+        given += match decoded {
+            Decoded::Byte(b) => usize::from(!is_space(b)),
+            Decoded::Char(c) => {
+                let mut buf = [0u8; 4];
+                c.encode_utf8(&mut buf)
+                    .bytes()
+                    .filter(|&b| !is_space(b))
+                    .count()
+            }
+        };
+        i += len;
+    }
+    i
+}
+
 /// The normalised bytes of `text` (how a secret's form is registered).
 pub(super) fn normalise(text: &str) -> Vec<u8> {
     View::bytes_of(text.as_bytes())
