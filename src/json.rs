@@ -8,6 +8,18 @@ pub mod tree;
 
 use serde_json::Value;
 
+/// What a value is, as a sentence names it ("a string", "null").
+pub fn a_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The JSON type of a value, with integers told apart from other numbers (as JSON Schema does).
 pub fn json_type(v: &Value) -> &'static str {
     match v {

@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use crate::json::a_json_type;
 use crate::spec::catalog;
 use crate::verdict::check::Check;
 use crate::verdict::event::Finding;
@@ -79,18 +80,10 @@ pub fn oddity(body: &[u8]) -> Option<String> {
         Err(_) if text.trim().is_empty() => Some("with an empty body".to_string()),
         Err(_) => Some("whose body is not JSON".to_string()),
         Ok(Value::Object(_)) => None,
-        Ok(other) => Some(format!("whose body is {}, not an object", kind(&other))),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        Ok(other) => Some(format!(
+            "whose body is {}, not an object",
+            a_json_type(&other)
+        )),
     }
 }
 

@@ -378,23 +378,29 @@ pub(crate) mod tests {
         ))
     }
 
-    #[test]
-    fn an_interrupted_run_lists_the_cases_it_did_not_run_as_skipped() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("state.txt");
+    /// A JSON report sink to `path` rendered by `render`, told that a run of `planned` began.
+    fn started(path: &Path, render: Render, planned: Vec<CaseId>) -> FileReport {
         let mut sink = FileReport::new(
             ReportKind::Json,
-            path.clone(),
+            path.to_path_buf(),
             false,
-            state,
+            render,
             &Redactor::new(),
         );
         sink.on_event(&Event::RunStarted {
             base_url: "http://x".into(),
             target: "http://x".into(),
-            planned: (0..3).map(|i| passed(i).id).collect(),
+            planned,
         })
         .expect("write");
+        sink
+    }
+
+    #[test]
+    fn an_interrupted_run_lists_the_cases_it_did_not_run_as_skipped() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("state.txt");
+        let mut sink = started(&path, state, (0..3).map(|i| passed(i).id).collect());
         sink.on_event(&Event::CaseFinished(Box::new(
             passed(1).seal(&Redactor::new()),
         )))
@@ -417,19 +423,7 @@ pub(crate) mod tests {
     fn a_burst_of_cases_is_written_once_it_is_due_and_in_full_on_finish() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("count.txt");
-        let mut sink = FileReport::new(
-            ReportKind::Json,
-            path.clone(),
-            false,
-            count,
-            &Redactor::new(),
-        );
-        sink.on_event(&Event::RunStarted {
-            base_url: "http://x".into(),
-            target: "http://x".into(),
-            planned: (0..1000).map(|i| passed(i).id).collect(),
-        })
-        .expect("write");
+        let mut sink = started(&path, count, (0..1000).map(|i| passed(i).id).collect());
         assert_eq!(std::fs::read_to_string(&path).expect("written"), "0");
         for i in 0..1000 {
             sink.on_event(&Event::CaseFinished(Box::new(
@@ -460,19 +454,7 @@ pub(crate) mod tests {
     fn the_finished_report_is_written_once() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("report.txt");
-        let mut sink = FileReport::new(
-            ReportKind::Json,
-            path.clone(),
-            false,
-            counted,
-            &Redactor::new(),
-        );
-        sink.on_event(&Event::RunStarted {
-            base_url: "http://x".into(),
-            target: "http://x".into(),
-            planned: vec![passed(0).id],
-        })
-        .expect("write");
+        let mut sink = started(&path, counted, vec![passed(0).id]);
         sink.on_event(&Event::CaseFinished(Box::new(
             passed(0).seal(&Redactor::new()),
         )))

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::json::a_json_type;
+
 /// Largest accepted `cursor.count`.
 pub(crate) const MAX_COUNT: u64 = 1_000;
 
@@ -141,7 +143,10 @@ fn object_at(body: &Value, ptr: &str, name: &str) -> Result<(), String> {
     match body.pointer(ptr) {
         Some(Value::Object(_)) => Ok(()),
         None => Err(format!("{name} is required")),
-        Some(other) => Err(format!("{name} must be an object, got {}", kind(other))),
+        Some(other) => Err(format!(
+            "{name} must be an object, got {}",
+            a_json_type(other)
+        )),
     }
 }
 
@@ -149,18 +154,10 @@ fn string_at<'a>(body: &'a Value, ptr: &str, name: &str) -> Result<&'a str, Stri
     match body.pointer(ptr) {
         Some(Value::String(s)) => Ok(s),
         None => Err(format!("{name} is required")),
-        Some(other) => Err(format!("{name} must be a string, got {}", kind(other))),
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        Some(other) => Err(format!(
+            "{name} must be a string, got {}",
+            a_json_type(other)
+        )),
     }
 }
 
