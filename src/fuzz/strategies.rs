@@ -9,13 +9,14 @@
 //!
 //! This file puts the modes together ([`body`], [`sweep`]); the parts are in `strategies/`:
 //! `values` (generic generators), `members` (the values of one member), `edges` (the edge
-//! values swept first), `shapes` (the fields of each operation) and `whole` (bodies that are
-//! not the expected object).
+//! values swept first), `shapes` (the fields of each operation), `whole` (bodies that are
+//! not the expected object) and `weighted` (the weighted choice all of them are built from).
 
 mod edges;
 mod members;
 mod shapes;
 mod values;
+mod weighted;
 mod whole;
 
 use std::sync::Arc;
@@ -218,7 +219,9 @@ mod tests {
     }
 
     /// The bodies a seed gives are pinned: a move of the generators (e.g. a split of this
-    /// module) must not change what `fuzz --seed N` sends.
+    /// module) must not change what `fuzz --seed N` sends. (Changed on purpose once, when the
+    /// weighted choice stopped cloning the runner for its earlier arms: it draws their seeds
+    /// from the runner's generator instead.)
     #[test]
     fn each_seed_gives_the_same_bodies_as_before() {
         let mut all = Md5::new();
@@ -235,7 +238,7 @@ mod tests {
         }
         assert_eq!(
             hex::encode(all.finalize()),
-            "4f78091c5fbb9da8b521890648b01531"
+            "cc867df507b0aac792c981501f7b95e9"
         );
     }
 
@@ -362,28 +365,34 @@ mod tests {
         FuzzBody::Json(expected)
     }
 
+    /// Every failing body shrinks to the baseline plus the one change, at the threshold. (With
+    /// proptest's `Union`, about 1.5 % of them stopped at a special float, `1000.0`: an earlier
+    /// arm that passed on its one draw closed every arm below it. Over seeds 1 to 39, 1,260
+    /// failures, all now shrink to 81, in 79 candidates each on average against 45.)
     #[test]
     fn a_failing_body_shrinks_to_the_baseline_plus_the_one_change() {
         let strategy = body(Endpoint::MallList, &known(), Limits::COMMON);
-        let mut r = runner(11);
         let mut shrunk = 0;
-        for _ in 0..400 {
-            let tree = strategy.new_tree(&mut r).unwrap();
-            if count_over_80(&tree.current()) {
-                let FuzzBody::Json(mut min) = minimal(tree) else {
-                    panic!("a JSON body shrinks to JSON")
-                };
-                let count = min["cursor"]["count"].take();
-                assert!(
-                    count.as_f64().is_some_and(|c| c > 80.0 && c <= 81.0),
-                    "{count}"
-                );
-                min["cursor"]["count"] = json!(81);
-                assert_eq!(FuzzBody::Json(min), baseline_with_count(81));
-                shrunk += 1;
+        for seed in [11, 12, 13] {
+            let mut r = runner(seed);
+            for _ in 0..400 {
+                let tree = strategy.new_tree(&mut r).unwrap();
+                if count_over_80(&tree.current()) {
+                    let FuzzBody::Json(mut min) = minimal(tree) else {
+                        panic!("a JSON body shrinks to JSON")
+                    };
+                    let count = min["cursor"]["count"].take();
+                    assert!(
+                        count.as_f64().is_some_and(|c| c > 80.0 && c <= 81.0),
+                        "seed {seed}: {count}"
+                    );
+                    min["cursor"]["count"] = json!(81);
+                    assert_eq!(FuzzBody::Json(min), baseline_with_count(81));
+                    shrunk += 1;
+                }
             }
         }
-        assert!(shrunk >= 5, "{shrunk}");
+        assert!(shrunk >= 15, "{shrunk}");
     }
 
     #[test]

@@ -469,16 +469,22 @@ fn a_correct_service_has_no_finding_behind_a_stock_http_server_for_any_seed() {
         "--oversize",
     ]));
     assert_eq!(oversize.code, 0, "{}", oversize.stdout);
-    assert!(
-        oversize
-            .stdout
-            .contains("mall-list: 1 request beyond common size limits refused by the HTTP layer (HTTP 400 ×1): not contract findings"),
-        "{}",
-        oversize.stdout
-    );
+    // How many of the seed's oversize probes reach the limit depends on the generator; each
+    // is counted apart, none is a finding.
+    let refused = oversize.stdout.lines().find_map(|l| {
+        let (head, tail) =
+            l.split_once(" beyond common size limits refused by the HTTP layer (HTTP 400 ×")?;
+        let n: u32 = tail
+            .strip_suffix("): not contract findings")?
+            .parse()
+            .ok()?;
+        let said = head.strip_prefix("mall-list: ")?;
+        (said == format!("{n} request{}", if n == 1 { "" } else { "s" })).then_some(n)
+    });
+    assert!(refused.is_some_and(|n| n >= 1), "{}", oversize.stdout);
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(
-        !junit.contains("<failure") && junit.contains("HTTP 400 ×1"),
+        !junit.contains("<failure") && junit.contains("HTTP 400 ×"),
         "{junit}"
     );
 }

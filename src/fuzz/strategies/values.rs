@@ -8,7 +8,7 @@ use proptest::collection::vec;
 use proptest::num::u64::BinarySearch;
 use proptest::prelude::RngExt;
 use proptest::sample::select;
-use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy, Union};
+use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy};
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
 
@@ -49,10 +49,11 @@ pub(super) fn log_uniform(rng: &mut proptest::test_runner::TestRng, lo: u64, hi:
     rng.random_range(start.max(lo)..=end.min(hi))
 }
 
+/// One of `arms`, chosen by weight; it shrinks to earlier arms ([`super::weighted`]).
 pub(super) fn weighted<T: std::fmt::Debug + 'static>(
     arms: Vec<(u32, BoxedStrategy<T>)>,
 ) -> BoxedStrategy<T> {
-    Union::new_weighted(arms).boxed()
+    super::weighted::Weighted::new(arms).boxed()
 }
 
 /// Printable punctuation, including quote and escape characters.
