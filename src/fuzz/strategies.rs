@@ -368,7 +368,7 @@ mod tests {
     /// Every failing body shrinks to the baseline plus the one change, at the threshold. (With
     /// proptest's `Union`, about 1.5 % of them stopped at a special float, `1000.0`: an earlier
     /// arm that passed on its one draw closed every arm below it. Over seeds 1 to 39, 1,260
-    /// failures, all now shrink to 81, in 79 candidates each on average against 45.)
+    /// failures, all now shrink to 81, in 79 candidates each on average, 45 with one draw.)
     #[test]
     fn a_failing_body_shrinks_to_the_baseline_plus_the_one_change() {
         let strategy = body(Endpoint::MallList, &known(), Limits::COMMON);
