@@ -42,6 +42,13 @@ impl Redactor {
         self.show_part(text, cap, text.len())
     }
 
+    /// The first `max` bytes of `body` as shown text: cut and scrubbed as
+    /// [`Redactor::excerpt`] does (once: the cut judges the bytes with the registry as it is
+    /// now, as a second scrub would), then control and bidirectional characters escaped.
+    pub fn show_excerpt(&self, body: &[u8], max: usize, whole: bool) -> Shown {
+        Shown(escape_unsafe(&self.excerpt(body, max, whole)))
+    }
+
     /// [`Redactor::show`] of `text`, the first bytes of a value `total` bytes long (kept
     /// bounded where it was read): when `text` is not all of it, its end is a cut too.
     pub fn show_part(&self, text: &str, cap: usize, total: usize) -> Shown {
@@ -126,6 +133,20 @@ mod tests {
         assert!(part.as_str().ends_with("… 8387608 bytes more"), "{part}");
         // A cut never splits a character.
         assert_eq!(r.show("ééé", 3).as_str(), "é… 4 bytes more");
+    }
+
+    #[test]
+    fn an_excerpt_is_shown_scrubbed_cut_and_escaped_as_its_text_would_be() {
+        let r = Redactor::new();
+        r.add_secret(KEY);
+        let body = format!("\u{1b}[31m{KEY}\u{202e} then {}", "x".repeat(100));
+        for max in [5, 20, 40, 60, body.len()] {
+            let shown = r.show_excerpt(body.as_bytes(), max, true);
+            let text = r.excerpt(body.as_bytes(), max, true);
+            assert_eq!(shown, r.show(&text, usize::MAX), "max {max}");
+            assert!(!shown.as_str().contains(&KEY[..8]), "max {max}: {shown}");
+            assert!(!shown.as_str().contains('\u{1b}'), "max {max}: {shown}");
+        }
     }
 
     #[test]

@@ -81,13 +81,16 @@ impl Excerpt {
         Excerpt(ExcerptState::Text(text.into()))
     }
 
-    /// Cuts and scrubs the bytes into text, then escapes and scrubs the text ([`Redactor::show`]).
+    /// Cuts, scrubs and escapes the bytes into text ([`Redactor::show_excerpt`]); a text made
+    /// as text is scrubbed and escaped ([`Redactor::show`]).
     pub fn seal(&mut self, redactor: &Redactor) {
-        let text = match &self.0 {
-            ExcerptState::Bytes { bytes, whole } => redactor.excerpt(bytes, EXCERPT_BYTES, *whole),
-            ExcerptState::Text(text) => text.clone(),
+        let shown = match &self.0 {
+            ExcerptState::Bytes { bytes, whole } => {
+                redactor.show_excerpt(bytes, EXCERPT_BYTES, *whole)
+            }
+            ExcerptState::Text(text) => redactor.show(text, usize::MAX),
         };
-        self.0 = ExcerptState::Text(redactor.show(&text, usize::MAX).into_string());
+        self.0 = ExcerptState::Text(shown.into_string());
     }
 
     /// The text once sealed (or made as text); empty while the excerpt holds bytes.
