@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use crate::bench::fuzz_rate::{FUZZ_RATE_TARGET, fuzz_rate};
 use crate::bench::measure::print;
 use crate::bench::measure::{
-    Goal, Measurement, cpu_time, machine, median, mib, ms, ratio, skipped,
+    Goal, Measurement, cpu_time, machine, median, median_ratio, mib, ms, ratio, skipped,
 };
 use crate::bench::memory::{MEMORY_TARGET, memory};
 use crate::bench::proxy::{Proxy, Recorded};
@@ -436,11 +436,11 @@ async fn suite_overhead(
     Ok(Measurement {
         item: "(a) suite overhead",
         figures: format!(
-            "suite {} vs bare replay {} of the same {requests} requests (median of {rounds})",
+            "suite {} vs bare replay {} of the same {requests} requests (medians of {rounds}; the ratio is the median of the {rounds} rounds side by side)",
             ms(s),
             ms(b)
         ),
-        ratio: ratio(s, b),
+        ratio: median_ratio(&suite, &bare),
         goal: SUITE_OVERHEAD_TARGET,
         details,
     })

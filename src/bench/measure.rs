@@ -156,6 +156,14 @@ pub(crate) fn ratio(a: Duration, b: Duration) -> Option<f64> {
     (b > 0.0).then(|| a.as_secs_f64() / b)
 }
 
+/// The median of the ratios of rounds taken side by side (`a[i]` over `b[i]`): a neighbour on
+/// a shared host that slows a few rounds of one side moves the ratio of the medians, not this.
+pub(crate) fn median_ratio(a: &[Duration], b: &[Duration]) -> Option<f64> {
+    let mut ratios: Vec<f64> = a.iter().zip(b).filter_map(|(&a, &b)| ratio(a, b)).collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios.get(ratios.len() / 2).copied()
+}
+
 /// CPU time (user and system) this process has used so far, all threads; zero where the
 /// system does not say. Less disturbed than wall time by other work on a shared machine.
 pub fn cpu_time() -> Duration {
@@ -222,6 +230,19 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         assert!(cpu_time() > before, "{x}");
+    }
+
+    #[test]
+    fn the_median_ratio_is_that_of_the_middle_pair() {
+        let d = |ms| Duration::from_millis(ms);
+        // A neighbour slowed the last three rounds of one side and the last two of the other:
+        // the medians come from a slowed round of one side and a quiet one of the other
+        // (60 / 11), the rounds side by side still say 2.
+        let a = [d(20), d(21), d(60), d(61), d(62)];
+        let b = [d(10), d(10), d(11), d(60), d(61)];
+        assert_eq!(median_ratio(&a, &b), Some(2.0));
+        assert!(ratio(median(&a), median(&b)).is_some_and(|r| r > 5.0));
+        assert_eq!(median_ratio(&[], &[]), None);
     }
 
     #[test]
