@@ -2,7 +2,6 @@
 //! problem collected before anything is parsed further.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::{ParseContext, parse_file};
@@ -87,25 +86,23 @@ fn gather(parsed: Vec<Parsed>) -> Result<Vec<CaseFile>, Vec<Diagnostic>> {
 /// parsed before anything is sent, so a suite of several files waits on the largest one
 /// instead of on all of them in turn.
 fn parse_each<T: Send>(items: Vec<T>, parse: &(dyn Fn(T) -> Parsed + Sync)) -> Vec<Parsed> {
+    let len = items.len();
     let workers = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
-        .min(items.len());
+        .min(len);
     if workers <= 1 {
         return items.into_iter().map(parse).collect();
     }
-    let slots: Vec<Mutex<Option<T>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
-    let results: Vec<OnceLock<Parsed>> = slots.iter().map(|_| OnceLock::new()).collect();
-    let next = AtomicUsize::new(0);
+    // Workers take the next file from one queue; each result goes to its file's place.
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let results: Vec<OnceLock<Parsed>> = (0..len).map(|_| OnceLock::new()).collect();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(slot) = slots.get(i) else { break };
-                    let item = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-                    if let Some(item) = item {
-                        let _ = results[i].set(parse(item));
-                    }
+                    let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+                    let Some((i, item)) = next else { break };
+                    let _ = results[i].set(parse(item));
                 }
             });
         }
