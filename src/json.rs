@@ -3,6 +3,7 @@
 
 #[cfg(test)]
 pub mod heap_probe;
+pub mod reach;
 pub mod scan;
 pub mod tree;
 

@@ -12,6 +12,8 @@ use regex::Regex;
 use serde_json::Value;
 use serde_json_path::JsonPath;
 
+use crate::json::reach::Reach;
+
 use crate::redact::{REDACTED, is_secret_header_name};
 use crate::verdict::check::Check;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -162,6 +164,18 @@ pub struct Assertion {
     pub op: AssertOp,
     /// Where the assertion is written.
     pub span: Span,
+}
+
+impl Assertion {
+    /// What of a body its path can look at: all of each node it selects, or for `count` and
+    /// `exists` only the nodes themselves (how many there are).
+    pub fn reach(&self) -> Reach {
+        let end = match self.op {
+            AssertOp::Count(_) | AssertOp::Exists(_) => Reach::node(),
+            _ => Reach::whole(),
+        };
+        Reach::of_query(&self.path_text, &end)
+    }
 }
 
 /// The operator of an assertion.

@@ -11,6 +11,7 @@ use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 use crate::checks::{assert, conforming, http, ownership, payload, products, robustness};
 use crate::fuzz::{properties, regressions};
+use crate::json::reach::Reach;
 use crate::release::{sample, walk};
 use crate::runner::paging::{self, Page, PageSource, WalkOptions};
 use crate::runner::{PlannedCase, Runner, page_limit, preflight};
@@ -535,8 +536,27 @@ async fn exchange_case(
         };
         c.add(findings, &check.span);
     }
+    // The assertions read a tree of only what their paths reach when the body conforms; an
+    // assertion that fails there is evaluated again on the whole tree, so that its finding is
+    // the whole tree's.
+    let reached = if expect.asserts.is_empty() {
+        None
+    } else {
+        let mut reach = Reach::node();
+        for a in &expect.asserts {
+            reach.merge(&a.reach());
+        }
+        response.json.reached(&reach)
+    };
     for a in &expect.asserts {
-        c.add(assert::evaluate(a, &response.json), &a.span);
+        let found = match &reached {
+            Some(tree) => match assert::evaluate(a, tree) {
+                found if found.is_empty() => found,
+                _ => assert::evaluate(a, &response.json),
+            },
+            None => assert::evaluate(a, &response.json),
+        };
+        c.add(found, &a.span);
     }
     // A snapshot of the answer alone reads its tree too.
     if x.snapshot

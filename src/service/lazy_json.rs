@@ -15,6 +15,7 @@ use serde::de::{
 };
 use serde_json::{Map, Value};
 
+use crate::json::reach::Reach;
 use crate::json::scan::{self, Anomalies};
 pub use crate::json::tree::{
     Bounded, TREE_ALLOWANCE, TREE_FACTOR, response_tree_budget, tree_budget,
@@ -401,6 +402,17 @@ impl LazyJson {
     /// The tree (built now if it was not yet).
     pub fn value(&self) -> &Value {
         self.tree.get_or_init(|| self.build())
+    }
+
+    /// A tree of the parts of a body that conforms (the typed fast path read it) which `reach`
+    /// reaches, built from the bytes; `None` when the whole tree is built already, or the body
+    /// took the tree path (its tree may be partial or its bytes hold what a tree hides), or
+    /// `reach` is the whole body: then the whole tree is the one to use.
+    pub fn reached(&self, reach: &Reach) -> Option<Value> {
+        if reach.is_whole() || self.is_built() || self.digest.is_none() || self.is_partial() {
+            return None;
+        }
+        crate::json::reach::pruned_tree(&self.bytes, reach).ok()
     }
 
     /// The tree of the bytes: whole, or up to the budget when the whole would break it.

@@ -2,6 +2,7 @@
 //! (with one module per area) so that the suite links once.
 
 mod actions;
+mod asserts;
 mod bench_cli;
 mod bounded;
 mod cacert;
