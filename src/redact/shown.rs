@@ -85,19 +85,51 @@ fn is_unsafe(c: char) -> bool {
 /// `text` with bidi and control characters written as `\u{…}`, line breaks and tabs kept.
 fn escape_unsafe(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c != '\n' && c != '\t' && is_unsafe(c) {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        } else {
-            out.push(c);
+    // Printable ASCII, line breaks and tabs are copied a run at a time; other characters are
+    // decoded one by one.
+    let bytes = text.as_bytes();
+    let (mut at, mut copied) = (0, 0);
+    while at < bytes.len() {
+        let b = bytes[at];
+        if (0x20..0x7f).contains(&b) || b == b'\n' || b == b'\t' {
+            at += 1;
+            continue;
         }
+        let Some(c) = text[at..].chars().next() else {
+            break;
+        };
+        if is_unsafe(c) {
+            out.push_str(&text[copied..at]);
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            copied = at + c.len_utf8();
+        }
+        at += c.len_utf8();
     }
+    out.push_str(&text[copied..]);
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The run-at-a-time copy writes what a character-by-character one writes.
+        #[test]
+        fn escaping_a_run_at_a_time_is_escaping_each_character(
+            text in "[ -~\t\n\r\u{0}-\u{1f}\u{7f}-\u{9f}\u{61c}\u{200e}\u{202a}-\u{202e}\u{2066}-\u{2069}éあ😀]{0,64}"
+        ) {
+            let mut each = String::new();
+            for c in text.chars() {
+                if c != '\n' && c != '\t' && is_unsafe(c) {
+                    let _ = write!(each, "\\u{{{:x}}}", u32::from(c));
+                } else {
+                    each.push(c);
+                }
+            }
+            proptest::prop_assert_eq!(escape_unsafe(&text), each);
+        }
+    }
 
     const KEY: &str = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6Hj1Gf5Ds0Ay";
 
