@@ -94,10 +94,11 @@ pub fn syntax_only(bytes: &[u8]) -> bool {
 }
 
 /// `bytes` as one `T` and nothing after it. The bytes are checked to be UTF-8 once, as a
-/// whole (a body that is not is left to the tree path): serde_json then borrows each string
-/// without checking it again.
+/// whole (a body that is not is left to the tree path), by simdutf8: the standard check went
+/// byte by byte through the Chinese text of names and tags (4.5 % of a fuzz run). serde_json
+/// then borrows each string without checking it again.
 fn whole<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
-    let text = std::str::from_utf8(bytes).ok()?;
+    let text = simdutf8::basic::from_utf8(bytes).ok()?;
     let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(&mut de).ok()?;
     de.end().ok()?;
