@@ -114,6 +114,11 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
         /// The run-at-a-time copy writes what a character-by-character one writes.
         #[test]
         fn escaping_a_run_at_a_time_is_escaping_each_character(
