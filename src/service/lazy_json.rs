@@ -407,7 +407,9 @@ impl LazyJson {
     /// A tree of the parts of a body that conforms (the typed fast path read it) which `reach`
     /// reaches, built from the bytes; `None` when the whole tree is built already, or the body
     /// took the tree path (its tree may be partial or its bytes hold what a tree hides), or
-    /// `reach` is the whole body: then the whole tree is the one to use.
+    /// `reach` is the whole body: then the whole tree is the one to use. It needs no budget of
+    /// its own: it is built only when the whole tree is within the budget, and it holds part
+    /// of what the whole tree would.
     pub fn reached(&self, reach: &Reach) -> Option<Value> {
         if reach.is_whole() || self.is_built() || self.digest.is_none() || self.is_partial() {
             return None;
