@@ -9,6 +9,26 @@ pub mod tree;
 
 use serde_json::Value;
 
+/// Bytes of `value` serialized as compact JSON, counted without building the text
+/// (`usize::MAX` if it could not be serialized).
+pub fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
 /// What a value is, as a sentence names it ("a string", "null").
 pub fn a_json_type(v: &Value) -> &'static str {
     match v {

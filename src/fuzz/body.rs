@@ -108,20 +108,6 @@ impl fmt::Debug for FuzzBody {
 /// Seeds of the two halves of a [`FuzzBody::fingerprint`].
 const FINGERPRINT_SEEDS: [u64; 2] = [0x6d61_6c6c_6368_6563, 0x6b66_757a_7a62_6f64];
 
-/// A writer that only counts the bytes written to it.
-struct Counted(usize);
-
-impl std::io::Write for Counted {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 impl FuzzBody {
     /// The bytes put on the wire.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -136,13 +122,7 @@ impl FuzzBody {
     /// Length of the body in bytes (counted as it is written, nothing kept).
     pub fn len(&self) -> usize {
         match self {
-            FuzzBody::Json(v) => {
-                let mut counted = Counted(0);
-                match serde_json::to_writer(&mut counted, v) {
-                    Ok(()) => counted.0,
-                    Err(_) => 0,
-                }
-            }
+            FuzzBody::Json(v) => crate::json::json_size(v),
             FuzzBody::Raw { bytes, .. } => bytes.len(),
         }
     }

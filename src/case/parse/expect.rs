@@ -541,25 +541,6 @@ fn build_regex(pattern: &str, size_limit: usize) -> Result<Regex, String> {
         .map_err(|e| regex_problem(&e))
 }
 
-/// Bytes of `value` serialized as compact JSON, counted without building the text.
-pub(super) fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    }
-}
-
 /// The one-line reason of a regex error (its `Display` is a multi-line report).
 fn regex_problem(e: &regex::Error) -> String {
     let text = e.to_string();

@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::expect::json_size;
 use super::{CASE_KEYS, EXCHANGE_ONLY_KEYS, KIND_KEYS, ParseContext, ROOT_KEYS};
 use crate::case::model::{Case, CaseKind, CheckRef, limits};
 use crate::case::node::{Key, Node, NodeKind};
 use crate::case::vars;
 use crate::diag::Diagnostic;
+use crate::json::json_size;
 use crate::spec::catalog::{self, CATALOG};
 use crate::verdict::check::Check;
 use crate::verdict::source::{SourceFile, Span, Spanned};
