@@ -5,6 +5,7 @@
 pub mod heap_probe;
 pub mod reach;
 pub mod scan;
+pub mod selector;
 pub mod tree;
 
 use serde_json::Value;

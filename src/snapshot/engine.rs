@@ -191,19 +191,14 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
         settings.set_snapshot_path(a.dir);
         settings.set_prepend_module_to_snapshot(false);
         settings.set_omit_expression(true);
-        settings.set_sort_maps(true);
         settings.set_description(a.description);
         if let Some(file) = a.input_file {
             settings.set_input_file(file);
         }
         settings.set_comparator(Box::new(recorder.clone()));
-        for selector in a.redact {
-            settings.add_redaction(selector, PLACEHOLDER);
-        }
-        for selector in a.sort {
-            settings.sort_selector(selector);
-        }
-        settings.bind(|| assert_json_snapshot(a.name, a.value))
+        // Maps sorted, then the redactions and sorts, as insta's own redactions would do them.
+        let shaped = crate::json::selector::shape(a.value, a.redact, a.sort, PLACEHOLDER);
+        settings.bind(|| assert_json_snapshot(a.name, &shaped))
     }));
     QUIET.with(|q| q.set(false));
     let compared = recorder
@@ -238,7 +233,10 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
 /// snapshot files is returned: the macro is this call followed by `.unwrap()`, which made a
 /// file in place of the snapshot directory a panic quoting `Result::unwrap()`. The macro's
 /// support functions are insta's (hidden) API; `Cargo.lock` pins the version they come from.
-fn assert_json_snapshot(name: &str, value: &Value) -> Result<(), Box<dyn std::error::Error>> {
+fn assert_json_snapshot(
+    name: &str,
+    value: &crate::json::selector::Shaped,
+) -> Result<(), Box<dyn std::error::Error>> {
     use insta::_macro_support::{
         SerializationFormat, Workspace, assert_snapshot, get_cargo_workspace, serialize_value,
     };

@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use jsonschema::Validator;
+use mallcheck_schema_engine::CompiledSchema;
 use serde_json::Value;
 use url::Url;
 
@@ -142,7 +142,7 @@ impl SchemaError {
 struct Schema {
     uri: Url,
     document: Value,
-    validator: Validator,
+    validator: CompiledSchema,
     /// The same rules split at the document's record arrays, when it has any.
     split: Option<Split>,
 }
@@ -152,7 +152,7 @@ struct Schema {
 /// any, and one call over a million broken records would hold tens of millions of errors.
 struct Split {
     /// The document with the `items` of every record array replaced by `true`.
-    shallow: Validator,
+    shallow: CompiledSchema,
     /// The record arrays.
     arrays: Vec<RecordArray>,
 }
@@ -188,7 +188,7 @@ enum Items {
     /// Any other item schema, compiled on its own as a `$ref` to it.
     Inline {
         /// The compiled `{"$ref": …}`.
-        validator: Validator,
+        validator: CompiledSchema,
         /// The `{"$ref": …}` document, where attributing its errors starts.
         wrapper: Value,
     },

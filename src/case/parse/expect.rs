@@ -12,6 +12,7 @@ use super::{
 };
 use crate::case::model::{AssertOp, Assertion, Expect, SnapshotSpec, limits};
 use crate::case::node::{Key, Node, NodeKind};
+use crate::json::selector::Selector;
 use crate::verdict::source::Spanned;
 
 impl Lower<'_> {
@@ -334,7 +335,7 @@ impl Lower<'_> {
             match self.strings(n, &format!("`snapshot.{key}`")) {
                 Some(items) => {
                     for s in items {
-                        if let Err(problem) = check_selector(&s.value) {
+                        if let Err(problem) = Selector::parse(&s.value) {
                             self.error_help(
                                 s.span,
                                 format!("invalid snapshot selector `{}`: {problem}", s.value),
@@ -550,76 +551,4 @@ fn regex_problem(e: &regex::Error) -> String {
             || text.lines().last().unwrap_or("").trim().to_string(),
             str::to_string,
         )
-}
-
-/// Checks an insta redaction selector (insta panics on a bad one, so it is checked at load).
-///
-/// Grammar (insta's `select_grammar.pest`): selectors separated by `,`; each is `.` alone or
-/// a run of segments: `.**`, `.*`, `.key`, `["key"]`, `[int]`, `[]`, `[a:b]`, `[:b]`, `[a:]`.
-pub(super) fn check_selector(s: &str) -> Result<(), &'static str> {
-    let mut any = false;
-    for sel in s.split(',') {
-        let sel = sel.trim();
-        if sel.is_empty() {
-            if any {
-                continue;
-            }
-            return Err("it is empty");
-        }
-        any = true;
-        if sel == "." {
-            continue;
-        }
-        let mut rest = sel;
-        while !rest.is_empty() {
-            rest = selector_segment(rest)?;
-        }
-    }
-    if any { Ok(()) } else { Err("it is empty") }
-}
-
-fn selector_segment(s: &str) -> Result<&str, &'static str> {
-    if let Some(rest) = s.strip_prefix(".**") {
-        return Ok(rest);
-    }
-    if let Some(rest) = s.strip_prefix(".*") {
-        return Ok(rest);
-    }
-    if let Some(rest) = s.strip_prefix('.') {
-        let mut chars = rest.char_indices();
-        match chars.next() {
-            Some((_, c)) if c == '_' || c == '$' || c.is_alphabetic() => {}
-            _ => return Err("a `.` must be followed by a key, `*` or `**`"),
-        }
-        let end = chars
-            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
-            .map_or(rest.len(), |(i, _)| i);
-        return Ok(&rest[end..]);
-    }
-    if let Some(rest) = s.strip_prefix('[') {
-        let close = rest.find(']').ok_or("`[` without `]`")?;
-        let inner = rest[..close].trim();
-        let is_int = |t: &str| {
-            let t = t.strip_prefix('-').unwrap_or(t);
-            !t.is_empty() && t.chars().all(|c| c.is_ascii_digit())
-        };
-        let ok = inner.is_empty()
-            || is_int(inner)
-            || (inner.len() >= 2
-                && inner.starts_with('"')
-                && inner.ends_with('"')
-                && !inner[1..inner.len() - 1].contains('"'))
-            || inner.split_once(':').is_some_and(|(a, b)| {
-                let (a, b) = (a.trim(), b.trim());
-                (is_int(a) || a.is_empty())
-                    && (is_int(b) || b.is_empty())
-                    && !(a.is_empty() && b.is_empty())
-            });
-        return if ok {
-            Ok(&rest[close + 1..])
-        } else {
-            Err("a subscript is `[]`, `[n]`, `[\"key\"]` or a range `[a:b]`")
-        };
-    }
-    Err("a selector segment starts with `.` or `[`")
 }

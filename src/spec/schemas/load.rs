@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use jsonschema::error::ValidationErrorKind;
-use jsonschema::{Draft, Registry, ValidationError, ValidationOptions, Validator};
+use jsonschema::{Draft, Registry, ValidationError, ValidationOptions};
+use mallcheck_schema_engine::CompiledSchema;
 use serde_json::Value;
 use url::Url;
 
@@ -179,21 +180,19 @@ fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> 
             .extend(sources.iter().map(|s| (s.uri.as_str(), &s.document)))
             .and_then(|b| b.prepare())
             .map_err(|e| SchemaError::new(origin, SchemaErrorKind::Reference(e.to_string())))?;
-        let mut compiled: BTreeMap<usize, (Validator, Option<Split>)> = BTreeMap::new();
+        let mut compiled: BTreeMap<usize, (CompiledSchema, Option<Split>)> = BTreeMap::new();
         for i in compile_order(&sources, &names_by_uri) {
             let s = &sources[i];
-            let validator = options(&registry)
-                .with_base_uri(s.uri.as_str())
-                .build(&s.document)
-                .map_err(|e| {
-                    let kind = match e.kind() {
-                        ValidationErrorKind::Referencing(r) => {
-                            SchemaErrorKind::Reference(r.to_string())
-                        }
-                        _ => SchemaErrorKind::Compile(e.to_string()),
-                    };
-                    SchemaError::new(&s.file, kind)
-                })?;
+            let options = options(&registry).with_base_uri(s.uri.as_str());
+            let validator = CompiledSchema::build(&options, &s.document).map_err(|e| {
+                let kind = match e.kind() {
+                    ValidationErrorKind::Referencing(r) => {
+                        SchemaErrorKind::Reference(r.to_string())
+                    }
+                    _ => SchemaErrorKind::Compile(e.to_string()),
+                };
+                SchemaError::new(&s.file, kind)
+            })?;
             let split = build_split(&registry, s, &names_by_uri);
             compiled.insert(i, (validator, split));
         }
@@ -269,7 +268,7 @@ fn build_split(
                 let wrapper = serde_json::json!({
                     "$ref": format!("{}#{}", source.uri, fragment_encode(&items_pointer))
                 });
-                let validator = options(registry).build(&wrapper).ok()?;
+                let validator = CompiledSchema::build(&options(registry), &wrapper).ok()?;
                 Items::Inline { validator, wrapper }
             }
         };
@@ -288,10 +287,8 @@ fn build_split(
     shallow
         .as_object_mut()?
         .insert("$id".to_string(), Value::String(uri.to_string()));
-    let shallow = options(registry)
-        .with_base_uri(uri.as_str())
-        .build(&shallow)
-        .ok()?;
+    let shallow =
+        CompiledSchema::build(&options(registry).with_base_uri(uri.as_str()), &shallow).ok()?;
     Some(Split { shallow, arrays })
 }
 

@@ -6,8 +6,9 @@ use std::borrow::Borrow;
 use std::fmt::Write as _;
 use std::hash::Hasher as _;
 
+use jsonschema::ValidationError;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::{ValidationError, Validator};
+use mallcheck_schema_engine::CompiledSchema;
 use serde_json::Value;
 
 use super::attribute::{Attributions, Start};
@@ -194,7 +195,7 @@ impl SchemaSet {
     /// `cx` (which builds a finding only while the check is under its cap).
     pub(super) fn errors(
         &self,
-        validator: &Validator,
+        validator: &CompiledSchema,
         start: Start<'_>,
         instance: &Value,
         pointer: &str,
