@@ -9,13 +9,14 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Method, StatusCode, header};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -143,7 +144,11 @@ impl CannedServer {
         let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
         let counters = Arc::new(Counters::default());
-        let task = tokio::spawn(accept(listener, Arc::new(table), Arc::clone(&counters)));
+        let (table, served) = (Arc::new(table), Arc::clone(&counters));
+        let task = tokio::spawn(accept(listener, move |req| {
+            let (table, counters) = (Arc::clone(&table), Arc::clone(&served));
+            async move { answer(req, &table, &counters).await }
+        }));
         Ok(CannedServer {
             addr,
             counters,
@@ -173,17 +178,23 @@ impl Drop for CannedServer {
     }
 }
 
-async fn accept(listener: TcpListener, table: Arc<Table>, counters: Arc<Counters>) {
+/// Serves HTTP/1.1 on every connection `listener` accepts, each request answered by `handler`
+/// (the bench's servers: no limits, no timeouts, loopback only).
+pub(crate) async fn accept<F, A>(listener: TcpListener, handler: F)
+where
+    F: Fn(Request<Incoming>) -> A + Clone + Send + 'static,
+    A: Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (table, counters) = (Arc::clone(&table), Arc::clone(&counters));
+        let handler = handler.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let (table, counters) = (Arc::clone(&table), Arc::clone(&counters));
-                async move { Ok::<_, Infallible>(answer(req, &table, &counters).await) }
+                let answer = handler(req);
+                async move { Ok::<_, Infallible>(answer.await) }
             });
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)

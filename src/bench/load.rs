@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::http::header;
 use bytes::Bytes;
+use http::header;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::client::conn::http1;
@@ -136,7 +136,7 @@ async fn send(sender: &mut Sender, addr: SocketAddr, r: &Recorded) -> Result<usi
 mod tests {
     use super::*;
     use crate::bench::canned::{Answer, CannedServer, Table};
-    use axum::http::Method;
+    use http::Method;
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn every_answer_is_counted_over_several_connections() {

@@ -5,13 +5,14 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Method, StatusCode, header};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
 use tokio::net::TcpListener;
 
-use crate::bench::canned::{Answer, Table, request_key};
+use crate::bench::canned::{Answer, Table, accept, request_key};
 
 /// Largest request body the recording proxy accepts.
 pub(crate) const PROXY_MAX_BODY: usize = 2 * 1024 * 1024;
@@ -100,10 +101,7 @@ impl Proxy {
         let addr = listener
             .local_addr()
             .map_err(|e| format!("cannot bind the recording proxy: {e}"))?;
-        let app = Router::new().fallback(forward).with_state(recorder);
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let task = tokio::spawn(accept(listener, move |req| forward(recorder.clone(), req)));
         Ok(Proxy {
             base_url: format!("http://{addr}"),
             log,
@@ -122,11 +120,12 @@ impl Proxy {
     }
 }
 
-pub(crate) async fn forward(State(rec): State<Recorder>, req: Request) -> axum::response::Response {
+pub(crate) async fn forward(rec: Recorder, req: Request<Incoming>) -> Response<Full<Bytes>> {
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, PROXY_MAX_BODY).await else {
+    let Ok(body) = Limited::new(body, PROXY_MAX_BODY).collect().await else {
         return status_only(StatusCode::PAYLOAD_TOO_LARGE);
     };
+    let body = body.to_bytes();
     let path = parts.uri.path_and_query().map_or_else(
         || parts.uri.path().to_string(),
         |pq| pq.as_str().to_string(),
@@ -190,7 +189,7 @@ pub(crate) async fn forward(State(rec): State<Recorder>, req: Request) -> axum::
             },
         ));
     }
-    let mut response = axum::response::Response::new(Body::from(bytes));
+    let mut response = Response::new(Full::new(bytes));
     *response.status_mut() = status;
     for (k, v) in &upstream_headers {
         if !HOP_HEADERS.contains(k) {
@@ -200,8 +199,8 @@ pub(crate) async fn forward(State(rec): State<Recorder>, req: Request) -> axum::
     response
 }
 
-pub(crate) fn status_only(status: StatusCode) -> axum::response::Response {
-    let mut response = axum::response::Response::new(Body::empty());
+pub(crate) fn status_only(status: StatusCode) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = status;
     response
 }

@@ -13,18 +13,20 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::Request;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::server::conn::http1;
-use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, Sleep};
+
+use crate::server::body;
+use crate::server::routes::{self, AppState};
 
 /// How long the accept loop waits after an accept error such as "too many open files".
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
@@ -58,14 +60,13 @@ impl Default for ConnectionLimits {
 /// connection to finish and waits for them.
 pub(crate) async fn serve(
     listener: TcpListener,
-    app: Router,
+    state: Arc<AppState>,
     limits: ConnectionLimits,
     stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
     let permits = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let mut open = JoinSet::new();
     let mut stopping = stop.clone();
-    let service = TowerToHyperService::new(app);
     loop {
         while open.try_join_next().is_some() {}
         let permit = tokio::select! {
@@ -82,7 +83,7 @@ pub(crate) async fn serve(
         match accepted {
             Ok((stream, _)) => {
                 let _ = stream.set_nodelay(true);
-                let connection = serve_connection(stream, service.clone(), limits, stop.clone());
+                let connection = serve_connection(stream, Arc::clone(&state), limits, stop.clone());
                 open.spawn(with_permit(connection, permit));
             }
             Err(e) if is_connection_error(&e) => {}
@@ -119,7 +120,7 @@ async fn with_permit(connection: impl Future<Output = ()>, permit: OwnedSemaphor
 /// server stops (then it finishes the request in flight and closes).
 async fn serve_connection(
     stream: TcpStream,
-    service: TowerToHyperService<Router>,
+    state: Arc<AppState>,
     limits: ConnectionLimits,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -132,14 +133,18 @@ async fn serve_connection(
         let clock = Arc::clone(&clock);
         hyper::service::service_fn(move |req: Request<Incoming>| {
             clock.set(Phase::Working);
-            let req = req.map(|body| RequestBody {
-                inner: body,
-                clock: Arc::clone(&clock),
+            let req = req.map(|body| {
+                RequestBody {
+                    inner: body,
+                    clock: Arc::clone(&clock),
+                }
+                .map_err(Into::into)
+                .boxed_unsync()
             });
             let done = ResponseDone(Arc::clone(&clock));
-            let answer = hyper::service::Service::call(&service, req);
+            let answer = routes::handle(Arc::clone(&state), req);
             async move {
-                let response: Response<axum::body::Body> = answer.await?;
+                let response = answer.await;
                 if response.extensions().get::<CloseAfterResponse>().is_some() {
                     done.0.close_after_response();
                 }
@@ -402,18 +407,18 @@ impl Body for RequestBody {
 /// A response body; when hyper drops it (sent, or the connection is gone) the connection
 /// starts waiting for its next request.
 struct ResponseBody {
-    inner: axum::body::Body,
+    inner: body::Body,
     _done: ResponseDone,
 }
 
 impl Body for ResponseBody {
     type Data = Bytes;
-    type Error = axum::Error;
+    type Error = body::BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, body::BoxError>>> {
         Pin::new(&mut self.get_mut().inner).poll_frame(cx)
     }
 

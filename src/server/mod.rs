@@ -3,6 +3,7 @@
 //! [`start`] binds (by default `127.0.0.1:0`), spawns the server and returns at once with its
 //! address; every fault is also reachable under `/fault/<name>` of the base URL.
 
+mod body;
 mod conn;
 pub mod data;
 pub mod echo_forms;

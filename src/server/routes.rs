@@ -17,14 +17,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::{Body, Bytes};
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::response::Response;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::server::body::{self, Request, Response};
 use crate::server::data::{self, Dataset, MAIN, MallSeed, OTHER, SINGLE, Shape};
 use crate::server::echo_forms::EchoForm;
 use crate::server::faults::{Echo, Fault, HUGE_HEADER_BYTES, MALL_SN_PREFIX};
@@ -159,11 +157,6 @@ impl AppState {
     }
 }
 
-/// The router: one fallback handler that dispatches on the path itself.
-pub(crate) fn router(state: Arc<AppState>) -> Router {
-    Router::new().fallback(handle).with_state(state)
-}
-
 /// The two operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Operation {
@@ -226,13 +219,14 @@ struct Call {
     echo: Option<Echo>,
 }
 
-async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
+/// Answers one request: the one handler of every path, which dispatches on the path itself.
+pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
     if req.method() == Method::GET && req.uri().path() == REQUESTS_PATH {
         let count = state.requests.load(Ordering::Relaxed);
         let most = state.max_in_flight.load(Ordering::Relaxed);
-        return Response::builder()
+        return http::Response::builder()
             .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(
+            .body(body::full(
                 json!({ "requests": count, "max_in_flight": most }).to_string(),
             ))
             .unwrap_or_default();
@@ -272,7 +266,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
     let (req, echo) = match fault {
         Some(Fault::EchoRequest | Fault::EchoErrorPage) => {
             let (parts, body) = req.into_parts();
-            let bytes = axum::body::to_bytes(body, MAX_REQUEST_BYTES)
+            let bytes = body::to_bytes(body, MAX_REQUEST_BYTES)
                 .await
                 .unwrap_or_default();
             let headers = parts
@@ -284,7 +278,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
                 })
                 .collect();
             let echo = Echo::new(headers, &bytes);
-            (Request::from_parts(parts, Body::from(bytes)), Some(echo))
+            (Request::from_parts(parts, body::full(bytes)), Some(echo))
         }
         _ => (req, None),
     };
@@ -354,7 +348,7 @@ async fn handle(State(state): State<Arc<AppState>>, req: Request) -> Response {
     if declared.is_some_and(|n| n > MAX_REQUEST_BYTES as u64) {
         return fail(&state, &call, too_large());
     }
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_REQUEST_BYTES).await else {
+    let Some(bytes) = body::to_bytes(body, MAX_REQUEST_BYTES).await else {
         return fail(&state, &call, too_large());
     };
     if fault.is_some_and(|f| f.crashes_on(&bytes)) {
@@ -382,7 +376,7 @@ fn other_port(headers: &HeaderMap) -> String {
 
 fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
     if state.plain_errors && call.echo.is_none() {
-        let mut response = Response::new(Body::from(format!("{}\n", failure.msg)));
+        let mut response = Response::new(body::full(format!("{}\n", failure.msg)));
         *response.status_mut() = failure.status;
         let text = HeaderValue::from_static("text/plain; charset=utf-8");
         response.headers_mut().insert(header::CONTENT_TYPE, text);
@@ -419,7 +413,7 @@ fn respond(state: &AppState, call: &Call, status: StatusCode, mut value: Value) 
 /// The `echo-error-page` answer: HTTP 500 with an HTML page quoting the request.
 fn echo_error_page(call: &Call) -> Response {
     let page = call.echo.as_ref().map(Echo::error_page).unwrap_or_default();
-    let mut response = Response::new(Body::from(page));
+    let mut response = Response::new(body::full(page));
     *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
     let html = HeaderValue::from_static("text/html; charset=utf-8");
     response.headers_mut().insert(header::CONTENT_TYPE, html);
@@ -439,11 +433,11 @@ async fn echo_signature(req: Request, rest: &str) -> Response {
         .get(header::AUTHORIZATION)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
         .unwrap_or_default();
-    let body = axum::body::to_bytes(req.into_body(), MAX_REQUEST_BYTES)
+    let body = body::to_bytes(req.into_body(), MAX_REQUEST_BYTES)
         .await
         .unwrap_or_default();
     let (content_type, text) = form.refusal(&authorization, &body);
-    let mut response = Response::new(Body::from(text));
+    let mut response = Response::new(body::full(text));
     *response.status_mut() = StatusCode::UNAUTHORIZED;
     response
         .headers_mut()

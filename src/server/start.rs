@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use crate::server::conn::{self, ConnectionLimits};
 use crate::server::data::{DEMO_APPID, DEMO_SIGN_KEY};
 use crate::server::faults::Fault;
-use crate::server::routes::{self, AppState};
+use crate::server::routes::AppState;
 use crate::sign::{Signer, SignerKind};
 
 /// How long [`RunningServer::shutdown`] waits for open connections before cutting them.
@@ -124,8 +124,7 @@ pub async fn start(opts: ServerOptions) -> std::io::Result<RunningServer> {
     );
     let requests = Arc::clone(&state.requests);
     let max_in_flight = Arc::clone(&state.max_in_flight);
-    let app = routes::router(state);
-    let task = tokio::spawn(conn::serve(listener, app, opts.limits, shutdown));
+    let task = tokio::spawn(conn::serve(listener, state, opts.limits, shutdown));
     Ok(RunningServer {
         addr,
         stop,

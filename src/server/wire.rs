@@ -5,16 +5,16 @@ use std::convert::Infallible;
 use std::io::Write;
 use std::time::Duration;
 
-use axum::body::{Body, Bytes};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::Response;
+use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use futures_util::StreamExt;
 use futures_util::stream;
+use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::server::body::{self, Body, Response};
 use crate::server::faults::{BELOW_LONG_FLOAT, BELOW_LONG_LITERAL, Fault};
 
 /// `Content-Type` of every JSON answer.
@@ -35,7 +35,7 @@ pub(crate) fn crash_and_close() -> Response {
     let mut response = with_type(
         StatusCode::INTERNAL_SERVER_ERROR,
         "text/plain; charset=utf-8",
-        Body::from("Internal Server Error"),
+        body::full("Internal Server Error"),
     );
     response
         .extensions_mut()
@@ -93,7 +93,7 @@ pub(crate) fn json_response(
             gzip = true;
         }
     }
-    let mut resp = with_type(status, JSON_TYPE, Body::from(bytes));
+    let mut resp = with_type(status, JSON_TYPE, body::full(bytes));
     if gzip {
         let headers = resp.headers_mut();
         headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
@@ -111,7 +111,7 @@ fn stalled(status: StatusCode, bytes: Bytes, shutdown: watch::Receiver<bool>) ->
         pause(&shutdown, STALL).await;
         Ok::<_, Infallible>(rest)
     });
-    let body = Body::from_stream(stream::iter([Ok::<_, Infallible>(first)]).chain(tail));
+    let body = body::streamed(stream::iter([Ok::<_, Infallible>(first)]).chain(tail));
     let mut resp = with_type(status, JSON_TYPE, body);
     resp.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(total));
@@ -135,7 +135,7 @@ pub(crate) fn huge_body() -> Response {
             .chain(std::iter::once(tail.clone()))
             .map(Ok::<_, Infallible>),
     );
-    let mut resp = with_type(StatusCode::OK, JSON_TYPE, Body::from_stream(parts));
+    let mut resp = with_type(StatusCode::OK, JSON_TYPE, body::streamed(parts));
     let total = head.len() + padding + tail.len();
     resp.headers_mut()
         .insert(header::CONTENT_LENGTH, HeaderValue::from(total));
@@ -147,7 +147,7 @@ pub(crate) fn deep_nesting() -> Response {
     let mut body = Vec::with_capacity(NESTING_DEPTH * 2);
     body.resize(NESTING_DEPTH, b'[');
     body.resize(NESTING_DEPTH * 2, b']');
-    with_type(StatusCode::OK, JSON_TYPE, Body::from(body))
+    with_type(StatusCode::OK, JSON_TYPE, body::full(body))
 }
 
 /// An HTML page with the given status (the `http-500-html` and `html-200` faults).
@@ -160,7 +160,7 @@ pub(crate) fn html(status: StatusCode) -> Response {
         "<!DOCTYPE html>\n<html><head><title>{title}</title></head>\
          <body><h1>{title}</h1><p>nginx</p></body></html>\n"
     );
-    with_type(status, "text/html; charset=utf-8", Body::from(page))
+    with_type(status, "text/html; charset=utf-8", body::full(page))
 }
 
 /// A `302 Found` to `location`.
@@ -168,7 +168,7 @@ pub(crate) fn redirect(location: &str) -> Response {
     let mut resp = with_type(
         StatusCode::FOUND,
         "text/plain; charset=utf-8",
-        Body::empty(),
+        body::empty(),
     );
     if let Ok(value) = HeaderValue::from_str(location) {
         resp.headers_mut().insert(header::LOCATION, value);
@@ -193,9 +193,9 @@ mod tests {
     }
 
     async fn body_of(resp: Response) -> Vec<u8> {
-        axum::body::to_bytes(resp.into_body(), 64 * 1024 * 1024)
+        body::to_bytes(resp.into_body(), 64 * 1024 * 1024)
             .await
-            .unwrap()
+            .expect("a whole body")
             .to_vec()
     }
 
