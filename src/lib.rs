@@ -2,19 +2,24 @@
 //!
 //! The library holds everything worth testing; `main.rs` only parses the command line, calls
 //! [`app`] and maps the result to an exit code ([`exit`]).
-//!
-//! The lower layers live in `crates/core` (`mallcheck-core`), built beside the late
-//! dependencies; they are re-exported here under their own names, so that `crate::spec::…`
-//! reads the same in both crates and `mallcheck::…` the same to the tests.
 
 pub mod app;
+pub mod atomic;
 pub mod bench;
 pub mod case;
 pub mod checks;
 pub mod cli;
+pub mod cpu;
+pub mod diag;
 pub mod error;
+pub mod exit;
+pub mod flag_range;
 pub mod fuzz;
+pub mod heap;
+pub mod json;
+pub mod local_file;
 pub mod profile;
+pub mod redact;
 pub mod release;
 pub mod report;
 pub mod runner;
@@ -22,14 +27,9 @@ pub mod server;
 pub mod service;
 pub mod session;
 pub mod settings;
+pub mod shipped;
+pub mod sign;
 pub mod snapshot;
+pub mod spec;
 pub mod tls;
-
-pub use mallcheck_core::{
-    atomic, cpu, dataset, diag, exit, flag_range, heap, json, local_file, redact, shipped, sign,
-    spec, verdict,
-};
-
-#[cfg(test)]
-#[global_allocator]
-static COUNTING: json::heap_probe::Counting = json::heap_probe::Counting;
+pub mod verdict;

@@ -6,7 +6,20 @@ use serde_json::Value;
 use crate::spec::catalog;
 use crate::verdict::event::Finding;
 
-pub use crate::spec::wire::{spu_id, spu_ids};
+/// The spuIds of a products response, in order.
+pub fn spu_ids(body: &Value) -> Vec<String> {
+    body.as_array()
+        .map(|items| items.iter().filter_map(spu_id).collect())
+        .unwrap_or_default()
+}
+
+/// The spuId of one product record, when it has a string one.
+pub fn spu_id(product: &Value) -> Option<String> {
+    product
+        .get("spuId")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
 
 /// Compares digit strings as numbers without overflow: longer is larger, then lexicographic.
 fn numeric_cmp(a: &str, b: &str) -> std::cmp::Ordering {

@@ -5,9 +5,7 @@
 
 mod body;
 mod conn;
-/// The seeded merchants, malls and products (in the lower crate: the typed read's and the
-/// schemas' tests check themselves against it too).
-pub use crate::dataset as data;
+pub mod data;
 pub mod echo_forms;
 pub mod faults;
 pub mod guide;

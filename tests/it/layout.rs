@@ -8,10 +8,9 @@ use std::path::{Path, PathBuf};
 /// layer and none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
     &["redact", "json", "local_file", "flag_range"],
-    &["cpu", "shipped", "heap"],
+    &["tls", "cpu", "shipped", "heap"],
     &["verdict", "atomic"],
-    &["sign", "exit", "diag", "spec", "dataset"],
-    &["tls"],
+    &["sign", "exit", "diag", "spec"],
     &["case", "error"],
     &["checks", "profile", "snapshot", "server", "service"],
     &["fuzz", "release"],
@@ -22,12 +21,6 @@ const LAYERS: &[&[&str]] = &[
     &["app"],
     &["lib", "main"],
 ];
-
-/// The rows built in `crates/core` (`mallcheck-core`): every row up to this one, and no other.
-const CORE_ROWS: usize = 4;
-
-/// Where each crate's modules are, and whether it is the lower one.
-const CRATES: [(&str, bool); 2] = [("crates/core/src", true), ("src", false)];
 
 fn layer(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))
@@ -95,63 +88,43 @@ fn imports(text: &str) -> BTreeSet<String> {
     out
 }
 
-/// The top-level module of a file under a crate's `src/`.
-fn module_of(rel: &Path) -> String {
-    let first = rel.components().next().expect("a path component");
-    Path::new(first.as_os_str())
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .expect("a UTF-8 module name")
-        .to_string()
-}
-
 #[test]
 fn no_module_imports_its_own_layer_or_one_above() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
     let mut problems = Vec::new();
-    for (dir, lower) in CRATES {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        files.sort();
-        for file in &files {
-            let rel = file.strip_prefix(&src).expect("under the crate's src/");
-            let module = module_of(rel);
-            let Some(own) = layer(&module) else {
-                problems.push(format!(
-                    "{dir}/{}: module `{module}` is in no layer",
-                    rel.display()
-                ));
+    for file in &files {
+        let rel = file.strip_prefix(&src).expect("under src/");
+        let first = rel.components().next().expect("a path component");
+        let module = Path::new(first.as_os_str())
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a UTF-8 module name")
+            .to_string();
+        let Some(own) = layer(&module) else {
+            problems.push(format!(
+                "{}: module `{module}` is in no layer",
+                rel.display()
+            ));
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("a readable source file");
+        for imported in imports(&text) {
+            if imported == module {
                 continue;
-            };
-            // The crate's root file re-exports or declares; the rows are about the modules.
-            if module != "lib" && (own < CORE_ROWS) != lower {
-                problems.push(format!(
-                    "{dir}/{}: module `{module}` of row {} belongs in {}",
-                    rel.display(),
-                    own + 1,
-                    if own < CORE_ROWS {
-                        "crates/core"
-                    } else {
-                        "src"
-                    }
-                ));
             }
-            let text = std::fs::read_to_string(file).expect("a readable source file");
-            for imported in imports(&text) {
-                if imported == module {
-                    continue;
-                }
-                match layer(&imported) {
-                    Some(l) if l < own => {}
-                    Some(_) => problems.push(format!(
-                        "{dir}/{}: `{module}` imports `crate::{imported}`, which is not below it",
-                        rel.display()
-                    )),
-                    None => problems.push(format!(
-                        "{dir}/{}: `crate::{imported}` is in no layer",
-                        rel.display()
-                    )),
-                }
+            match layer(&imported) {
+                Some(l) if l < own => {}
+                Some(_) => problems.push(format!(
+                    "{}: `{module}` imports `crate::{imported}`, which is not below it",
+                    rel.display()
+                )),
+                None => problems.push(format!(
+                    "{}: `crate::{imported}` is in no layer",
+                    rel.display()
+                )),
             }
         }
     }

@@ -1353,14 +1353,7 @@ mod tests {
                     .to_string()
                     .replace("%20", "+"),
             ),
-            (
-                "html",
-                key.replace('&', "&amp;")
-                    .replace('<', "&lt;")
-                    .replace('>', "&gt;")
-                    .replace('"', "&quot;")
-                    .replace('\'', "&#39;"),
-            ),
+            ("html", crate::report::html::escape(key)),
             ("base64 aligned", b64(key)),
             ("base64 after 1 byte", b64(&format!("a{key}"))),
             ("base64 after 2 bytes", b64(&format!("ab{key}"))),

@@ -16,8 +16,7 @@ pub const SCHEMAS_DIR: &str = "schemas";
 
 macro_rules! files {
     ($dir:literal: $($name:literal),* $(,)?) => {
-        // The files live at the repository's root, two levels above this crate.
-        &[$(($name, include_str!(concat!("../../../", $dir, "/", $name)))),*]
+        &[$(($name, include_str!(concat!("../", $dir, "/", $name)))),*]
     };
 }
 
@@ -69,9 +68,7 @@ mod tests {
 
     /// Every file of the directory, hidden ones and subdirectories aside.
     fn listed(dir: &str, extensions: &[&str]) -> Vec<String> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(dir);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
         let mut names: Vec<String> = std::fs::read_dir(root)
             .expect("read dir")
             .map(|e| e.expect("entry").path())

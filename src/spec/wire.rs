@@ -18,7 +18,6 @@
 mod model;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use model::{Envelope, ProductIds};
 
@@ -106,26 +105,10 @@ fn whole<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Option<T> {
     Some(value)
 }
 
-/// The spuIds of a products answer's tree, in order: what [`Digest::Products`] holds for a
-/// conforming one (the ordering checks read either).
-pub fn spu_ids(body: &Value) -> Vec<String> {
-    body.as_array()
-        .map(|items| items.iter().filter_map(spu_id).collect())
-        .unwrap_or_default()
-}
-
-/// The spuId of one product record, when it has a string one.
-pub fn spu_id(product: &Value) -> Option<String> {
-    product
-        .get("spuId")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{self as data, Dataset, MAIN, Shape};
+    use crate::server::data::{self, Dataset, MAIN, Shape};
     use serde_json::{Value, json};
 
     fn page(malls: usize) -> Value {
@@ -165,7 +148,7 @@ mod tests {
         let Some(Digest::Products(ids)) = digest(&list) else {
             panic!("the reference products are read as a conforming array");
         };
-        assert_eq!(ids, spu_ids(&list));
+        assert_eq!(ids, crate::checks::products::spu_ids(&list));
         let error = json!({"success": false, "code": "4001", "msg": "bad", "data": null});
         assert_eq!(digest(&error).map(|d| d.records()), Some(0));
         // Escaped strings are read too (owned, not borrowed).

@@ -49,7 +49,7 @@ const INTRODUCTION_SCHEMA: &str = "product-introduction";
 
 macro_rules! embedded {
     ($($name:literal),* $(,)?) => {
-        [$(($name, include_str!(concat!("../../../../schemas/", $name, ".json")))),*]
+        [$(($name, include_str!(concat!("../../schemas/", $name, ".json")))),*]
     };
 }
 

@@ -67,10 +67,10 @@ fn what_is_not_modelled_reaches_the_whole_node() {
 /// Every `path:` of the shipped case files, with `${VAR}` written as a value.
 fn shipped_paths() -> Vec<String> {
     let files = [
-        include_str!("../../../../../cases/mall-list.yaml"),
-        include_str!("../../../../../cases/mall-products.yaml"),
-        include_str!("../../../../../cases/ownership.yaml"),
-        include_str!("../../../../../cases/paging.yaml"),
+        include_str!("../../../cases/mall-list.yaml"),
+        include_str!("../../../cases/mall-products.yaml"),
+        include_str!("../../../cases/ownership.yaml"),
+        include_str!("../../../cases/paging.yaml"),
     ];
     let re = regex::Regex::new(r#"path:\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)')"#).unwrap();
     let var = regex::Regex::new(r"\$\{[A-Z_]+\}").unwrap();

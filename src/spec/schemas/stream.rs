@@ -780,7 +780,7 @@ impl<'de> Visitor<'de> for Member<'_, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dataset::{self as data, Dataset, MAIN, Shape};
+    use crate::server::data::{self, Dataset, MAIN, Shape};
     use crate::verdict::event::Finding;
     use proptest::prelude::*;
     use std::sync::LazyLock;
@@ -894,7 +894,7 @@ mod tests {
             let bytes = serde_json::to_vec(&products).unwrap();
             let (streamed, tree, ids) = both("products-response", &bytes, cap);
             prop_assert_eq!(said(&streamed), said(&tree));
-            let tree_ids = crate::spec::wire::spu_ids(&Value::Array(products));
+            let tree_ids = crate::checks::products::spu_ids(&Value::Array(products));
             prop_assert_eq!(ids, tree_ids);
             let mut streamed = Findings::new(cap);
             let how = SCHEMAS.validate_bytes_into("products-response", &bytes, &mut streamed, &mut |_, _| {});
@@ -1256,13 +1256,10 @@ mod timing {
     #[ignore = "prints timings; not a test of behaviour"]
     fn print_stage_timings() {
         let schemas = SchemaSet::embedded().unwrap();
-        let dataset = crate::dataset::Dataset::new(crate::dataset::Shape::Standard);
-        let mut mall = dataset.malls_of(crate::dataset::MAIN.merchant_id)[0].clone();
-        mall.product_count = 5_000;
-        let body = serde_json::to_vec(&crate::dataset::products(&mall)).unwrap();
+        let body = crate::bench::validation::products_response(5_000);
         for _ in 0..3 {
             let t = Instant::now();
-            let tree: Value = serde_json::from_slice(&body).unwrap();
+            let tree: Value = serde_json::from_slice(&body.bytes).unwrap();
             let parse = t.elapsed();
             let t = Instant::now();
             let mut out = Findings::new(200);
@@ -1291,7 +1288,7 @@ mod timing {
             let t = Instant::now();
             let mut out = Findings::new(200);
             schemas
-                .check_bytes_into("products-response", &body, &mut out, &mut |_, _| {})
+                .check_bytes_into("products-response", &body.bytes, &mut out, &mut |_, _| {})
                 .unwrap();
             let streamed = t.elapsed();
             println!(

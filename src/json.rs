@@ -1,7 +1,7 @@
 //! JSON value helpers shared by the checks, the schemas and the change classifier: type names
 //! as JSON Schema spells them, and JSON Pointer (RFC 6901) tokens.
 
-#[doc(hidden)]
+#[cfg(test)]
 pub mod heap_probe;
 pub mod reach;
 pub mod scan;

@@ -1,15 +1,13 @@
-//! For tests only: the unit tests of both crates run on an allocator that counts, per thread,
-//! the bytes in use as the system allocator's chunks, and their peak, so a test can hold the
-//! [`cost`] model (an upper bound of a tree's heap) against what the allocator really hands
-//! out. Each crate's `lib.rs` installs [`Counting`] under `cfg(test)`; the binary never does.
+//! Test-only: the lib's unit tests run on an allocator that counts, per thread, the bytes in
+//! use as the system allocator's chunks, and their peak, so a test can hold the [`cost`]
+//! model (an upper bound of a tree's heap) against what the allocator really hands out.
 //!
 //! [`cost`]: crate::json::scan::cost
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-/// The system allocator, counting (see the module's comment).
-pub struct Counting;
+struct Counting;
 
 thread_local! {
     static LIVE: Cell<usize> = const { Cell::new(0) };
@@ -68,6 +66,9 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
 }
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 /// The peak of this thread's heap in use while `f` runs, above what was in use before it.
 pub fn peak_during<T>(f: impl FnOnce() -> T) -> (T, usize) {
