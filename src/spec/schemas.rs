@@ -138,10 +138,16 @@ impl SchemaError {
     }
 }
 
-/// One compiled schema file.
+/// One schema file, compiled when first needed (see [`SchemaSet::compiled`]).
 struct Schema {
+    file: PathBuf,
     uri: Url,
     document: Value,
+    compiled: OnceLock<Compiled>,
+}
+
+/// What a schema document compiles to.
+struct Compiled {
     validator: CompiledSchema,
     /// The same rules split at the document's record arrays, when it has any.
     split: Option<Split>,

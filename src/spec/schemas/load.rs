@@ -1,7 +1,14 @@
 //! Loading: schema files (shipped or from a directory) parsed, their `x-check` annotations
 //! checked, compiled with the formats the interface uses, and split at their record arrays.
+//!
+//! A user's schemas (`--schemas DIR`, `./schemas`) are checked against the meta-schema and
+//! compiled at load, so that a broken file stops the command before anything is sent (exit 2).
+//! The shipped ones are built into the binary and checked by this crate's tests, so they are
+//! compiled one document at a time on first use: most answers are vouched for by the typed
+//! read (`spec::wire`) and never reach jsonschema, and jsonschema (built at opt-level 0 for the
+//! sake of the release build) took about 45 ms of every command's start compiling them all.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -15,8 +22,8 @@ use url::Url;
 use crate::local_file::{self, Kind};
 
 use super::{
-    BASE_URI, CHECK_KEYWORD, DRAFT_2020_12, EMBEDDED, Items, RecordArray, SCHEMA_NAMES, Schema,
-    SchemaError, SchemaErrorKind, SchemaSet, Source, Split, check_of, percent_decode,
+    BASE_URI, CHECK_KEYWORD, Compiled, DRAFT_2020_12, EMBEDDED, Items, RecordArray, SCHEMA_NAMES,
+    Schema, SchemaError, SchemaErrorKind, SchemaSet, Source, Split, check_of, percent_decode,
 };
 use crate::json::escape_pointer;
 use crate::spec::catalog;
@@ -29,10 +36,10 @@ impl SchemaSet {
             .iter()
             .map(|(name, text)| {
                 let file = Path::new("schemas").join(format!("{name}.json"));
-                parse_source(file, name, text)
+                parse_source(file, name, text, Origin::Shipped)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        build(Path::new("schemas"), sources)
+        build(Path::new("schemas"), sources, Origin::Shipped)
     }
 
     /// The schemas of a command: `dir` (`--schemas DIR`) when given, else `./schemas` when it
@@ -64,14 +71,69 @@ impl SchemaSet {
                     };
                     SchemaError::new(&file, kind)
                 })?;
-                parse_source(file, name, &text)
+                parse_source(file, name, &text, Origin::User)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        build(dir, sources)
+        build(dir, sources, Origin::User)
+    }
+
+    /// The compiled form of `schema`, compiling it now if this is its first use.
+    pub(super) fn compiled<'s>(&'s self, schema: &'s Schema) -> &'s Compiled {
+        schema.compiled.get_or_init(|| {
+            // Only the shipped schemas are left to compile here (a user's were compiled at
+            // load), and every one of them compiles: `every_shipped_schema_compiles` says so.
+            self.registry()
+                .and_then(|registry| self.compile(&registry, schema))
+                .unwrap_or_else(|e| panic!("the shipped schema {} compiles: {e}", schema.uri))
+        })
+    }
+
+    /// Every document of the set, for resolving references between them.
+    pub(super) fn registry(&self) -> Result<Registry<'_>, SchemaError> {
+        Registry::new()
+            .extend(self.schemas.values().map(|s| (s.uri.as_str(), &s.document)))
+            .and_then(|b| b.prepare())
+            .map_err(|e| {
+                let origin = self.schemas.values().next().map(|s| s.file.as_path());
+                let dir = origin.and_then(Path::parent).unwrap_or(Path::new("."));
+                SchemaError::new(dir, SchemaErrorKind::Reference(e.to_string()))
+            })
+    }
+
+    /// Compiles one document of the set and splits it at its record arrays.
+    pub(super) fn compile(
+        &self,
+        registry: &Registry<'_>,
+        schema: &Schema,
+    ) -> Result<Compiled, SchemaError> {
+        let options = options(registry).with_base_uri(schema.uri.as_str());
+        let validator = CompiledSchema::build(&options, &schema.document).map_err(|e| {
+            let kind = match e.kind() {
+                ValidationErrorKind::Referencing(r) => SchemaErrorKind::Reference(r.to_string()),
+                _ => SchemaErrorKind::Compile(e.to_string()),
+            };
+            SchemaError::new(&schema.file, kind)
+        })?;
+        let split = build_split(registry, &schema.uri, &schema.document, &self.names_by_uri);
+        Ok(Compiled { validator, split })
     }
 }
 
-fn parse_source(file: PathBuf, name: &str, text: &str) -> Result<Source, SchemaError> {
+/// Where a schema file comes from, and so how much of it is checked at load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// Built into the binary from `schemas/`: checked by the tests, compiled on first use.
+    Shipped,
+    /// A user's file: checked against the meta-schema and compiled at load.
+    User,
+}
+
+fn parse_source(
+    file: PathBuf,
+    name: &str,
+    text: &str,
+    origin: Origin,
+) -> Result<Source, SchemaError> {
     let document: Value = serde_json::from_str(text)
         .map_err(|e| SchemaError::new(&file, SchemaErrorKind::Json(e)))?;
     let Some(root) = document.as_object() else {
@@ -100,7 +162,9 @@ fn parse_source(file: PathBuf, name: &str, text: &str) -> Result<Source, SchemaE
             })
             .ok_or_else(|| SchemaError::new(&file, SchemaErrorKind::BadId(id.to_string())))?,
     };
-    if let Err(e) = jsonschema::meta::validate(&document) {
+    if origin == Origin::User
+        && let Err(e) = jsonschema::meta::validate(&document)
+    {
         let at = e.instance_path().as_str().to_string();
         let message = if at.is_empty() {
             e.to_string()
@@ -161,8 +225,8 @@ fn is_data_keyword(key: &str) -> bool {
     matches!(key, "enum" | "const" | "examples" | "default")
 }
 
-fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> {
-    let shipped = is_shipped(&sources);
+fn build(dir: &Path, sources: Vec<Source>, origin: Origin) -> Result<SchemaSet, SchemaError> {
+    let shipped = origin == Origin::Shipped || is_shipped(&sources);
     let mut names_by_uri = HashMap::new();
     for source in &sources {
         if names_by_uri
@@ -175,48 +239,38 @@ fn build(origin: &Path, sources: Vec<Source>) -> Result<SchemaSet, SchemaError> 
             ));
         }
     }
-    let validators = {
-        let registry = Registry::new()
-            .extend(sources.iter().map(|s| (s.uri.as_str(), &s.document)))
-            .and_then(|b| b.prepare())
-            .map_err(|e| SchemaError::new(origin, SchemaErrorKind::Reference(e.to_string())))?;
-        let mut compiled: BTreeMap<usize, (CompiledSchema, Option<Split>)> = BTreeMap::new();
-        for i in compile_order(&sources, &names_by_uri) {
-            let s = &sources[i];
-            let options = options(&registry).with_base_uri(s.uri.as_str());
-            let validator = CompiledSchema::build(&options, &s.document).map_err(|e| {
-                let kind = match e.kind() {
-                    ValidationErrorKind::Referencing(r) => {
-                        SchemaErrorKind::Reference(r.to_string())
-                    }
-                    _ => SchemaErrorKind::Compile(e.to_string()),
-                };
-                SchemaError::new(&s.file, kind)
-            })?;
-            let split = build_split(&registry, s, &names_by_uri);
-            compiled.insert(i, (validator, split));
-        }
-        compiled
-    };
+    // Referenced documents first, so that a broken one is reported under its own name.
+    let order: Vec<String> = compile_order(&sources, &names_by_uri)
+        .into_iter()
+        .map(|i| sources[i].name.clone())
+        .collect();
     let schemas = sources
         .into_iter()
-        .zip(validators.into_values())
-        .map(|(s, (validator, split))| {
+        .map(|s| {
             let schema = Schema {
+                file: s.file,
                 uri: s.uri,
                 document: s.document,
-                validator,
-                split,
+                compiled: OnceLock::new(),
             };
             (s.name, schema)
         })
         .collect();
-    Ok(SchemaSet {
+    let set = SchemaSet {
         shapes: OnceLock::new(),
         schemas,
         names_by_uri,
         shipped,
-    })
+    };
+    if origin == Origin::User {
+        let registry = set.registry().map_err(|e| SchemaError::new(dir, e.kind))?;
+        for name in &order {
+            let schema = &set.schemas[name];
+            let compiled = set.compile(&registry, schema)?;
+            let _ = schema.compiled.set(compiled);
+        }
+    }
+    Ok(set)
 }
 
 /// Whether every document equals the shipped one of its name (the typed fast path,
@@ -235,12 +289,13 @@ fn is_shipped(sources: &[Source]) -> bool {
 /// the split cannot be built (the whole document is then validated at once, as before).
 fn build_split(
     registry: &Registry<'_>,
-    source: &Source,
+    uri: &Url,
+    document: &Value,
     names_by_uri: &HashMap<String, String>,
 ) -> Option<Split> {
     let mut found = Vec::new();
     record_arrays(
-        &source.document,
+        document,
         &mut Vec::new(),
         &mut String::new(),
         None,
@@ -248,7 +303,7 @@ fn build_split(
     );
     // A reference into an `items` node from inside the document would meet `true` instead.
     let mut refs = Vec::new();
-    collect_refs(&source.document, &mut refs);
+    collect_refs(document, &mut refs);
     found.retain(|(_, items_pointer, _)| {
         !refs.iter().any(|r| {
             r.strip_prefix('#')
@@ -258,15 +313,15 @@ fn build_split(
     if found.is_empty() {
         return None;
     }
-    let mut shallow = source.document.clone();
+    let mut shallow = document.clone();
     let mut arrays = Vec::new();
     for (path, items_pointer, array_check) in found {
-        let node = source.document.pointer(&items_pointer)?;
-        let items = match document_target(&source.uri, node, names_by_uri) {
+        let node = document.pointer(&items_pointer)?;
+        let items = match document_target(uri, node, names_by_uri) {
             Some(name) => Items::Document(name),
             None => {
                 let wrapper = serde_json::json!({
-                    "$ref": format!("{}#{}", source.uri, fragment_encode(&items_pointer))
+                    "$ref": format!("{}#{}", uri, fragment_encode(&items_pointer))
                 });
                 let validator = CompiledSchema::build(&options(registry), &wrapper).ok()?;
                 Items::Inline { validator, wrapper }
@@ -282,13 +337,13 @@ fn build_split(
     }
     // Beside the original (same directory, so relative references still resolve), under a
     // name of its own so that it does not clash with the original in the registry.
-    let mut uri = source.uri.clone();
-    uri.set_path(&format!("{}.records", source.uri.path()));
+    let mut records_uri = uri.clone();
+    records_uri.set_path(&format!("{}.records", uri.path()));
     shallow
         .as_object_mut()?
-        .insert("$id".to_string(), Value::String(uri.to_string()));
-    let shallow =
-        CompiledSchema::build(&options(registry).with_base_uri(uri.as_str()), &shallow).ok()?;
+        .insert("$id".to_string(), Value::String(records_uri.to_string()));
+    let options = options(registry).with_base_uri(records_uri.as_str());
+    let shallow = CompiledSchema::build(&options, &shallow).ok()?;
     Some(Split { shallow, arrays })
 }
 

@@ -846,7 +846,8 @@ fn whole(set: &SchemaSet, name: &str, instance: &Value) -> Vec<(String, String, 
         node: &schema.document,
         check: check_of(&schema.document).unwrap_or(&EXTRA_FIELDS),
     };
-    let mut out: Vec<(String, String, String)> = schema
+    let mut out: Vec<(String, String, String)> = set
+        .compiled(schema)
         .validator
         .iter_errors(instance)
         .map(|e| {
@@ -891,7 +892,8 @@ fn split(set: &SchemaSet, name: &str, instance: &Value) -> Vec<(String, String, 
 fn record_by_record_validation_finds_what_one_call_finds() {
     let set = set();
     for name in ["mall-list-response", "mall", "products-response", "product"] {
-        assert!(set.schemas[name].split.is_some(), "{name} is split");
+        let schema = &set.schemas[name];
+        assert!(set.compiled(schema).split.is_some(), "{name} is split");
     }
     let m = mall();
     let broken_malls = vec![
@@ -1301,4 +1303,45 @@ fn datetime_format_agrees_with_chrono_on_every_edge_of_each_field() {
             }
         }
     }
+}
+
+#[test]
+fn every_shipped_schema_passes_the_meta_schema_and_compiles() {
+    // What the load skips for the shipped files, held here instead.
+    for (name, text) in EMBEDDED {
+        let document: Value = serde_json::from_str(text).expect("shipped JSON");
+        if let Err(e) = jsonschema::meta::validate(&document) {
+            panic!("{name}: {e}");
+        }
+    }
+    let set = set();
+    assert!(set.is_shipped());
+    let registry = set.registry().expect("the shipped references resolve");
+    for (name, schema) in &set.schemas {
+        if let Err(e) = set.compile(&registry, schema) {
+            panic!("{name}: {e}");
+        }
+    }
+}
+
+#[test]
+fn shipped_schemas_compile_on_first_use_and_a_users_at_load() {
+    let shipped = set();
+    assert!(shipped.schemas.values().all(|s| s.compiled.get().is_none()));
+    assert!(shipped.validate("mall", &mall()).is_empty());
+    assert!(shipped.schemas["mall"].compiled.get().is_some());
+    assert!(
+        shipped.schemas["products-response"]
+            .compiled
+            .get()
+            .is_none()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in EMBEDDED {
+        std::fs::write(dir.path().join(format!("{name}.json")), text).unwrap();
+    }
+    let user = SchemaSet::load_dir(dir.path()).expect("user schemas load");
+    assert!(user.schemas.values().all(|s| s.compiled.get().is_some()));
+    // The same documents: the typed read may still vouch for answers.
+    assert!(user.is_shipped());
 }

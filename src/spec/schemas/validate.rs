@@ -55,7 +55,7 @@ impl SchemaSet {
         let Some(schema) = self.schemas.get(name) else {
             return;
         };
-        if schema.validator.is_valid(instance) {
+        if self.compiled(schema).validator.is_valid(instance) {
             return;
         }
         let mut pointer = String::new();
@@ -102,8 +102,9 @@ impl SchemaSet {
             node: &schema.document,
             check: check_of(&schema.document).unwrap_or(default),
         };
-        let Some(split) = &schema.split else {
-            self.errors(&schema.validator, start, instance, pointer, cx);
+        let compiled = self.compiled(schema);
+        let Some(split) = &compiled.split else {
+            self.errors(&compiled.validator, start, instance, pointer, cx);
             return;
         };
         self.errors(&split.shallow, start, instance, pointer, cx);
@@ -141,7 +142,7 @@ impl SchemaSet {
             Items::Document(name) => self
                 .schemas
                 .get(name)
-                .is_none_or(|target| target.validator.is_valid(record)),
+                .is_none_or(|target| self.compiled(target).validator.is_valid(record)),
             Items::Inline { validator, .. } => validator.is_valid(record),
         }
     }
@@ -173,7 +174,7 @@ impl SchemaSet {
         match &array.items {
             Items::Document(name) => {
                 if let Some(target) = self.schemas.get(name)
-                    && !target.validator.is_valid(value)
+                    && !self.compiled(target).validator.is_valid(value)
                 {
                     self.violations(target, items_check, value, pointer, cx);
                 }
@@ -246,7 +247,7 @@ impl SchemaSet {
                 return;
             }
         };
-        if schema.validator.is_valid(inner) {
+        if self.compiled(schema).validator.is_valid(inner) {
             return;
         }
         let mut cx = Violations::new(attributions, out, Place::Introduction(pointer));
