@@ -75,15 +75,18 @@ impl BenchOptions {
 }
 
 /// The first lines: build, machine and what is measured.
-pub fn banner(compile_time: Duration) -> String {
+pub fn banner(load_time: Duration, compile_time: Duration) -> String {
     let build = if cfg!(debug_assertions) {
         "DEBUG build: figures are meaningless, use `cargo run --release -- bench`"
     } else {
         "release build"
     };
     format!(
-        "mallcheck bench: {build}; {}; embedded server on 127.0.0.1\nschemas compiled once in {} (not part of any line)\n\n",
+        "mallcheck bench: {build}; {}; embedded server on 127.0.0.1\nschemas loaded in {} and \
+         compiled in {}, once, before any line (a command compiles a shipped schema when an \
+         answer first needs it)\n\n",
         machine(),
+        ms(load_time),
         ms(compile_time),
     )
 }
