@@ -13,6 +13,7 @@
 //! arrays, objects). The one difference: a negative index `[-1]` counts from the end, where insta
 //! panics. `tests` compares both on generated documents.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
@@ -71,6 +72,25 @@ impl Selector {
         self.alternatives
             .iter()
             .any(|a| alternative_matches(a, path))
+    }
+
+    /// Whether some longer path that starts with `path` could match: when not, nothing below
+    /// the node at `path` (its items, entries and keys) is touched and it is left as it is.
+    fn may_match_below(&self, path: &[Step<'_>]) -> bool {
+        self.alternatives.iter().any(|segments| {
+            // Up to a `.**` the segments must match the path one for one; past it, anything
+            // may follow.
+            let fixed = segments
+                .iter()
+                .position(|s| *s == Segment::DeepWildcard)
+                .unwrap_or(segments.len());
+            let deep = fixed < segments.len();
+            (deep || segments.len() > path.len())
+                && segments[..fixed]
+                    .iter()
+                    .zip(path)
+                    .all(|(s, p)| segment_matches(s, p))
+        })
     }
 }
 
@@ -333,8 +353,17 @@ pub enum Shaped {
     Map(Vec<(Shaped, Shaped)>),
 }
 
+/// What every string and key of a value goes through as it is copied (the session's
+/// redactor scrubbing secrets).
+pub type Scrub<'f> = &'f dyn for<'s> Fn(&'s str) -> Cow<'s, str>;
+
+/// A [`Scrub`] that changes nothing (a value scrubbed already, or a test's).
+pub fn unchanged(text: &str) -> Cow<'_, str> {
+    Cow::Borrowed(text)
+}
+
 impl Shaped {
-    fn of(value: &Value) -> Self {
+    fn of(value: &Value, scrub: Scrub<'_>) -> Self {
         match value {
             Value::Null => Shaped::Null,
             Value::Bool(b) => Shaped::Bool(*b),
@@ -343,11 +372,13 @@ impl Shaped {
                 (None, Some(i)) => Shaped::Signed(i),
                 _ => Shaped::Float(n.as_f64().unwrap_or(f64::NAN)),
             },
-            Value::String(s) => Shaped::Text(s.clone()),
-            Value::Array(items) => Shaped::List(items.iter().map(Shaped::of).collect()),
+            Value::String(s) => Shaped::Text(scrub(s).into_owned()),
+            Value::Array(items) => {
+                Shaped::List(items.iter().map(|v| Shaped::of(v, scrub)).collect())
+            }
             Value::Object(map) => Shaped::Map(
                 map.iter()
-                    .map(|(k, v)| (Shaped::Text(k.clone()), Shaped::of(v)))
+                    .map(|(k, v)| (Shaped::Text(scrub(k).into_owned()), Shaped::of(v, scrub)))
                     .collect(),
             ),
         }
@@ -413,6 +444,9 @@ fn apply(
             Action::Sort => node.sorted(),
         };
     }
+    if !selector.may_match_below(path) {
+        return node;
+    }
     match node {
         Shaped::List(items) => {
             let len = items.len();
@@ -454,11 +488,19 @@ fn apply(
     }
 }
 
-/// `value` as insta would serialize it for a JSON snapshot with maps sorted, every `redact`
-/// selector replaced by `placeholder` and every `sort` selector sorted, in that order. The
+/// `value` as insta would serialize it for a JSON snapshot, its strings and keys passed
+/// through `scrub` first (one copy of the value, not one scrubbed and one shaped), with maps
+/// sorted, every `redact` selector replaced by `placeholder` and every `sort` selector
+/// sorted, in that order. The
 /// selectors were checked when the case file was loaded; one that does not parse does nothing.
-pub fn shape(value: &Value, redact: &[String], sort: &[String], placeholder: &str) -> Shaped {
-    let mut shaped = Shaped::of(value);
+pub fn shape(
+    value: &Value,
+    scrub: Scrub<'_>,
+    redact: &[String],
+    sort: &[String],
+    placeholder: &str,
+) -> Shaped {
+    let mut shaped = Shaped::of(value, scrub);
     shaped.sort_maps();
     let actions = redact
         .iter()

@@ -310,6 +310,8 @@ fn compare_snapshot(
         dir: baseline,
         name: &w.name,
         value: body,
+        // Scrubbed already: the changes are classified on the same value.
+        scrub: &crate::json::selector::unchanged,
         redact: &redact,
         sort: &w.spec.sort,
         description: &description,

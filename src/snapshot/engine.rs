@@ -10,6 +10,8 @@ use std::sync::{Arc, Mutex, Once, PoisonError};
 use insta::{Comparator, DefaultComparator, Settings, Snapshot};
 use serde_json::Value;
 
+use crate::json::selector::Scrub;
+
 /// What insta writes in this process when a snapshot is new or differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateMode {
@@ -128,14 +130,16 @@ impl Comparator for Recorder {
 }
 
 /// One snapshot assertion.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Assertion<'a> {
     /// Snapshot directory; must be absolute (insta joins a relative one to its own source dir).
     pub dir: &'a Path,
     /// Snapshot name: the file is `<dir>/<name>.snap`.
     pub name: &'a str,
-    /// The value to snapshot (already scrubbed of secrets).
+    /// The value to snapshot.
     pub value: &'a Value,
+    /// How its strings and keys are scrubbed of secrets (the session's redactor).
+    pub scrub: Scrub<'a>,
     /// insta selectors replaced by [`PLACEHOLDER`].
     pub redact: &'a [String],
     /// insta selectors whose sequences are sorted.
@@ -197,7 +201,7 @@ pub fn assert_json(a: &Assertion<'_>) -> Verdict {
         }
         settings.set_comparator(Box::new(recorder.clone()));
         // Maps sorted, then the redactions and sorts, as insta's own redactions would do them.
-        let shaped = crate::json::selector::shape(a.value, a.redact, a.sort, PLACEHOLDER);
+        let shaped = crate::json::selector::shape(a.value, a.scrub, a.redact, a.sort, PLACEHOLDER);
         settings.bind(|| assert_json_snapshot(a.name, &shaped))
     }));
     QUIET.with(|q| q.set(false));
@@ -270,6 +274,7 @@ mod tests {
             dir: Path::new("snapshots"),
             name: "x",
             value: &value,
+            scrub: &crate::json::selector::unchanged,
             redact: &[],
             sort: &[],
             description: "",

@@ -20,7 +20,7 @@ fn by_insta(value: &Value, redact: &[String], sort: &[String]) -> String {
 }
 
 fn by_us(value: &Value, redact: &[String], sort: &[String]) -> String {
-    let shaped = shape(value, redact, sort, PLACEHOLDER);
+    let shaped = shape(value, &unchanged, redact, sort, PLACEHOLDER);
     insta::Settings::new().bind(|| serialize_value(&shaped, SerializationFormat::Json))
 }
 
@@ -140,10 +140,22 @@ fn shipped_selectors_and_case_forms_match_insta() {
 #[test]
 fn a_negative_index_counts_from_the_end() {
     let value = json!({"data": [1, 2, 3]});
-    let shaped = shape(&value, &[".data[-1]".to_string()], &[], PLACEHOLDER);
+    let shaped = shape(
+        &value,
+        &unchanged,
+        &[".data[-1]".to_string()],
+        &[],
+        PLACEHOLDER,
+    );
     let text = serde_json::to_string(&shaped).expect("serializes");
     assert_eq!(text, r#"{"data":[1,2,"[redacted]"]}"#);
-    let past = shape(&value, &[".data[-4]".to_string()], &[], PLACEHOLDER);
+    let past = shape(
+        &value,
+        &unchanged,
+        &[".data[-4]".to_string()],
+        &[],
+        PLACEHOLDER,
+    );
     assert_eq!(
         serde_json::to_string(&past).expect("serializes"),
         r#"{"data":[1,2,3]}"#
