@@ -81,8 +81,10 @@ impl SchemaSet {
     pub(super) fn compiled<'s>(&'s self, schema: &'s Schema) -> &'s Compiled {
         schema.compiled.get_or_init(|| {
             // Only the shipped schemas are left to compile here (a user's were compiled at
-            // load), and every one of them compiles: `every_shipped_schema_compiles` says so.
+            // load), and every one of them compiles: the test
+            // `every_shipped_schema_passes_the_meta_schema_and_compiles` says so.
             self.registry()
+                .map_err(|kind| SchemaError::new(&schema.file, kind))
                 .and_then(|registry| self.compile(&registry, schema))
                 .unwrap_or_else(|e| panic!("the shipped schema {} compiles: {e}", schema.uri))
         })
@@ -100,15 +102,11 @@ impl SchemaSet {
     }
 
     /// Every document of the set, for resolving references between them.
-    pub(super) fn registry(&self) -> Result<Registry<'_>, SchemaError> {
+    pub(super) fn registry(&self) -> Result<Registry<'_>, SchemaErrorKind> {
         Registry::new()
             .extend(self.schemas.values().map(|s| (s.uri.as_str(), &s.document)))
             .and_then(|b| b.prepare())
-            .map_err(|e| {
-                let origin = self.schemas.values().next().map(|s| s.file.as_path());
-                let dir = origin.and_then(Path::parent).unwrap_or(Path::new("."));
-                SchemaError::new(dir, SchemaErrorKind::Reference(e.to_string()))
-            })
+            .map_err(|e| SchemaErrorKind::Reference(e.to_string()))
     }
 
     /// Compiles one document of the set and splits it at its record arrays.
@@ -274,7 +272,7 @@ fn build(dir: &Path, sources: Vec<Source>, origin: Origin) -> Result<SchemaSet, 
         shipped,
     };
     if origin == Origin::User {
-        let registry = set.registry().map_err(|e| SchemaError::new(dir, e.kind))?;
+        let registry = set.registry().map_err(|kind| SchemaError::new(dir, kind))?;
         for name in &order {
             let schema = &set.schemas[name];
             let compiled = set.compile(&registry, schema)?;
