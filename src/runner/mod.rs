@@ -5,6 +5,7 @@
 
 mod cross_cursor;
 mod execute;
+mod order;
 pub mod page_limit;
 pub mod paging;
 pub mod preflight;
@@ -154,7 +155,16 @@ impl Runner {
         let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
         let permits = Arc::new(Semaphore::new(self.options.jobs.max(1)));
         let mut tasks = tokio::task::JoinSet::new();
-        for (index, planned) in cases.into_iter().enumerate() {
+        // Each case keeps its index in the plan (its id); the walks and sweeps start first.
+        let order = {
+            let kinds: Vec<&Case> = cases.iter().map(|c| &c.case).collect();
+            order::launch_order(&kinds, self.options.jobs, self.snapshots.is_some())
+        };
+        let mut slots: Vec<Option<PlannedCase>> = cases.into_iter().map(Some).collect();
+        for index in order {
+            let Some(planned) = slots[index].take() else {
+                continue;
+            };
             let runner = Arc::clone(&self);
             let tx = tx.clone();
             let permits = Arc::clone(&permits);
