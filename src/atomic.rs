@@ -1,6 +1,12 @@
 //! Writes report files atomically: a temporary file in the same directory, renamed into place,
 //! so a reader (or a crash) never sees a half-written report. Every file is scrubbed of the
 //! run's secrets on the way (the last defence behind the redacted exchange records).
+//!
+//! A path that names a stream (a device, a FIFO or a socket: `--junit /dev/null`,
+//! `--json /dev/stdout`, a shell's process substitution) is written through and never replaced:
+//! renaming a file over it would put a regular file where `/dev/null` was (run as root, that
+//! broke every later reader of `/dev/null` on the machine). A symbolic link to a file is
+//! followed: the file it names is replaced and the link stays.
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -15,6 +21,12 @@ pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
         .and_then(|e| e.to_str())
         .is_some_and(|e| ["html", "htm", "xml"].contains(&e.to_ascii_lowercase().as_str()));
     let bytes = redactor.scrub_bytes(bytes, markup);
+    if is_stream(path) {
+        let mut stream = std::fs::OpenOptions::new().write(true).open(path)?;
+        return stream.write_all(&bytes);
+    }
+    let resolved = followed(path);
+    let path = resolved.as_path();
     let dir = parent(path);
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -40,6 +52,12 @@ pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
 /// file is refused, and a temporary file is created (and removed) next to it. The error is a
 /// lowercase fragment that reads after "cannot write PATH: ".
 pub fn prepare(path: &Path) -> io::Result<()> {
+    // Nothing to create for a stream (and opening a FIFO here would wait for its reader).
+    if is_stream(path) {
+        return Ok(());
+    }
+    let resolved = followed(path);
+    let path = resolved.as_path();
     if path.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::IsADirectory,
@@ -72,6 +90,22 @@ pub fn prepare(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Whether `path` (its links followed) is neither a regular file nor a directory: a device, a
+/// FIFO or a socket, which [`write`] writes through instead of replacing.
+pub fn is_stream(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// `path`, or the file its symbolic link names (the link itself stays in place); a dangling
+/// link is replaced like a missing file.
+fn followed(path: &Path) -> std::path::PathBuf {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match is_link.then(|| std::fs::canonicalize(path)) {
+        Some(Ok(target)) => target,
+        _ => path.to_path_buf(),
+    }
+}
+
 /// The directory a file is written in (`.` for a bare file name).
 fn parent(path: &Path) -> &Path {
     match path.parent() {
@@ -90,6 +124,58 @@ mod tests {
         super::write(&p, b"two", &crate::redact::Redactor::new()).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    }
+
+    /// A FIFO in a temporary directory and a thread reading it to the end.
+    #[cfg(unix)]
+    fn fifo_with_reader(
+        dir: &std::path::Path,
+    ) -> (std::path::PathBuf, std::thread::JoinHandle<Vec<u8>>) {
+        use std::os::unix::ffi::OsStrExt;
+        let fifo = dir.join("report.fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        let reading = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read(&reading).unwrap());
+        (fifo, reader)
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_through_and_stays_a_fifo() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (fifo, reader) = fifo_with_reader(dir.path());
+        super::prepare(&fifo).unwrap();
+        let redactor = crate::redact::Redactor::new();
+        super::write(&fifo, b"<testsuites/>", &redactor).unwrap();
+        // Checked before the reader is joined: a replaced FIFO leaves the reader waiting.
+        let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "the FIFO was replaced: {kind:?}");
+        assert_eq!(reader.join().unwrap(), b"<testsuites/>");
+        // Nothing was created beside it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_file_stays_a_link_and_its_file_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("real/junit.xml");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "old").unwrap();
+        let link = dir.path().join("junit.xml");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        super::prepare(&link).unwrap();
+        super::write(&link, b"new", &crate::redact::Redactor::new()).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"new");
     }
 
     #[test]

@@ -148,6 +148,10 @@ pub struct FileReport {
     redactor: Redactor,
     /// The finished report is on disk as it stands: `finish` has nothing to add.
     final_written: bool,
+    /// The path is a stream (`/dev/null`, `/dev/stdout`, a FIFO; see [`atomic::is_stream`]):
+    /// it gets one write, the last word of the run, since writes into it follow one another
+    /// instead of replacing each other. `Some(true)` once it is written.
+    stream: Option<bool>,
 }
 
 impl FileReport {
@@ -163,6 +167,7 @@ impl FileReport {
         FileReport {
             redactor: redactor.clone(),
             kind,
+            stream: atomic::is_stream(&path).then_some(false),
             path,
             render,
             strict,
@@ -197,8 +202,22 @@ impl FileReport {
         self
     }
 
-    /// Writes the report now; a failure is kept until a later write succeeds.
+    /// Writes the report now (into a stream, only the run's last word); a failure is kept
+    /// until a later write succeeds.
     fn write(&mut self) -> io::Result<()> {
+        let last_word = self.complete || self.interrupted.is_some();
+        match self.stream {
+            Some(true) => Ok(()),
+            Some(false) if !last_word => Ok(()),
+            _ => self.write_now(),
+        }
+    }
+
+    /// Writes the report now, whatever the run's state and the path.
+    fn write_now(&mut self) -> io::Result<()> {
+        if self.stream.is_some() {
+            self.stream = Some(true);
+        }
         self.failed = self
             .write_once()
             .err()
@@ -308,14 +327,21 @@ impl Sink for FileReport {
     fn finish(&mut self) -> io::Result<()> {
         // The end of the run wrote the whole report already (rendering and scrubbing it again
         // was a quarter of a passing run's instructions).
-        if !self.final_written {
+        if self.stream == Some(false) {
+            // A run that ended without its last event still leaves its one write in a stream.
+            self.write_now()?;
+        } else if !self.final_written {
             self.write()?;
         }
         let Some(e) = self.failed.take() else {
             return Ok(());
         };
         // The file in place is an earlier write of this run or a report of an earlier run:
-        // neither is this run's last word, so none is left for a CI job to pick up.
+        // neither is this run's last word, so none is left for a CI job to pick up. A stream
+        // holds no earlier write, and is never removed.
+        if self.stream.is_some() {
+            return Err(e);
+        }
         match std::fs::remove_file(&self.path) {
             Ok(()) => Err(io::Error::new(
                 e.kind(),

@@ -859,3 +859,63 @@ fn merge_in_either_order_keeps_the_worst_outcome_of_each_case() {
         bad_failing.len()
     );
 }
+
+/// `--json` and `--junit` naming FIFOs (a shell's process substitution, `/dev/stdout` piped
+/// on): each gets the finished report once, written through, and stays a FIFO; nothing is
+/// created beside it. Renamed over, as a report file is, `/dev/null` became a regular file.
+#[cfg(unix)]
+#[test]
+fn reports_into_fifos_are_written_once_and_the_fifos_stay() {
+    use std::os::unix::fs::FileTypeExt;
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let pipes = dir.path().join("pipes");
+    std::fs::create_dir(&pipes).unwrap();
+    let (json, junit) = (pipes.join("report.json"), pipes.join("junit.xml"));
+    for fifo in [&json, &junit] {
+        let made = Command::new("mkfifo")
+            .arg(fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(made.success(), "mkfifo {}", fifo.display());
+    }
+    let readers: Vec<_> = [json.clone(), junit.clone()]
+        .into_iter()
+        .map(|fifo| std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap()))
+        .collect();
+    let out = run_as_main(&server.base_url, dir.path())
+        .args([
+            "--snapshots",
+            "off",
+            "--color",
+            "never",
+            "--filter",
+            "tag:smoke",
+        ])
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .expect("run mallcheck");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Checked before the readers are joined: a replaced FIFO leaves its reader waiting.
+    for fifo in [&json, &junit] {
+        let kind = std::fs::symlink_metadata(fifo).unwrap().file_type();
+        assert!(kind.is_fifo(), "{} was replaced: {kind:?}", fifo.display());
+    }
+    assert_eq!(std::fs::read_dir(&pipes).unwrap().count(), 2);
+    let texts: Vec<String> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    let doc: Value = serde_json::from_str(&texts[0]).expect("one whole JSON document");
+    assert_eq!(
+        doc["complete"], true,
+        "the finished report, not an earlier write"
+    );
+    assert!(doc["summary"]["passed"].as_u64().unwrap() > 0);
+    assert_eq!(texts[1].matches("<testsuites").count(), 1, "{}", texts[1]);
+}
