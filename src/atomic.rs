@@ -22,8 +22,7 @@ pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
         .is_some_and(|e| ["html", "htm", "xml"].contains(&e.to_ascii_lowercase().as_str()));
     let bytes = redactor.scrub_bytes(bytes, markup);
     if is_stream(path) {
-        let mut stream = std::fs::OpenOptions::new().write(true).open(path)?;
-        return stream.write_all(&bytes);
+        return open_stream(path)?.write_all(&bytes);
     }
     let resolved = followed(path);
     let path = resolved.as_path();
@@ -96,6 +95,55 @@ pub fn is_stream(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
+/// How long a write into a FIFO waits for its reader to open it.
+const FIFO_READER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens a stream to write into, waiting at most [`FIFO_READER_WAIT`] for a FIFO's reader:
+/// without one, the write fails ("a FIFO without a reader") instead of hanging the command.
+fn open_stream(path: &Path) -> io::Result<std::fs::File> {
+    open_stream_within(path, FIFO_READER_WAIT)
+}
+
+#[cfg(unix)]
+fn open_stream_within(path: &Path, wait: std::time::Duration) -> io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let started = std::time::Instant::now();
+    // Opened without blocking: a FIFO nobody reads yet fails with ENXIO, and is tried again.
+    let file = loop {
+        let opened = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(path);
+        match opened {
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if started.elapsed() >= wait {
+                    return Err(io::Error::new(e.kind(), "a FIFO without a reader"));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => break other?,
+        }
+    };
+    let fd = file.as_raw_fd();
+    // The write itself waits for the reader as usual. SAFETY: `fd` is the open descriptor
+    // `file` owns for the duration of both calls; only this open's status flags change.
+    let cleared = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if cleared {
+        Ok(file)
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(unix))]
+fn open_stream_within(path: &Path, _wait: std::time::Duration) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).open(path)
+}
+
 /// `path`, or the file its symbolic link names (the link itself stays in place); a dangling
 /// link is replaced like a missing file.
 fn followed(path: &Path) -> std::path::PathBuf {
@@ -156,6 +204,28 @@ mod tests {
         assert_eq!(reader.join().unwrap(), b"<testsuites/>");
         // Nothing was created beside it.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_reader_is_an_error_after_the_wait_not_a_hang() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("nobody-reads.fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        // In a thread: an open that waits for a reader fails the test instead of hanging it.
+        let (done, waiting) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let wait = std::time::Duration::from_millis(300);
+            let opened = super::open_stream_within(&fifo, wait);
+            let _ = done.send(opened.map(drop).map_err(|e| e.to_string()));
+        });
+        let written = waiting
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the open returned instead of waiting for a reader");
+        assert_eq!(written, Err("a FIFO without a reader".to_string()));
     }
 
     #[cfg(unix)]
