@@ -919,3 +919,34 @@ fn reports_into_fifos_are_written_once_and_the_fifos_stay() {
     assert!(doc["summary"]["passed"].as_u64().unwrap() > 0);
     assert_eq!(texts[1].matches("<testsuites").count(), 1, "{}", texts[1]);
 }
+
+/// `--json /dev/stdout` piped on: standard output holds the report alone (the console's lines,
+/// the summary included, go to standard error), so `| jq` reads it.
+#[cfg(unix)]
+#[test]
+fn a_json_report_on_stdout_is_alone_there() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_as_main(&server.base_url, dir.path())
+        .args([
+            "--snapshots",
+            "off",
+            "--color",
+            "never",
+            "--filter",
+            "tag:smoke",
+        ])
+        .args(["--json", "/dev/stdout"])
+        .output()
+        .expect("run mallcheck");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    assert_eq!(doc["complete"], true);
+    assert!(stderr.contains("Summary: "), "{stderr}");
+}
