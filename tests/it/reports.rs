@@ -860,6 +860,20 @@ fn merge_in_either_order_keeps_the_worst_outcome_of_each_case() {
     );
 }
 
+/// `mallcheck run` of the smoke cases as the main merchant, in `dir`, snapshots off.
+fn smoke_run(base_url: &str, dir: &Path) -> Command {
+    let mut cmd = run_as_main(base_url, dir);
+    cmd.args([
+        "--snapshots",
+        "off",
+        "--color",
+        "never",
+        "--filter",
+        "tag:smoke",
+    ]);
+    cmd
+}
+
 /// `--json` and `--junit` naming FIFOs (a shell's process substitution, `/dev/stdout` piped
 /// on): each gets the finished report once, written through, and stays a FIFO; nothing is
 /// created beside it. Renamed over, as a report file is, `/dev/null` became a regular file.
@@ -883,15 +897,7 @@ fn reports_into_fifos_are_written_once_and_the_fifos_stay() {
         .into_iter()
         .map(|fifo| std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap()))
         .collect();
-    let out = run_as_main(&server.base_url, dir.path())
-        .args([
-            "--snapshots",
-            "off",
-            "--color",
-            "never",
-            "--filter",
-            "tag:smoke",
-        ])
+    let out = smoke_run(&server.base_url, dir.path())
         .arg("--json")
         .arg(&json)
         .arg("--junit")
@@ -927,15 +933,7 @@ fn reports_into_fifos_are_written_once_and_the_fifos_stay() {
 fn a_json_report_on_stdout_is_alone_there() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let out = run_as_main(&server.base_url, dir.path())
-        .args([
-            "--snapshots",
-            "off",
-            "--color",
-            "never",
-            "--filter",
-            "tag:smoke",
-        ])
+    let out = smoke_run(&server.base_url, dir.path())
         .args(["--json", "/dev/stdout"])
         .output()
         .expect("run mallcheck");
