@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::lines::Lines;
 use crate::atomic;
 use crate::cli::DiffArgs;
 use crate::error::UsageError;
@@ -96,7 +97,8 @@ pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     };
     let color = style::use_color(args.color.into());
     let console = render_console(&results, &shown, &base_url, &without, color);
-    print!("{console}");
+    // On standard error when a report goes to the stream standard output is.
+    Lines::beside(&[&args.markdown, &args.junit]).print(&console);
     let markdown = render_markdown(&results, &shown, &base_url, &without);
     let mut code = compare::exit_code(&results);
     for (kind, path, bytes) in [

@@ -2,11 +2,12 @@
 //! send `run`'s preflight, learn real malls, run the fuzzer on a blocking thread (a signal stops
 //! it), print its reproducers and summary, write the JUnit report and pick the exit code.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::lines::Lines;
 use crate::atomic;
 use crate::case::parse::ParseContext;
 use crate::cli::{FuzzArgs, FuzzEndpoint};
@@ -135,11 +136,10 @@ fn options(args: &FuzzArgs, seed: u64) -> Result<FuzzOptions, UsageError> {
     })
 }
 
-fn print(redactor: &Redactor, text: &str) {
-    let text = redactor.scrub(text);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+/// Prints the command's lines (scrubbed: they may quote the service) on standard output, or on
+/// standard error when the JUnit report goes to the stream standard output is.
+fn print(lines: Lines, redactor: &Redactor, text: &str) {
+    lines.print(&redactor.scrub(text));
 }
 
 /// Prints an error on standard error (scrubbed: it may quote the service).
@@ -151,10 +151,14 @@ fn print_error(redactor: &Redactor, text: &str) {
 /// Writes the JUnit report and says where.
 /// Writes the JUnit report; false when it could not be written (a gate whose report is
 /// missing must not pass).
-fn write_junit(path: &Path, xml: io::Result<String>, redactor: &Redactor) -> bool {
+fn write_junit(path: &Path, xml: io::Result<String>, lines: Lines, redactor: &Redactor) -> bool {
     match xml.and_then(|xml| atomic::write(path, xml.as_bytes(), redactor)) {
         Ok(()) => {
-            print(redactor, &format!("JUnit report: {}\n", path.display()));
+            print(
+                lines,
+                redactor,
+                &format!("JUnit report: {}\n", path.display()),
+            );
             true
         }
         Err(e) => {
@@ -170,6 +174,7 @@ fn replays(
     stored: regressions::Stored,
     options: &FuzzOptions,
     known: &Known,
+    lines: Lines,
     redactor: &Redactor,
 ) -> Vec<regressions::Regression> {
     let mut out = stored.regressions;
@@ -181,6 +186,7 @@ fn replays(
                     .first()
                     .map_or_else(String::new, |r| r.path.display().to_string());
                 print(
+                    lines,
                     redactor,
                     &format!(
                         "converted {} (the earlier regression format) into the case file {to}\n",
@@ -191,6 +197,7 @@ fn replays(
             }
             Some(Err(e)) => {
                 print(
+                    lines,
                     redactor,
                     &format!(
                         "note: {} is not converted into a case file ({e}); replaying it as it is\n",
@@ -279,6 +286,8 @@ async fn fuzz_target(
     args: &FuzzArgs,
     stop: &mut Stop,
 ) -> i32 {
+    // On standard error when the JUnit report goes to the stream standard output is.
+    let lines = Lines::beside(&[&args.junit]);
     let target = session.settings();
     let redactor = session.redactor();
     let style = Style {
@@ -315,6 +324,7 @@ async fn fuzz_target(
         "within common HTTP limits (--oversize for larger)"
     };
     print(
+        lines,
         redactor,
         &format!(
             "mallcheck fuzz: seed {seed} (repeat this run with --seed {seed})\ntarget: {shown}\nbudget: {} cases per endpoint, --max-time {} s, {rate}, {} in flight; sizes {sizes}\n",
@@ -326,7 +336,7 @@ async fn fuzz_target(
     );
     let signer = target.signer.clone();
     let prepared = tokio::select! {
-        prepared = prepare(target, &client, &options, args, redactor) => prepared,
+        prepared = prepare(target, &client, &options, args, lines, redactor) => prepared,
         cause = stop.wait() => {
             let report = FuzzReport {
                 seed: options.seed,
@@ -337,20 +347,21 @@ async fn fuzz_target(
                 duration: Duration::ZERO,
                 halt: Some(Halt::Interrupted { cause }),
             };
-            return finish(&report, args, &signer, style, redactor);
+            return finish(&report, args, &signer, style, lines, redactor);
         }
     };
     let known = match prepared {
         Ok(known) => known,
         Err(code) => return code,
     };
-    let saved = replays(stored, &options, &known, redactor);
+    let saved = replays(stored, &options, &known, lines, redactor);
     let replays = saved
         .iter()
         .filter(|r| options.endpoints.contains(&r.endpoint))
         .count();
     if replays > 0 {
         print(
+            lines,
             redactor,
             &format!(
                 "replaying {} from {}\n",
@@ -379,6 +390,7 @@ async fn fuzz_target(
     let mut fuzzing = tokio::task::spawn_blocking(move || {
         fuzzer.run(handle, &mut |event| {
             print(
+                lines,
                 &event_redactor,
                 &render::event(event, seed, &event_signer, style),
             )
@@ -399,7 +411,7 @@ async fn fuzz_target(
             return exit::COULD_NOT_TEST;
         }
     };
-    finish(&report, args, &signer, style, redactor)
+    finish(&report, args, &signer, style, lines, redactor)
 }
 
 /// Before anything is generated: `run`'s preflight (one signed first mall-list page; a refused
@@ -410,6 +422,7 @@ async fn prepare(
     client: &Client,
     options: &FuzzOptions,
     args: &FuzzArgs,
+    lines: Lines,
     redactor: &Redactor,
 ) -> Result<Known, i32> {
     if !args.no_preflight
@@ -422,7 +435,12 @@ async fn prepare(
         .await
     {
         let result = stopped.result.seal(redactor);
-        write_junit(&args.junit, render::preflight_junit(&result), redactor);
+        write_junit(
+            &args.junit,
+            render::preflight_junit(&result),
+            lines,
+            redactor,
+        );
         print_error(redactor, &format!("error: {}", stopped.message));
         return Err(exit::for_outcome(result.outcome));
     }
@@ -446,7 +464,7 @@ async fn prepare(
         exit::COULD_NOT_TEST
     })?;
     for note in &known.notes {
-        print(redactor, &format!("note: {note}\n"));
+        print(lines, redactor, &format!("note: {note}\n"));
     }
     Ok(known)
 }
@@ -459,10 +477,11 @@ fn finish(
     args: &FuzzArgs,
     signer: &Signer,
     style: Style,
+    lines: Lines,
     redactor: &Redactor,
 ) -> i32 {
-    print(redactor, &render::summary(report, style));
-    let written = write_junit(&args.junit, render::junit(report, signer), redactor);
+    print(lines, redactor, &render::summary(report, style));
+    let written = write_junit(&args.junit, render::junit(report, signer), lines, redactor);
     match &report.halt {
         Some(halt @ Halt::RateLimited { .. }) => {
             print_error(redactor, &format!("error: {}", render::halt_message(halt)));

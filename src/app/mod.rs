@@ -5,6 +5,7 @@ pub mod checks;
 pub mod diff;
 pub mod fuzz;
 pub mod init;
+mod lines;
 pub mod merge;
 pub mod openapi;
 pub mod run;

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::lines::Lines;
 use crate::case::model::{CaseFile, CursorRule};
 use crate::case::parse::ParseContext;
 use crate::case::parse::files::{hiding_secrets, load_paths_or_shipped};
@@ -201,34 +202,6 @@ pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     Ok(exit::PASS)
 }
 
-/// Whether a report is written into the stream standard output is (`--json /dev/stdout`, or
-/// a FIFO that stdout is too): the console then writes to standard error, so that `| jq` reads
-/// the report alone.
-fn stdout_is_a_report(reports: &[&std::path::PathBuf]) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsFd;
-        use std::os::unix::fs::MetadataExt;
-        let stdout = std::io::stdout();
-        let Ok(fd) = stdout.as_fd().try_clone_to_owned() else {
-            return false;
-        };
-        let Ok(out) = std::fs::File::from(fd).metadata() else {
-            return false;
-        };
-        reports.iter().any(|path| {
-            crate::atomic::is_stream(path)
-                && std::fs::metadata(path)
-                    .is_ok_and(|m| m.dev() == out.dev() && m.ino() == out.ino())
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = reports;
-        false
-    }
-}
-
 /// Runs the suite.
 pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     // Before any thread exists: it configures insta through environment variables.
@@ -317,14 +290,9 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let seed = options.seed.clone();
     let mut sinks = FanOut::default();
     let out = &args.output;
-    let reports = [&out.junit, &out.json, &out.markdown, &out.html];
-    let console_on_stderr = stdout_is_a_report(&reports);
-    let console_out: Box<dyn std::io::Write> = if console_on_stderr {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
-    };
-    let console = Console::new(console_out, redactor, color, verbosity, args.strict);
+    let lines = Lines::beside(&[&out.junit, &out.json, &out.markdown, &out.html]);
+    let console_on_stderr = lines == Lines::Stderr;
+    let console = Console::new(lines.writer(), redactor, color, verbosity, args.strict);
     // A bar only on a terminal that can redraw it: CI logs, pipes and TERM=dumb get plain
     // lines and heartbeats (and so does a console on stderr, whose lines the bar would cut).
     let console = if !args.output.quiet && !console_on_stderr && style::stderr_can_redraw() {

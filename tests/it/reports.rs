@@ -874,6 +874,28 @@ fn smoke_run(base_url: &str, dir: &Path) -> Command {
     cmd
 }
 
+/// `fuzz --junit /dev/stdout` piped on: standard output holds the JUnit document alone (the
+/// fuzzer's budget line, progress and summary go to standard error).
+#[cfg(unix)]
+#[test]
+fn a_fuzz_junit_report_on_stdout_is_alone_there() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = as_main("fuzz", &server.base_url, dir.path())
+        .args(["--cases", "10", "--seed", "1", "--color", "never"])
+        .args(["--regressions", "regressions", "--junit", "/dev/stdout"])
+        .output()
+        .expect("run mallcheck fuzz");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.starts_with("<?xml"), "stdout: {xml}\nstderr: {stderr}");
+    assert_eq!(xml.matches("<?xml").count(), 1, "{xml}");
+    assert!(xml.trim_end().ends_with("</testsuites>"), "{xml}");
+    assert!(stderr.contains("mallcheck fuzz: seed 1"), "{stderr}");
+    assert!(stderr.contains("JUnit report: /dev/stdout"), "{stderr}");
+}
+
 /// `--json` and `--junit` naming FIFOs (a shell's process substitution, `/dev/stdout` piped
 /// on): each gets the finished report once, written through, and stays a FIFO; nothing is
 /// created beside it. Renamed over, as a report file is, `/dev/null` became a regular file.

@@ -138,6 +138,11 @@ fn run(dir: &Path, url: &str, extra: &[&str], env: &[(&str, &str)]) -> Output {
 /// `mallcheck diff --cases cases --baseline snapshots --baseline-target BASELINE_URL
 /// --base-url URL <identity>`.
 fn diff(dir: &Path, baseline_url: &str, url: &str) -> Output {
+    diff_with(dir, baseline_url, url, &[])
+}
+
+/// [`diff`] with `extra` arguments.
+fn diff_with(dir: &Path, baseline_url: &str, url: &str, extra: &[&str]) -> Output {
     let mut args = vec![
         "diff",
         "--cases",
@@ -150,6 +155,7 @@ fn diff(dir: &Path, baseline_url: &str, url: &str) -> Output {
         url,
     ];
     args.extend(IDENTITY);
+    args.extend(extra);
     mallcheck(dir, &args, &[])
 }
 
@@ -416,6 +422,29 @@ fn release_diff_lists_added_fields_as_additive_and_passes() {
     assert!(!out.contains("breaking  "), "{out}");
     let md = std::fs::read_to_string(path(dir.path(), "reports/diff.md")).unwrap();
     assert!(md.contains("no breaking change"), "{md}");
+}
+
+/// `diff --junit /dev/stdout` piped on: standard output holds the JUnit document alone; the
+/// console's comparison goes to standard error.
+#[cfg(unix)]
+#[test]
+fn a_release_diff_with_its_junit_on_stdout_leaves_it_alone_there() {
+    let server = Server::start();
+    let dir = workdir("true");
+    record(dir.path(), &server);
+    let o = diff_with(
+        dir.path(),
+        &server.url(None),
+        &server.url(Some("extra-fields")),
+        &["--junit", "/dev/stdout"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let xml = stdout(&o);
+    assert!(xml.starts_with("<?xml"), "{}", describe(&o));
+    assert_eq!(xml.matches("<?xml").count(), 1, "{xml}");
+    assert!(xml.trim_end().ends_with("</testsuites>"), "{xml}");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("ADDITIVE"), "{stderr}");
 }
 
 #[test]
