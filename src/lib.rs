@@ -23,6 +23,7 @@ pub mod redact;
 pub mod release;
 pub mod report;
 pub mod runner;
+pub mod say;
 pub mod server;
 pub mod service;
 pub mod session;

@@ -81,19 +81,19 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
                 None,
             )
         })?;
-        println!(
+        crate::stdout_line!(
             "mallcheck reference server listening on {}",
             server.base_url()
         );
-        println!(
+        crate::stdout_line!(
             "faults are served under {}/fault/<name>/ (see --list-faults)",
             server.base_url()
         );
-        println!();
-        println!("{}", guide(&server.base_url()));
-        println!("Ctrl-C stops the server.");
+        crate::stdout_line!();
+        crate::stdout_line!("{}", guide(&server.base_url()));
+        crate::stdout_line!("Ctrl-C stops the server.");
         let _ = tokio::signal::ctrl_c().await;
-        println!("served {} requests", server.requests());
+        crate::stdout_line!("served {} requests", server.requests());
         server.shutdown().await;
         Ok(exit::PASS)
     })

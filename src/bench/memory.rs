@@ -49,7 +49,7 @@ pub async fn probe(
     redactor: &Redactor,
 ) -> i32 {
     let fail = |what: String| {
-        println!("{PROBE_PREFIX} error {what}");
+        crate::stdout_line!("{PROBE_PREFIX} error {what}");
         exit::FAILURE
     };
     let client = match Client::new(
@@ -122,7 +122,7 @@ pub async fn probe(
         )
     }
     .await;
-    println!("{line}");
+    crate::stdout_line!("{line}");
     exit::PASS
 }
 

@@ -60,24 +60,48 @@ pub struct Console<W: Write> {
 }
 
 /// A writer that holds what it is given while capturing (already scrubbed: it sits under the
-/// scrubbing writer), and passes it on otherwise.
+/// scrubbing writer), and passes it on otherwise. When the reader of a pipe has gone
+/// (`mallcheck run | head`), the rest of the console is dropped: the run goes on to its reports
+/// and its verdict, which a console nobody reads must not change.
 struct Capture<W> {
     inner: W,
     held: Option<Vec<u8>>,
+    reader_gone: bool,
+}
+
+impl<W: Write> Capture<W> {
+    /// `result` of a write to the inner writer, with a gone reader turned into success.
+    fn unless_gone<T>(&mut self, result: io::Result<T>, done: T) -> io::Result<T> {
+        match result {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {
+                self.reader_gone = true;
+                Ok(done)
+            }
+            other => other,
+        }
+    }
 }
 
 impl<W: Write> Write for Capture<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.held {
             Some(held) => held.write(buf),
-            None => self.inner.write(buf),
+            None if self.reader_gone => Ok(buf.len()),
+            None => {
+                let written = self.inner.write(buf);
+                self.unless_gone(written, buf.len())
+            }
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match self.held {
             Some(_) => Ok(()),
-            None => self.inner.flush(),
+            None if self.reader_gone => Ok(()),
+            None => {
+                let flushed = self.inner.flush();
+                self.unless_gone(flushed, ())
+            }
         }
     }
 }
@@ -122,6 +146,7 @@ impl<W: Write> Console<W> {
                 Capture {
                     inner: out,
                     held: None,
+                    reader_gone: false,
                 },
                 redactor.clone(),
             ),

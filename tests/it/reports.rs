@@ -874,6 +874,32 @@ fn smoke_run(base_url: &str, dir: &Path) -> Command {
     cmd
 }
 
+/// A console nobody reads (`mallcheck run 2>&1 | head -1`, here the reader gone before the
+/// first line): the run goes on, its reports are written and its exit code is the verdict (it
+/// was 1 for a passing service, or a crash, 101, when standard error was the same pipe).
+#[test]
+fn a_console_whose_reader_is_gone_leaves_the_verdict_and_the_reports() {
+    let server = Server::start(&[]);
+    for (base_url, code) in [
+        (server.base_url.clone(), 0),
+        (server.fault_url("mall-is-delete-out-of-range"), 1),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let status = smoke_run(&base_url, dir.path())
+            .args(["--json", "report.json"])
+            .stdout(writer.try_clone().expect("the pipe's writer"))
+            .stderr(writer)
+            .status()
+            .expect("run mallcheck");
+        assert_eq!(status.code(), Some(code), "{base_url}");
+        let report = std::fs::read_to_string(dir.path().join("report.json")).expect("report");
+        let doc: Value = serde_json::from_str(&report).expect("one JSON document");
+        assert_eq!(doc["complete"], true, "{report}");
+    }
+}
+
 /// `fuzz --junit /dev/stdout` piped on: standard output holds the JUnit document alone (the
 /// fuzzer's budget line, progress and summary go to standard error).
 #[cfg(unix)]
