@@ -15,13 +15,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
+use crate::bench::canned::{CannedServer, Table};
 use crate::bench::fuzz_rate::{FUZZ_RATE_TARGET, fuzz_rate};
 use crate::bench::measure::print;
 use crate::bench::measure::{
     Goal, Measurement, cpu_time, machine, median, median_ratio, mib, ms, ratio, skipped,
 };
 use crate::bench::memory::{MEMORY_TARGET, memory};
-use crate::bench::proxy::{Proxy, Recorded};
+use crate::bench::proxy::{Log, Proxy, Recorded};
 use crate::bench::validation::validation;
 use crate::case::parse::ParseContext;
 use crate::case::parse::files::load_paths_or_shipped;
@@ -281,23 +282,39 @@ async fn suite_once(
     Ok((started.elapsed(), loaded, summary))
 }
 
-/// Runs every case alone through the recording proxy and returns each case's requests.
-/// Also gives the bodies of the answers.
-async fn record_cases(
-    env: &SuiteEnv,
-    base_url: &str,
-) -> Result<(Vec<Vec<Recorded>>, Vec<bytes::Bytes>), String> {
+/// What the suite sent and was answered, case by case, recorded through a proxy.
+struct Recording {
+    /// Each case's requests, in the order they were sent.
+    per_case: Vec<Vec<Recorded>>,
+    /// The answers' bodies.
+    bodies: Vec<bytes::Bytes>,
+    /// Every answer by its request, for the precomputed-bytes server.
+    table: Table,
+}
+
+/// Runs every case alone through the recording proxy in front of `base_url`.
+async fn record_cases(env: &SuiteEnv, base_url: &str) -> Result<Recording, String> {
     let proxy = Proxy::start(base_url).await?;
     let runner = runner(env, &proxy.base_url)?;
-    let (mut per_case, mut bodies) = (Vec::new(), Vec::new());
+    let (mut per_case, mut answers) = (Vec::new(), Vec::new());
     for case in planned_cases(env)? {
         Arc::clone(&runner).run(vec![case], &mut |_| {}).await;
         let log = proxy.take();
-        bodies.extend(log.answers.into_iter().map(|(_, a)| a.body));
+        answers.extend(log.answers);
         per_case.push(log.requests);
     }
     proxy.stop();
-    Ok((per_case, bodies))
+    let bodies = answers.iter().map(|(_, a)| a.body.clone()).collect();
+    let table = Log {
+        answers,
+        ..Log::default()
+    }
+    .table();
+    Ok(Recording {
+        per_case,
+        bodies,
+        table,
+    })
 }
 
 /// A bare client configured as the suite's (pool, timeouts, no redirects), without checks.
@@ -365,8 +382,12 @@ async fn suite_overhead(
     base_url: &str,
     rounds: usize,
 ) -> Result<Measurement, String> {
-    let (recorded, bodies) = record_cases(env, base_url).await?;
-    let recorded = Arc::new(recorded);
+    let Recording {
+        per_case,
+        bodies,
+        table,
+    } = record_cases(env, base_url).await?;
+    let recorded = Arc::new(per_case);
     let answers = bodies.len();
     let ceiling = tokio::task::spawn_blocking(move || {
         crate::bench::fuzz_rate::parse_ceiling(&bodies, Duration::from_millis(300))
@@ -374,6 +395,14 @@ async fn suite_overhead(
     .await
     .map_err(|e| e.to_string())?;
     let requests: usize = recorded.iter().map(Vec::len).sum();
+    // Both sides go to a server answering the recorded bytes, so that the limit is the client
+    // and the wire, not the reference server's own work (which both sides would share).
+    let distinct = table.len();
+    let canned = CannedServer::start(table)
+        .await
+        .map_err(|e| format!("cannot start the precomputed-bytes server: {e}"))?;
+    let base_url = canned.base_url();
+    let base_url = base_url.as_str();
     suite_once(env, base_url).await?;
     replay(env, base_url, &recorded).await?;
     let (mut suite, mut bare, mut loading) = (Vec::new(), Vec::new(), Vec::new());
@@ -390,6 +419,8 @@ async fn suite_overhead(
         bare.push(replay(env, base_url, &recorded).await?);
         bare_cpu.push(cpu_time().saturating_sub(cpu));
     }
+    let (served, missed) = (canned.counters().served(), canned.counters().misses());
+    drop(canned);
     let (s, b) = (median(&suite), median(&bare));
     let mut details = vec![format!(
         "{} cases: {} passed, {} warned, {} failed, {} errored, {} skipped; {} jobs; snapshots off",
@@ -401,9 +432,13 @@ async fn suite_overhead(
         summary.skipped,
         env.jobs
     )];
+    details.push(format!(
+        "server: answers from precomputed bytes recorded from the suite against the embedded \
+         server ({distinct} distinct requests): {served} requests served, {missed} not recorded"
+    ));
     let (sc, bc) = (median(&suite_cpu), median(&bare_cpu));
     details.push(format!(
-        "process CPU (the embedded server's included): suite {} vs bare {} ({}x); loading the \
+        "process CPU (the precomputed-bytes server's included): suite {} vs bare {} ({}x); loading the \
          cases {} of the suite's wall time",
         ms(sc),
         ms(bc),
@@ -585,6 +620,12 @@ mod tests {
             line.render()
         );
         assert!(line.details[0].contains("1 passed"), "{}", line.render());
+        // Both sides went to the recorded bytes: a warm-up and one round each, all answered.
+        assert!(
+            line.details[1].contains("1 distinct requests): 4 requests served, 0 not recorded"),
+            "{}",
+            line.render()
+        );
         assert!(line.ratio.is_some_and(|r| r > 0.0));
         server.shutdown().await;
         let scaled = scaling(&env, &[1, 2], 1).await.unwrap();
