@@ -28,7 +28,7 @@ fn main() {
         Err(e) => {
             let color = mallcheck::report::style::use_color_on_stderr();
             for text in e.render_each(color) {
-                mallcheck::stderr_line!("error: {}", redactor.scrub(&text));
+                mallcheck::say::stderr_line!("error: {}", redactor.scrub(&text));
             }
             exit::USAGE
         }

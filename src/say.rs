@@ -32,3 +32,7 @@ macro_rules! stdout_text {
         let _ = out.flush();
     }};
 }
+
+// Callers name them by this module (`crate::say::stderr_line!`), as every other import names
+// its layer.
+pub use super::{stderr_line, stdout_line, stdout_text};

@@ -82,7 +82,7 @@ pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let (base_url, results) = match outcome {
         Ok(r) => r,
         Err(e) => {
-            crate::stderr_line!("error: {}", redactor.scrub(&e));
+            crate::say::stderr_line!("error: {}", redactor.scrub(&e));
             return Ok(exit::COULD_NOT_TEST);
         }
     };
@@ -107,7 +107,7 @@ pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     ] {
         let written = bytes.and_then(|b| atomic::write(path, b.as_bytes(), redactor));
         if let Err(e) = written {
-            crate::stderr_line!("error: {}", kind.write_error(path, &e));
+            crate::say::stderr_line!("error: {}", kind.write_error(path, &e));
             code = exit::combine(code, exit::FAILURE);
         }
     }

@@ -145,7 +145,7 @@ fn print(lines: Lines, redactor: &Redactor, text: &str) {
 /// Prints an error on standard error (scrubbed: it may quote the service).
 fn print_error(redactor: &Redactor, text: &str) {
     let text = redactor.scrub(text);
-    crate::stderr_line!("{}", crate::diag::escape_controls_by_line(&text));
+    crate::say::stderr_line!("{}", crate::diag::escape_controls_by_line(&text));
 }
 
 /// Writes the JUnit report and says where.
@@ -162,7 +162,7 @@ fn write_junit(path: &Path, xml: io::Result<String>, lines: Lines, redactor: &Re
             true
         }
         Err(e) => {
-            crate::stderr_line!("error: {}", ReportKind::Junit.write_error(path, &e));
+            crate::say::stderr_line!("error: {}", ReportKind::Junit.write_error(path, &e));
             false
         }
     }
@@ -270,7 +270,7 @@ pub fn fuzz(args: FuzzArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             })
             .await
             .unwrap_or_else(|e| {
-                crate::stderr_line!("error: {}", redactor.scrub(&e));
+                crate::say::stderr_line!("error: {}", redactor.scrub(&e));
                 exit::COULD_NOT_TEST
             })
     });
@@ -301,7 +301,7 @@ async fn fuzz_target(
     let client = match Client::new(base_url, target.signer.clone(), limits, redactor) {
         Ok(c) => c,
         Err(e) => {
-            crate::stderr_line!("error: {}", redactor.scrub(&e.to_string()));
+            crate::say::stderr_line!("error: {}", redactor.scrub(&e.to_string()));
             return exit::COULD_NOT_TEST;
         }
     };
@@ -407,7 +407,7 @@ async fn fuzz_target(
     let report = match joined {
         Ok(report) => report,
         Err(e) => {
-            crate::stderr_line!("error: the fuzzer crashed (a bug: please report it): {e}");
+            crate::say::stderr_line!("error: the fuzzer crashed (a bug: please report it): {e}");
             return exit::COULD_NOT_TEST;
         }
     };
@@ -460,7 +460,7 @@ async fn prepare(
     )
     .await
     .map_err(|e| {
-        crate::stderr_line!("error: {}", redactor.scrub(&e.to_string()));
+        crate::say::stderr_line!("error: {}", redactor.scrub(&e.to_string()));
         exit::COULD_NOT_TEST
     })?;
     for note in &known.notes {

@@ -144,7 +144,7 @@ pub fn init(args: &InitArgs) -> Result<i32, UsageError> {
          MALLCHECK_MERCHANT_USER_ID and MALLCHECK_SIGN_KEY (or a profile in mallcheck.toml),\n\
          then `mallcheck run`."
     );
-    crate::stdout_text!("{out}");
+    crate::say::stdout_text!("{out}");
     Ok(exit::PASS)
 }
 

@@ -79,14 +79,14 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         .as_ref()
         .map(|_| merge_junit(junit_inputs.iter().map(|(_, j)| j.suites.clone())));
     for note in merged.iter().flat_map(|m| &m.notes) {
-        crate::stderr_line!("note: {note}");
+        crate::say::stderr_line!("note: {note}");
     }
     let duplicates = merged
         .as_ref()
         .map(|m| m.duplicates)
         .or(junit.as_ref().map(|j| j.duplicates));
     if let Some(note) = duplicates.and_then(Duplicates::note) {
-        crate::stderr_line!("note: {note}");
+        crate::say::stderr_line!("note: {note}");
     }
     // A partial input makes a partial whole: the gate fails, naming the input.
     let mut incomplete: Vec<&Path> = merged
@@ -100,14 +100,14 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             .map(|(path, _)| path.as_path()),
     );
     for path in &incomplete {
-        crate::stderr_line!(
+        crate::say::stderr_line!(
             "error: {} is the report of a run that did not complete (interrupted, or still running): the merged result is incomplete",
             path.display()
         );
     }
     let missing = runs.missing_shards();
     for shard in &missing {
-        crate::stderr_line!(
+        crate::say::stderr_line!(
             "error: shard {shard} is missing from the inputs: the merged result covers part of the run"
         );
     }
@@ -122,10 +122,10 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             .map_err(std::io::Error::other)
             .and_then(|text| atomic::write(out, text.as_bytes(), redactor));
         if let Err(e) = written {
-            crate::stderr_line!("error: {}", ReportKind::Json.write_error(out, &e));
+            crate::say::stderr_line!("error: {}", ReportKind::Json.write_error(out, &e));
             unwritten = true;
         } else {
-            crate::stderr_line!(
+            crate::say::stderr_line!(
                 "merged {} into {}: {} passed, {} warned, {} failed, {} errored, {} skipped",
                 crate::report::text::plural(json_inputs.len(), "JSON report"),
                 out.display(),
@@ -150,10 +150,10 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
                 .and_then(|xml| atomic::write(out, xml.as_bytes(), redactor));
         if let Err(e) = written {
-            crate::stderr_line!("error: {}", ReportKind::Junit.write_error(out, &e));
+            crate::say::stderr_line!("error: {}", ReportKind::Junit.write_error(out, &e));
             unwritten = true;
         } else {
-            crate::stderr_line!(
+            crate::say::stderr_line!(
                 "merged {} into {}: {}",
                 crate::report::text::plural(junit_inputs.len(), "JUnit report"),
                 out.display(),

@@ -21,9 +21,9 @@ pub fn openapi(args: &OpenapiArgs, redactor: &Redactor) -> Result<i32, UsageErro
                 path: path.clone(),
                 source,
             })?;
-            crate::stderr_line!("wrote the OpenAPI 3.1 document to {}", path.display());
+            crate::say::stderr_line!("wrote the OpenAPI 3.1 document to {}", path.display());
         }
-        None => crate::stdout_text!("{text}"),
+        None => crate::say::stdout_text!("{text}"),
     }
     Ok(exit::PASS)
 }

@@ -53,7 +53,7 @@ pub fn load_cases(paths: &[PathBuf], session: &Session) -> Result<Vec<CaseFile>,
 /// scrubbed.
 pub(crate) fn print_warnings(session: &Session, more: &[String]) {
     for warning in session.settings().warnings.iter().chain(more) {
-        crate::stderr_line!("warning: {}", session.redactor().scrub(warning));
+        crate::say::stderr_line!("warning: {}", session.redactor().scrub(warning));
     }
 }
 
@@ -394,10 +394,10 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                     signal = stop.wait() => Err(signal),
                 };
                 if let Some(note) = discovery_note {
-                    crate::stderr_line!("note: {note}");
+                    crate::say::stderr_line!("note: {note}");
                 }
                 if sampled {
-                    crate::stderr_line!(
+                    crate::say::stderr_line!(
                         "note: the products sweep sampled the merchant's malls with seed {seed}: \
                          --seed {seed} replays this sample; other runs draw others, and cover the \
                          whole merchant over time"
@@ -415,21 +415,21 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             Ok(Ok(Err((preflight, code)))) => {
                 // It quotes the service (an envelope's `msg`, a transport error).
                 let shown = redactor.scrub(&preflight).into_owned();
-                crate::stderr_line!("error: {}", crate::diag::escape_controls_by_line(&shown));
+                crate::say::stderr_line!("error: {}", crate::diag::escape_controls_by_line(&shown));
                 code
             }
             Ok(Err(signal)) => {
                 sinks.on_event(&Event::RunInterrupted {
                     by: signal.to_string(),
                 });
-                crate::stderr_line!(
+                crate::say::stderr_line!(
                     "interrupted by {signal}: the reports hold the cases that finished and list the others as not run"
                 );
                 exit::FAILURE
             }
             Err(e) => {
                 // The embedded server or the client could not start: nothing was tested.
-                crate::stderr_line!("error: {}", redactor.scrub(&e));
+                crate::say::stderr_line!("error: {}", redactor.scrub(&e));
                 exit::COULD_NOT_TEST
             }
         }
@@ -437,16 +437,16 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let mut code = code;
     for e in sinks.finish() {
         // A gate whose reports are missing must not pass.
-        crate::stderr_line!("error: {e}");
+        crate::say::stderr_line!("error: {e}");
         code = exit::combine(code, exit::FAILURE);
     }
     if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {
-        crate::stderr_line!("{note}");
+        crate::say::stderr_line!("{note}");
     }
     // The job's summary page; a failure to append it is said, and does not change the verdict
     // the reports carry.
     if let Err(e) = crate::report::actions::append_step_summary(&args.output.markdown) {
-        crate::stderr_line!("warning: {e}");
+        crate::say::stderr_line!("warning: {e}");
     }
     Ok(code)
 }

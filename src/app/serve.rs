@@ -81,19 +81,19 @@ pub fn serve(args: ServeArgs) -> Result<i32, UsageError> {
                 None,
             )
         })?;
-        crate::stdout_line!(
+        crate::say::stdout_line!(
             "mallcheck reference server listening on {}",
             server.base_url()
         );
-        crate::stdout_line!(
+        crate::say::stdout_line!(
             "faults are served under {}/fault/<name>/ (see --list-faults)",
             server.base_url()
         );
-        crate::stdout_line!();
-        crate::stdout_line!("{}", guide(&server.base_url()));
-        crate::stdout_line!("Ctrl-C stops the server.");
+        crate::say::stdout_line!();
+        crate::say::stdout_line!("{}", guide(&server.base_url()));
+        crate::say::stdout_line!("Ctrl-C stops the server.");
         let _ = tokio::signal::ctrl_c().await;
-        crate::stdout_line!("served {} requests", server.requests());
+        crate::say::stdout_line!("served {} requests", server.requests());
         server.shutdown().await;
         Ok(exit::PASS)
     })

@@ -31,7 +31,7 @@ pub fn man(args: &ManArgs) -> Result<i32, UsageError> {
     };
     std::fs::create_dir_all(dir).map_err(io)?;
     clap_mangen::generate_to(Cli::command(), dir).map_err(io)?;
-    crate::stderr_line!("wrote the manual pages to {}", dir.display());
+    crate::say::stderr_line!("wrote the manual pages to {}", dir.display());
     Ok(exit::PASS)
 }
 

@@ -49,7 +49,7 @@ pub async fn probe(
     redactor: &Redactor,
 ) -> i32 {
     let fail = |what: String| {
-        crate::stdout_line!("{PROBE_PREFIX} error {what}");
+        crate::say::stdout_line!("{PROBE_PREFIX} error {what}");
         exit::FAILURE
     };
     let client = match Client::new(
@@ -122,7 +122,7 @@ pub async fn probe(
         )
     }
     .await;
-    crate::stdout_line!("{line}");
+    crate::say::stdout_line!("{line}");
     exit::PASS
 }
 

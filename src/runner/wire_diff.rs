@@ -423,7 +423,7 @@ fn the_fast_path_gives_the_verdicts_and_findings_of_the_tree_path() {
         let b = verdicts(&schemas, &tree, name, false);
         assert_eq!(a, b, "{}", shown());
     }
-    crate::stderr_line!("fast path {fast_taken}, tree path {tree_taken}, not JSON {not_json}");
+    crate::say::stderr_line!("fast path {fast_taken}, tree path {tree_taken}, not JSON {not_json}");
     // Both paths were taken many times (and the not-JSON answers compared their errors).
     assert!(fast_taken > DOCUMENTS / 5, "fast {fast_taken}");
     assert!(tree_taken > DOCUMENTS / 5, "tree {tree_taken}");

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// Top-level modules of `src/`, bottom layer first. A module may import any module of a lower
 /// layer and none of its own layer or above.
 const LAYERS: &[&[&str]] = &[
-    &["redact", "json", "local_file", "flag_range"],
+    &["redact", "json", "local_file", "flag_range", "say"],
     &["tls", "cpu", "shipped", "heap"],
     &["verdict", "atomic"],
     &["sign", "exit", "diag", "spec"],
