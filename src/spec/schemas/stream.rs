@@ -1257,6 +1257,7 @@ mod timing {
     /// Where the time of a streamed check goes (run by hand: `-- --ignored --nocapture`).
     #[test]
     #[ignore = "prints timings; not a test of behaviour"]
+    #[allow(clippy::disallowed_macros)]
     fn print_stage_timings() {
         let schemas = SchemaSet::embedded().unwrap();
         let body = crate::bench::validation::products_response(5_000);
