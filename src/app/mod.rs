@@ -15,7 +15,7 @@ mod signals;
 pub mod snapshots;
 pub mod validate;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Cli, Command};
 use crate::error::UsageError;
@@ -68,9 +68,11 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, UsageError> {
 }
 
 /// Checks, before anything is sent, that every report can be written where the user asked
-/// (see [`crate::atomic::prepare`]): one error per report that cannot.
+/// (see [`crate::atomic::prepare`]): one error per report that cannot, and one per pair of
+/// reports that name the same file (the second written would replace the first without a word:
+/// `--json out.xml --junit out.xml` left a pipeline a JSON document where it read JUnit).
 pub(crate) fn report_problems(reports: &[(ReportKind, &Path)]) -> Vec<UsageError> {
-    reports
+    let mut problems: Vec<UsageError> = reports
         .iter()
         .filter_map(|&(kind, path)| {
             crate::atomic::prepare(path)
@@ -81,7 +83,44 @@ pub(crate) fn report_problems(reports: &[(ReportKind, &Path)]) -> Vec<UsageError
                     source,
                 })
         })
-        .collect()
+        .collect();
+    let files: Vec<Option<PathBuf>> = reports.iter().map(|(_, p)| report_file(p)).collect();
+    for (i, (kind, path)) in reports.iter().enumerate() {
+        let Some(file) = &files[i] else { continue };
+        if let Some(j) = files[..i].iter().position(|f| f.as_ref() == Some(file)) {
+            problems.push(UsageError::setting(
+                "reports",
+                format!(
+                    "{} and {} name the same file ({} and {}): one would replace the other",
+                    reports[j].0.what(),
+                    kind.what(),
+                    reports[j].1.display(),
+                    path.display()
+                ),
+                Some("give each report a path of its own"),
+            ));
+        }
+    }
+    problems
+}
+
+/// The file a report path names, to compare two reports' paths: the canonical path of the
+/// file, or of its directory joined with its name when the file is not there yet. None for a
+/// stream (a device, FIFO or socket: `/dev/null` may take several reports) and for a path
+/// whose directory cannot be resolved (then `prepare` has said why).
+fn report_file(path: &Path) -> Option<PathBuf> {
+    if crate::atomic::is_stream(path) {
+        return None;
+    }
+    if let Ok(file) = std::fs::canonicalize(path) {
+        return Some(file);
+    }
+    let name = path.file_name()?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(name))
 }
 
 /// [`report_problems`] as one result: `Err` with every problem when there is one.

@@ -874,6 +874,44 @@ fn smoke_run(base_url: &str, dir: &Path) -> Command {
     cmd
 }
 
+/// Two reports naming one file, however spelt (`--json out.xml --junit sub/../out.xml`), are a
+/// usage error naming both before anything is sent: the second would have replaced the first
+/// without a word. `/dev/null` may take several reports.
+#[test]
+fn two_reports_naming_one_file_are_a_usage_error() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let out = smoke_run(&server.base_url, dir.path())
+        .args(["--json", "out.xml", "--junit", "sub/../out.xml"])
+        .output()
+        .expect("run mallcheck");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        error_lines(&out).join("\n")
+    );
+    assert_eq!(
+        error_lines(&out),
+        [
+            "error: reports: the JUnit report and the JSON report name the same file \
+          (sub/../out.xml and out.xml): one would replace the other"
+        ]
+    );
+    assert_eq!(server.counters()["requests"], 0, "nothing was sent");
+    #[cfg(unix)]
+    {
+        let out = smoke_run(&server.base_url, dir.path())
+            .args(["--json", "/dev/null", "--junit", "/dev/null"])
+            .args(["--markdown", "/dev/null", "--html", "/dev/null"])
+            .output()
+            .expect("run mallcheck");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    }
+}
+
 /// A console nobody reads (`mallcheck run 2>&1 | head -1`, here the reader gone before the
 /// first line): the run goes on, its reports are written and its exit code is the verdict (it
 /// was 1 for a passing service, or a crash, 101, when standard error was the same pipe).
