@@ -1340,8 +1340,19 @@ fn shipped_schemas_compile_on_first_use_and_a_users_at_load() {
     for (name, text) in EMBEDDED {
         std::fs::write(dir.path().join(format!("{name}.json")), text).unwrap();
     }
+    // An untouched copy (`mallcheck init`) is the shipped set: compiled on first use, and the
+    // typed read may vouch for answers.
+    let copy = SchemaSet::load_dir(dir.path()).expect("a copy loads");
+    assert!(copy.schemas.values().all(|s| s.compiled.get().is_none()));
+    assert!(copy.is_shipped());
+    // One edited file makes the set a user's: checked and compiled at load.
+    let common = dir.path().join("common.json");
+    let edited =
+        std::fs::read_to_string(&common)
+            .unwrap()
+            .replacen('{', "{\"$comment\": \"edited\",", 1);
+    std::fs::write(&common, edited).unwrap();
     let user = SchemaSet::load_dir(dir.path()).expect("user schemas load");
     assert!(user.schemas.values().all(|s| s.compiled.get().is_some()));
-    // The same documents: the typed read may still vouch for answers.
-    assert!(user.is_shipped());
+    assert!(!user.is_shipped());
 }
