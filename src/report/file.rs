@@ -148,10 +148,21 @@ pub struct FileReport {
     redactor: Redactor,
     /// The finished report is on disk as it stands: `finish` has nothing to add.
     final_written: bool,
-    /// The path is a stream (`/dev/null`, `/dev/stdout`, a FIFO; see [`atomic::is_stream`]):
-    /// it gets one write, the last word of the run, since writes into it follow one another
-    /// instead of replacing each other. `Some(true)` once it is written.
-    stream: Option<bool>,
+    /// What the path is, and for a stream whether its one write was made.
+    path_kind: PathKind,
+}
+
+/// The kind of path a report goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathKind {
+    /// A file, replaced by each write.
+    File,
+    /// A stream (`/dev/null`, `/dev/stdout`, a FIFO; see [`atomic::is_stream`]) not written
+    /// yet: it gets one write, the last word of the run, since writes into it follow one
+    /// another instead of replacing each other.
+    Stream,
+    /// A stream that has had its one write.
+    StreamWritten,
 }
 
 impl FileReport {
@@ -167,7 +178,11 @@ impl FileReport {
         FileReport {
             redactor: redactor.clone(),
             kind,
-            stream: atomic::is_stream(&path).then_some(false),
+            path_kind: if atomic::is_stream(&path) {
+                PathKind::Stream
+            } else {
+                PathKind::File
+            },
             path,
             render,
             strict,
@@ -206,17 +221,17 @@ impl FileReport {
     /// until a later write succeeds.
     fn write(&mut self) -> io::Result<()> {
         let last_word = self.complete || self.interrupted.is_some();
-        match self.stream {
-            Some(true) => Ok(()),
-            Some(false) if !last_word => Ok(()),
-            _ => self.write_now(),
+        match self.path_kind {
+            PathKind::StreamWritten => Ok(()),
+            PathKind::Stream if !last_word => Ok(()),
+            PathKind::Stream | PathKind::File => self.write_now(),
         }
     }
 
     /// Writes the report now, whatever the run's state and the path.
     fn write_now(&mut self) -> io::Result<()> {
-        if self.stream.is_some() {
-            self.stream = Some(true);
+        if self.path_kind == PathKind::Stream {
+            self.path_kind = PathKind::StreamWritten;
         }
         self.failed = self
             .write_once()
@@ -327,7 +342,7 @@ impl Sink for FileReport {
     fn finish(&mut self) -> io::Result<()> {
         // The end of the run wrote the whole report already (rendering and scrubbing it again
         // was a quarter of a passing run's instructions).
-        if self.stream == Some(false) {
+        if self.path_kind == PathKind::Stream {
             // A run that ended without its last event still leaves its one write in a stream.
             self.write_now()?;
         } else if !self.final_written {
@@ -339,7 +354,7 @@ impl Sink for FileReport {
         // The file in place is an earlier write of this run or a report of an earlier run:
         // neither is this run's last word, so none is left for a CI job to pick up. A stream
         // holds no earlier write, and is never removed.
-        if self.stream.is_some() {
+        if self.path_kind != PathKind::File {
             return Err(e);
         }
         match std::fs::remove_file(&self.path) {
