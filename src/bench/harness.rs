@@ -3,7 +3,7 @@
 //! shared machine.
 //!
 //! The lines: (a) the suite against a bare replay of its own requests, (b) the fuzzer's request
-//! rate against a bare concurrent loop, (c) checking a large body against parsing it alone,
+//! rate against a bare concurrent loop (both on a server answering recorded bytes), (c) checking a large body against parsing it alone,
 //! (d) the peak memory of checking the 5,000-product response against its size, and (e) the
 //! suite's wall time as the data grows. The in-process parts also have a `cargo bench`.
 
@@ -208,7 +208,8 @@ pub async fn measure_all(env: &SuiteEnv, options: &BenchOptions) -> Vec<Measurem
 }
 
 // ---------------------------------------------------------------------------------------------
-// (a) Suite overhead: the suite against a bare replay of the requests it made.
+// (a) Suite overhead: the suite against a bare replay of the requests it made, both against a
+// server answering the bytes the embedded server gave when they were recorded.
 
 /// The cases of the suite, loaded and planned as `mallcheck run` does without a filter.
 pub(crate) fn planned_cases(env: &SuiteEnv) -> Result<Vec<PlannedCase>, String> {
@@ -377,6 +378,8 @@ async fn replay(
     Ok(started.elapsed())
 }
 
+/// Line (a): records the suite's exchanges with the embedded server at `base_url`, then times
+/// the suite and the bare replay in alternating rounds against the recorded bytes.
 async fn suite_overhead(
     env: &SuiteEnv,
     base_url: &str,
