@@ -3,11 +3,13 @@
 //! A command has one [`Redactor`], owned by its `Session` and passed to whatever builds a record
 //! or writes output (there is no process-wide one). Every secret the run learns is registered there as
 //! soon as it is known: the signing key and the sign command when the settings are resolved,
-//! each Authorization value and signature as its request is signed, the userinfo of a base URL,
-//! the values of credential headers. Each is registered in every form an echo can take (raw,
-//! JSON-escaped as the common encoders write it, percent-encoded, HTML/XML-escaped,
-//! shell-quoted, base64 at any alignment, a hex value in either case). Exchange records are scrubbed when they are built, from both sides of
-//! the exchange; report files and console lines are scrubbed once more where they are written.
+//! each Authorization value and signature as its request is signed (noted then, and registered
+//! before the next search of any text: see [`Pending`]), the userinfo of a base URL, the values
+//! of credential headers. Each is registered in every form an echo can take (raw, JSON-escaped
+//! as the common encoders write it, percent-encoded, HTML/XML-escaped, shell-quoted, base64 at
+//! any alignment, a hex value in either case). Exchange records are scrubbed when they are
+//! sealed, from both sides of the exchange (sinks take only sealed records); report files and
+//! console lines are scrubbed once more where they are written.
 //! An excerpt is cut in the text it quotes, never in scrubbed text, and leaves out what the cut
 //! may have left of a secret.
 //!
@@ -33,7 +35,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 use std::ops::{Bound, Range};
-use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, RwLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use base64::Engine as _;
@@ -498,6 +501,12 @@ fn normal_reach(longest: usize) -> usize {
     if longest == 0 { 0 } else { longest * 12 + 4096 }
 }
 
+/// At least [`Registry::reach`] once a credential value of `len` bytes is registered: no form
+/// of it is longer than 6 bytes per byte of it (`\u00XX`, `&#x27;`), normalised or not.
+fn request_reach_bound(len: usize) -> usize {
+    normal_reach(len.saturating_mul(6))
+}
+
 #[derive(Default)]
 struct Registry {
     /// Every form of every secret, as an echo writes it.
@@ -516,6 +525,48 @@ struct Registry {
 }
 
 impl Registry {
+    fn add_labelled(&mut self, secret: &str, label: Label, lifetime: Lifetime) -> bool {
+        if secret.chars().count() < MIN_SECRET_LEN {
+            return false;
+        }
+        let key = (secret.to_string(), label, lifetime);
+        if self.registered.contains(&key) {
+            return true;
+        }
+        self.add(forms(secret), label, lifetime);
+        self.registered.insert(key);
+        true
+    }
+
+    /// `<scheme or appid> <credential>` registers the credential (a `Basic` one also decoded,
+    /// with its user and password), anything else the whole value.
+    fn add_credential(&mut self, value: &str, lifetime: Lifetime) {
+        let value = value.trim();
+        let Some((scheme, rest)) = value.split_once(' ') else {
+            self.add_labelled(value, Label::Secret, lifetime);
+            return;
+        };
+        let rest = rest.trim();
+        if !self.add_labelled(rest, Label::Secret, lifetime) {
+            self.add_labelled(value, Label::Secret, lifetime);
+        }
+        if scheme.eq_ignore_ascii_case("basic")
+            && let Ok(bytes) = STANDARD_PAD_INDIFFERENT.decode(rest)
+            && let Ok(decoded) = String::from_utf8(bytes)
+        {
+            self.add_userinfo_text(&decoded);
+        }
+    }
+
+    /// `user:password` (or a lone token): registers the whole and each part.
+    fn add_userinfo_text(&mut self, info: &str) {
+        self.add_labelled(info, Label::Secret, Lifetime::Run);
+        if let Some((user, password)) = info.split_once(':') {
+            self.add_labelled(user, Label::Secret, Lifetime::Run);
+            self.add_labelled(password, Label::Secret, Lifetime::Run);
+        }
+    }
+
     fn add(&mut self, forms: Vec<String>, label: Label, lifetime: Lifetime) {
         let mut normal: Vec<String> = forms
             .iter()
@@ -656,6 +707,27 @@ fn replace(bytes: &[u8], found: &[(Range<usize>, Label)], markup: bool) -> Vec<u
 #[derive(Clone, Default)]
 pub struct Redactor {
     registry: Arc<RwLock<Registry>>,
+    /// Authorization values of requests signed since the registry last searched a text.
+    pending: Arc<Pending>,
+}
+
+/// Per-request credentials noted but not yet registered in their forms.
+///
+/// Nearly every request of a run is signed and its exchange never shown (a passing probe of
+/// the fuzzer, a page checked and dropped), and registering a signature in its forms cost more
+/// than a fifth of what the fuzzer spent on a request beside reading its answer. So a signing
+/// notes the value here (a push), and the first search of any text that follows registers every
+/// value noted: what a scrub, an excerpt or a seal searches for always holds every signature
+/// made before it began, as when each was registered at once.
+#[derive(Default)]
+struct Pending {
+    /// The values, in the order they were signed.
+    values: Mutex<Vec<String>>,
+    /// Whether `values` holds any: set and cleared under its lock, read without it.
+    any: AtomicBool,
+    /// Length in bytes of the longest value ever noted, for [`Redactor::excerpt_room`], which
+    /// is asked before each excerpt is kept and registers nothing.
+    longest: AtomicUsize,
 }
 
 impl fmt::Debug for Redactor {
@@ -671,8 +743,37 @@ impl Redactor {
         Redactor::default()
     }
 
+    /// The registry, every noted per-request credential registered first: for any search.
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        if self.pending.any.load(Ordering::Acquire) {
+            self.register_pending();
+        }
+        self.read_noted()
+    }
+
+    /// The registry as it is, for what per-request credentials do not change (marked header
+    /// names, the sign command, the reach of run-long secrets).
+    fn read_noted(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
         self.registry.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers every noted per-request credential. The registry's write lock is taken first
+    /// and the list is emptied under it, so a reader that finds the list empty then waits for
+    /// the registrations to be in.
+    fn register_pending(&self) {
+        let mut registry = self.write();
+        let values = {
+            let mut values = self
+                .pending
+                .values
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            self.pending.any.store(false, Ordering::Release);
+            std::mem::take(&mut *values)
+        };
+        for value in values {
+            registry.add_credential(&value, Lifetime::Request);
+        }
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
@@ -681,25 +782,11 @@ impl Redactor {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn add_labelled(&self, secret: &str, label: Label, lifetime: Lifetime) -> bool {
-        if secret.chars().count() < MIN_SECRET_LEN {
-            return false;
-        }
-        let key = (secret.to_string(), label, lifetime);
-        if self.read().registered.contains(&key) {
-            return true;
-        }
-        let forms = forms(secret);
-        let mut registry = self.write();
-        registry.add(forms, label, lifetime);
-        registry.registered.insert(key);
-        true
-    }
-
     /// Registers a secret in every form an echo can take. Returns false (and registers nothing)
     /// when it is shorter than [`MIN_SECRET_LEN`].
     pub fn add_secret(&self, secret: &str) -> bool {
-        self.add_labelled(secret, Label::Secret, Lifetime::Run)
+        self.write()
+            .add_labelled(secret, Label::Secret, Lifetime::Run)
     }
 
     /// Registers the sign command; it is replaced by [`SIGN_COMMAND_LABEL`].
@@ -707,14 +794,15 @@ impl Redactor {
         if !command.trim().is_empty() {
             self.write().sign_command = Some(command.to_string());
         }
-        self.add_labelled(command.trim(), Label::SignCommand, Lifetime::Run)
+        self.write()
+            .add_labelled(command.trim(), Label::SignCommand, Lifetime::Run)
     }
 
     /// The text of a signing error, which may quote the sign command: the command (even one too
     /// short to be scrubbed from free text) becomes [`SIGN_COMMAND_LABEL`], then the text is
     /// scrubbed.
     pub fn scrub_sign_error(&self, text: &str) -> String {
-        let command = self.read().sign_command.clone();
+        let command = self.read_noted().sign_command.clone();
         let text = match command {
             Some(c) => text.replace(&c, SIGN_COMMAND_LABEL),
             None => text.to_string(),
@@ -726,40 +814,26 @@ impl Redactor {
     /// credential (a `Basic` one also decoded, with its user and password), anything else the
     /// whole value.
     pub fn add_credential(&self, value: &str) {
-        self.add_credential_for(value, Lifetime::Run);
+        self.write().add_credential(value, Lifetime::Run);
     }
 
-    /// The signature of one request's Authorization value (see [`Redactor::add_credential`]).
+    /// Notes the Authorization value of one request (see [`Redactor::add_credential`]): it is
+    /// registered before the next search of any text ([`Pending`]).
     pub fn add_request_credential(&self, value: &str) {
-        self.add_credential_for(value, Lifetime::Request);
-    }
-
-    fn add_credential_for(&self, value: &str, lifetime: Lifetime) {
         let value = value.trim();
-        let add = |secret: &str| self.add_labelled(secret, Label::Secret, lifetime);
-        let Some((scheme, rest)) = value.split_once(' ') else {
-            add(value);
+        if value.len() < MIN_SECRET_LEN {
             return;
-        };
-        let rest = rest.trim();
-        if !add(rest) {
-            add(value);
         }
-        if scheme.eq_ignore_ascii_case("basic")
-            && let Ok(bytes) = STANDARD_PAD_INDIFFERENT.decode(rest)
-            && let Ok(decoded) = String::from_utf8(bytes)
-        {
-            self.add_userinfo_text(&decoded);
-        }
-    }
-
-    /// `user:password` (or a lone token): registers the whole and each part.
-    fn add_userinfo_text(&self, info: &str) {
-        self.add_secret(info);
-        if let Some((user, password)) = info.split_once(':') {
-            self.add_secret(user);
-            self.add_secret(password);
-        }
+        let mut values = self
+            .pending
+            .values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        values.push(value.to_string());
+        self.pending
+            .longest
+            .fetch_max(value.len(), Ordering::Relaxed);
+        self.pending.any.store(true, Ordering::Release);
     }
 
     /// Registers the user and password of a URL's userinfo (`http://user:pass@host/`), as
@@ -792,7 +866,7 @@ impl Redactor {
         if is_secret_header_name(name) {
             return true;
         }
-        let registry = self.read();
+        let registry = self.read_noted();
         !registry.marked.is_empty() && registry.marked.contains(&name.to_ascii_lowercase())
     }
 
@@ -820,21 +894,37 @@ impl Redactor {
         }
     }
 
-    /// A header value as recorded: a credential header's value is registered and replaced
-    /// (`Authorization: <appid> <redacted>` keeps the appid, which is no secret and shows which
-    /// app was used); any other value is scrubbed of known secrets.
+    /// A header value as shown now: [`Redactor::record_header`], and any other value scrubbed
+    /// of known secrets.
     pub fn header_value(&self, name: &str, value: &str) -> String {
+        match self.credential_header(name, value) {
+            Some(shown) => self.scrub(&shown).into_owned(),
+            None => self.scrub(value).into_owned(),
+        }
+    }
+
+    /// A header value as an exchange records it: a credential header's value is registered
+    /// and replaced (`Authorization: <appid> <redacted>` keeps the appid, which is no secret
+    /// and shows which app was used); any other value is kept as it is, to be scrubbed when
+    /// the exchange is sealed, as every other text of it is.
+    pub fn record_header(&self, name: &str, value: &str) -> String {
+        self.credential_header(name, value)
+            .unwrap_or_else(|| value.to_string())
+    }
+
+    /// The recorded value of a credential header (registered first), `None` for another.
+    fn credential_header(&self, name: &str, value: &str) -> Option<String> {
         if !self.is_secret_header(name) {
-            return self.scrub(value).into_owned();
+            return None;
         }
         let lower = name.to_ascii_lowercase();
         self.add_header_secret(&lower, value);
         if AUTHORIZATION_HEADERS.contains(&lower.as_str())
             && let Some((first, _)) = value.trim().split_once(' ')
         {
-            return format!("{} {REDACTED}", self.scrub(first));
+            return Some(format!("{first} {REDACTED}"));
         }
-        REDACTED.to_string()
+        Some(REDACTED.to_string())
     }
 
     /// `text` scrubbed, then every occurrence of each given secret replaced too (defence in
@@ -872,7 +962,13 @@ impl Redactor {
     /// How many bytes past the end of an excerpt [`Redactor::excerpt`] may read to judge it:
     /// the room an echo of the longest registered secret may take.
     pub fn excerpt_room(&self) -> usize {
-        self.read().reach()
+        let noted = self.pending.longest.load(Ordering::Relaxed);
+        let bound = if noted == 0 {
+            0
+        } else {
+            request_reach_bound(noted)
+        };
+        self.read_noted().reach().max(bound)
     }
 
     /// The first `max` bytes of `body` as text, scrubbed; `whole` says whether `body` is the
@@ -1238,6 +1334,51 @@ mod tests {
         }
         // Anything else still gets every escaping.
         assert!(forms("pa ss/wo&rd").contains(&"pa%20ss%2Fwo%26rd".to_string()));
+    }
+
+    #[test]
+    fn a_signature_noted_by_one_clone_is_scrubbed_by_the_next_search_of_another() {
+        let r = Redactor::new();
+        let signature = "0cc175b9c0f1b6a831c399e269772661";
+        r.add_request_credential(&format!("mallcheck-demo-app {signature}"));
+        r.add_request_credential("appid short");
+        let other = r.clone();
+        let upper = signature.to_ascii_uppercase();
+        let b64 = STANDARD_NO_PAD.encode(signature);
+        let text = format!("a {signature} b {upper} c {b64} d");
+        let shown = std::thread::spawn(move || other.scrub(&text).into_owned())
+            .join()
+            .expect("the scrub runs");
+        assert!(
+            shown.starts_with("a <redacted> b <redacted> c <redacted>"),
+            "{shown}"
+        );
+        // (The last base64 character mixes in what follows; the fragment stops before it.)
+        assert!(!shown.contains(&b64[..b64.len() - 1]), "{shown}");
+        // Noted once, registered once: the list is empty after the search.
+        assert!(!r.pending.any.load(Ordering::Acquire));
+        assert!(r.pending.values.lock().unwrap().is_empty());
+        // A value too short to split still registers as a whole.
+        assert_eq!(scrubbed(&r, "x appid short y"), "x <redacted> y");
+    }
+
+    #[test]
+    fn the_room_kept_before_a_signature_is_registered_covers_its_forms_after() {
+        for value in [
+            "app 0cc175b9c0f1b6a831c399e269772661",
+            "Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig_-+/=",
+            "Basic dXNlcjpwYXNzd29yZA==",
+            "app \"quoted\" & <tagged> 'apostrophe' 100% \u{e9}t\u{e9} \u{1f511}",
+            "no-scheme-at-all&&&&&&&&''",
+        ] {
+            let r = Redactor::new();
+            r.add_request_credential(value);
+            let before = r.excerpt_room();
+            let _ = r.scrub("registers what was noted");
+            let after = r.read().reach();
+            assert!(after > 0, "{value}: registered");
+            assert!(before >= after, "{value}: {before} < {after}");
+        }
     }
 
     #[test]

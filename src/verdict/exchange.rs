@@ -1,9 +1,12 @@
 //! The record of one HTTP exchange.
 //!
-//! Its texts are scrubbed by the run's redactor (`crate::redact`) when the record is built,
-//! except the body excerpt, which holds bytes until the exchange is sealed ([`Excerpt`]) and
-//! shows nothing before; [`Exchange::seal`] then makes every text scrubbed, escaped and capped,
-//! so no sink, snapshot or log can see a secret that a service echoed back.
+//! When the record is built, the value of each credential header (the Authorization
+//! signature, a cookie, a header a case marked secret) is registered with the run's redactor
+//! (`crate::redact`) and replaced; every other text is kept as sent or received, and the body
+//! excerpt holds bytes that show nothing ([`Excerpt`]). Sinks take only sealed records
+//! ([`crate::verdict::sealed`]): [`Exchange::seal`] makes every text scrubbed, escaped and
+//! capped, so no sink, snapshot or log can see a secret that a service echoed back, and an
+//! exchange that nothing shows costs no scrub.
 
 use std::time::Duration;
 
@@ -119,17 +122,18 @@ impl Serialize for Excerpt {
     }
 }
 
-/// The request as sent, with secrets already redacted.
+/// The request as sent, credential header values already replaced (the rest is scrubbed when
+/// the exchange is sealed).
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestRecord {
     /// Always POST for this interface.
     pub method: String,
-    /// Full URL, scrubbed.
+    /// Full URL (scrubbed once sealed).
     pub url: String,
     /// Headers sent: the Authorization signature and every credential header (by name, or
-    /// marked in the case's `secret-headers`) redacted, other values scrubbed.
+    /// marked in the case's `secret-headers`) redacted, other values scrubbed once sealed.
     pub headers: Vec<(String, String)>,
-    /// Body text as sent, scrubbed (truncated for display only by sinks).
+    /// Body text as sent (scrubbed and capped once sealed).
     pub body: String,
 }
 
@@ -138,7 +142,8 @@ pub struct RequestRecord {
 pub struct ResponseRecord {
     /// HTTP status code.
     pub status: u16,
-    /// Response headers: credential headers redacted by name, every value scrubbed.
+    /// Response headers: credential headers redacted by name, every other value scrubbed once
+    /// sealed.
     pub headers: Vec<(String, String)>,
     /// First bytes of the body, for reports (text once the exchange is sealed).
     pub body_excerpt: Excerpt,
