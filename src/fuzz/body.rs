@@ -62,7 +62,12 @@ impl Limits {
     /// Whether a request with this body and this appid in its Authorization header goes
     /// beyond the common limits (a front server may then reject it before the service sees it).
     pub fn beyond_common(body: &FuzzBody, header_appid: &str) -> bool {
-        !Limits::COMMON.admits(body)
+        Limits::beyond_common_len(body.len(), header_appid)
+    }
+
+    /// [`Limits::beyond_common`] of a body of `len` bytes.
+    pub fn beyond_common_len(len: usize, header_appid: &str) -> bool {
+        Limits::COMMON.max_body.is_some_and(|max| len > max)
             || Limits::COMMON
                 .max_header_appid
                 .is_some_and(|max| header_appid.len() > max)
@@ -163,22 +168,24 @@ impl FuzzBody {
         thread_local! {
             static BYTES: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
         }
-        let hash = |bytes: &[u8]| {
-            let [a, b] = FINGERPRINT_SEEDS.map(|seed| FixedState::with_seed(seed).hash_one(bytes));
-            let mut out = [0u8; 16];
-            out[..8].copy_from_slice(&a.to_le_bytes());
-            out[8..].copy_from_slice(&b.to_le_bytes());
-            out
-        };
         match self {
             FuzzBody::Json(v) => BYTES.with_borrow_mut(|bytes| {
                 bytes.clear();
                 serde_json::to_writer(&mut *bytes, v)
                     .expect("a serde_json::Value always serializes");
-                hash(bytes)
+                FuzzBody::fingerprint_of(bytes)
             }),
-            FuzzBody::Raw { bytes, .. } => hash(bytes),
+            FuzzBody::Raw { bytes, .. } => FuzzBody::fingerprint_of(bytes),
         }
+    }
+
+    /// [`FuzzBody::fingerprint`] of a body whose bytes ([`FuzzBody::to_bytes`]) are at hand.
+    pub fn fingerprint_of(bytes: &[u8]) -> [u8; 16] {
+        let [a, b] = FINGERPRINT_SEEDS.map(|seed| FixedState::with_seed(seed).hash_one(bytes));
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&a.to_le_bytes());
+        out[8..].copy_from_slice(&b.to_le_bytes());
+        out
     }
 
     /// Multi-line text for a human: pretty JSON, or the raw bytes escaped.

@@ -355,14 +355,16 @@ struct Prober {
 }
 
 impl Prober {
-    /// Sends one body (signed) and checks the response against every property.
-    async fn probe(&self, endpoint: Endpoint, body: &FuzzBody) -> Probe {
+    /// Sends one body (signed) as `bytes`, its serialisation, and checks the response against
+    /// every property.
+    async fn probe(&self, endpoint: Endpoint, body: &FuzzBody, bytes: Vec<u8>) -> Probe {
         let appid = body
             .header_appid(&self.known.appid, &self.limits)
             .to_string();
+        let len = bytes.len();
         let sent = self
             .client
-            .send_raw(endpoint, body.to_bytes(), &appid, &AuthMode::Signed, &[])
+            .send_raw(endpoint, bytes, &appid, &AuthMode::Signed, &[])
             .await;
         if let Err(finding) = &sent.result
             && finding.check.id == catalog::TRANSPORT_RATE_LIMITED.id
@@ -377,7 +379,8 @@ impl Prober {
                 rejected: None,
             };
         }
-        let rejected = properties::http_layer_rejection(&sent, Limits::beyond_common(body, &appid));
+        let rejected =
+            properties::http_layer_rejection(&sent, Limits::beyond_common_len(len, &appid));
         let violations = if rejected.is_some() {
             Vec::new()
         } else {
@@ -477,16 +480,22 @@ impl Session<'_> {
         }
         self.pace();
         let prober = Arc::clone(&self.prober);
-        let probe = self.wait(prober.probe(endpoint, body))?;
+        let probe = self.wait(prober.probe(endpoint, body, body.to_bytes()))?;
         self.take(endpoint, probe)
     }
 
-    /// Sends one body on the runtime without waiting (paced like [`Session::probe`]).
-    fn start(&mut self, endpoint: Endpoint, body: FuzzBody) -> JoinHandle<Probe> {
+    /// Sends one body, serialised as `bytes`, on the runtime without waiting (paced like
+    /// [`Session::probe`]).
+    fn start(
+        &mut self,
+        endpoint: Endpoint,
+        body: Arc<FuzzBody>,
+        bytes: Vec<u8>,
+    ) -> JoinHandle<Probe> {
         self.pace();
         let prober = Arc::clone(&self.prober);
         self.handle
-            .spawn(async move { prober.probe(endpoint, &body).await })
+            .spawn(async move { prober.probe(endpoint, &body, bytes).await })
     }
 
     /// The outcome of a body sent with [`Session::start`]; should its task have died, the body
@@ -728,8 +737,8 @@ struct InFlight<'s> {
     rng_before: TestRng,
     /// The tree of the body, for shrinking.
     tree: <BoxedStrategy<FuzzBody> as Strategy>::Tree,
-    /// The body sent.
-    body: FuzzBody,
+    /// The body sent (shared with its task).
+    body: Arc<FuzzBody>,
     /// Its outcome.
     task: JoinHandle<Probe>,
 }
@@ -802,13 +811,15 @@ impl EndpointRun {
                 let Ok(tree) = strategy.new_tree(&mut runner) else {
                     continue;
                 };
-                let body = tree.current();
-                if !self.sent.insert(body.fingerprint()) {
+                let body = Arc::new(tree.current());
+                // Serialised once: for the fingerprint, then sent.
+                let bytes = body.to_bytes();
+                if !self.sent.insert(FuzzBody::fingerprint_of(&bytes)) {
                     stats.duplicates += 1;
                     continue;
                 }
                 stats.run += 1;
-                let task = session.start(self.endpoint, body.clone());
+                let task = session.start(self.endpoint, Arc::clone(&body), bytes);
                 in_flight.push_back(InFlight {
                     case: stats.run,
                     strategy,
