@@ -407,6 +407,19 @@ impl Patterns {
     fn add(&mut self, forms: Vec<String>, label: Label, lifetime: Lifetime) {
         let mut patterns = Vec::new();
         for form in forms {
+            if lifetime == Lifetime::Request
+                && label == Label::Secret
+                && form.bytes().all(request_token_byte)
+            {
+                // Not kept in `seen_tokens`: the end of an excerpt is judged by its shape (see
+                // `partial_start`), so a run's thousands of signatures cost no sorted set. Nor
+                // looked up there first: a token set holds a pattern once however often it
+                // is inserted.
+                self.longest = self.longest.max(form.len());
+                self.request_longest = self.request_longest.max(form.len());
+                self.tokens.insert(&form);
+                continue;
+            }
             let bytes = form.as_bytes();
             if self.seen_tokens.patterns.contains(bytes)
                 || self.seen_others.patterns.contains(bytes)
@@ -414,15 +427,7 @@ impl Patterns {
                 continue;
             }
             self.longest = self.longest.max(form.len());
-            if lifetime == Lifetime::Request
-                && label == Label::Secret
-                && form.bytes().all(request_token_byte)
-            {
-                // Not kept in `seen_tokens`: the end of an excerpt is judged by its shape (see
-                // `partial_start`), so a run's thousands of signatures cost no sorted set.
-                self.request_longest = self.request_longest.max(form.len());
-                self.tokens.insert(&form);
-            } else if label == Label::Secret && Tokens::is_token(&form) {
+            if label == Label::Secret && Tokens::is_token(&form) {
                 self.seen_tokens.insert(&form);
                 self.tokens.insert(&form);
             } else {
@@ -570,7 +575,10 @@ impl Registry {
     fn add(&mut self, forms: Vec<String>, label: Label, lifetime: Lifetime) {
         let mut normal: Vec<String> = forms
             .iter()
-            .map(|f| String::from_utf8_lossy(&normal::normalise(f)).into_owned())
+            .map(|f| {
+                String::from_utf8(normal::normalise(f))
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            })
             .filter(|f| f.chars().count() >= MIN_SECRET_LEN)
             .collect();
         normal.sort();
@@ -1225,17 +1233,23 @@ fn markup_escaped(s: &str, apostrophe: Option<&str>) -> String {
 /// The base64 text of `secret` as it appears inside the base64 of a longer text, at each of
 /// the three byte alignments: only the characters that depend on the secret's bytes alone.
 fn base64_fragments(secret: &[u8], engine: &GeneralPurpose) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(3);
+    // The secret behind two zero bytes: each alignment is a slice of it (one buffer for the
+    // three, and each fragment trimmed in place: a run registers a signature per request).
+    let mut padded = Vec::with_capacity(secret.len() + 2);
+    padded.extend_from_slice(&[0, 0]);
+    padded.extend_from_slice(secret);
     for offset in 0..3 {
-        let mut bytes = vec![0u8; offset];
-        bytes.extend_from_slice(secret);
-        let encoded = engine.encode(&bytes);
+        let bytes = &padded[2 - offset..];
+        let mut encoded = engine.encode(bytes);
         // Characters mixing the zero bytes in front: none, two or three.
         let skip = [0, 2, 3][offset];
         // The last character of a partial group mixes in whatever follows.
         let drop = usize::from(bytes.len() % 3 != 0);
         if encoded.len() > skip + drop {
-            out.push(encoded[skip..encoded.len() - drop].to_string());
+            encoded.truncate(encoded.len() - drop);
+            encoded.drain(..skip);
+            out.push(encoded);
         }
     }
     out
