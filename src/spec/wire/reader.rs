@@ -1,0 +1,660 @@
+//! The fast path's reader: one pass over an answer's bytes, each value judged against the type
+//! of its field as it is read, with no tree and no serde visitor per value.
+//!
+//! It reads exactly the types of the typed model the fast path had before it (`model.rs`,
+//! kept for the tests as this reader's oracle), as serde_json read them, and is stricter
+//! wherever the two could differ: every answer it accepts, serde_json into that model accepts
+//! too, with the same digest. Any doubt is `None` and the caller takes the tree path: an unknown
+//! field, a field given twice (also spelt with escapes), a missing required field, an integer
+//! field written `1.0`, `1e5` or `-0` or beyond its type, an escape that is not a pair where a
+//! surrogate needs one, a control character in a string, anything after the document.
+//!
+//! Strings are found by a word-at-a-time search for a quote, a backslash or a control byte (as
+//! serde_json's own reader does); a string without escapes is borrowed from the body.
+
+use std::borrow::Cow;
+
+use super::{EnvelopeDigest, MallKey};
+use crate::spec::schemas::{is_datetime, is_decimal_text, is_digit_string};
+
+/// Each byte of a word, set to `b`.
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+const HIGHS: u64 = splat(0x80);
+
+/// The high bit of each byte of `word` that is below `n` (exact for the lowest such byte; a
+/// byte above it may be flagged too, by the borrow).
+const fn below(word: u64, n: u8) -> u64 {
+    word.wrapping_sub(splat(n)) & !word & HIGHS
+}
+
+/// The high bit of each byte of `word` equal to `b` (exact for the lowest such byte).
+const fn equal(word: u64, b: u8) -> u64 {
+    below(word ^ splat(b), 1)
+}
+
+/// A JSON number literal, as the integer and double types of the model take it.
+enum Number {
+    /// An integer literal within `i64` (not `-0`, which serde_json reads as a double).
+    Int(i64),
+    /// An integer literal beyond `u64` or negative beyond `i64`, a fraction or an exponent:
+    /// the double it reads as, when finite.
+    Other(Option<f64>),
+    /// An integer literal within `u64` and above `i64`.
+    Large,
+}
+
+/// A reader over the bytes of a document already checked to be UTF-8.
+pub(super) struct Reader<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        Reader { text, at: 0 }
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// The next byte that is not white space, not taken.
+    fn peek(&mut self) -> Option<u8> {
+        let bytes = self.bytes();
+        while let Some(&b) = bytes.get(self.at) {
+            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(b);
+            }
+            self.at += 1;
+        }
+        None
+    }
+
+    /// Takes the next byte that is not white space if it is `b`.
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.at += 1)
+    }
+
+    /// Nothing but white space is left.
+    pub(super) fn end(&mut self) -> Option<()> {
+        self.peek().is_none().then_some(())
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        self.peek()?;
+        let rest = &self.bytes()[self.at..];
+        rest.starts_with(word.as_bytes())
+            .then(|| self.at += word.len())
+    }
+
+    fn null(&mut self) -> Option<()> {
+        self.literal("null")
+    }
+
+    fn boolean(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.literal("true").map(|()| true),
+            b'f' => self.literal("false").map(|()| false),
+            _ => None,
+        }
+    }
+
+    /// A string: borrowed when it holds no escape.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.eat(b'"')?;
+        let bytes = self.bytes();
+        let start = self.at;
+        let mut i = self.stop(start)?;
+        if bytes[i] == b'"' {
+            self.at = i + 1;
+            return Some(Cow::Borrowed(&self.text[start..i]));
+        }
+        let mut out = String::with_capacity(i - start + 16);
+        let mut from = start;
+        loop {
+            match bytes[i] {
+                b'"' => {
+                    out.push_str(&self.text[from..i]);
+                    self.at = i + 1;
+                    return Some(Cow::Owned(out));
+                }
+                b'\\' => {
+                    out.push_str(&self.text[from..i]);
+                    i = escape(bytes, i, &mut out)?;
+                    from = i;
+                }
+                // A control character: JSON allows none unescaped.
+                _ => return None,
+            }
+            i = self.stop(i)?;
+        }
+    }
+
+    /// Where the next quote, backslash or control byte is, from `from`.
+    fn stop(&self, from: usize) -> Option<usize> {
+        let bytes = self.bytes();
+        let mut i = from;
+        while let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().ok()?);
+            let hits = equal(word, b'"') | equal(word, b'\\') | below(word, 0x20);
+            if hits != 0 {
+                return Some(i + (hits.trailing_zeros() / 8) as usize);
+            }
+            i += 8;
+        }
+        bytes[i..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .map(|p| i + p)
+    }
+
+    /// A number literal (JSON's grammar exactly).
+    fn number(&mut self) -> Option<Number> {
+        self.peek()?;
+        let bytes = self.bytes();
+        let start = self.at;
+        let mut i = start;
+        let negative = bytes.get(i) == Some(&b'-');
+        i += usize::from(negative);
+        let digits = i;
+        match bytes.get(i)? {
+            b'0' => i += 1,
+            b'1'..=b'9' => {
+                while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                    i += 1;
+                }
+            }
+            _ => return None,
+        }
+        let int_end = i;
+        let mut integer = true;
+        if bytes.get(i) == Some(&b'.') {
+            integer = false;
+            i += 1;
+            let from = i;
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == from {
+                return None;
+            }
+        }
+        if matches!(bytes.get(i), Some(b'e' | b'E')) {
+            integer = false;
+            i += 1;
+            if matches!(bytes.get(i), Some(b'+' | b'-')) {
+                i += 1;
+            }
+            let from = i;
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == from {
+                return None;
+            }
+        }
+        self.at = i;
+        let literal = &self.text[start..i];
+        let double = || literal.parse::<f64>().ok().filter(|d| d.is_finite());
+        if !integer {
+            return Some(Number::Other(double()));
+        }
+        let magnitude: Option<u64> = self.text[digits..int_end].parse().ok();
+        Some(match (negative, magnitude) {
+            (false, Some(m)) => match i64::try_from(m) {
+                Ok(v) => Number::Int(v),
+                Err(_) => Number::Large,
+            },
+            // serde_json reads `-0` as the double -0.0.
+            (true, Some(0)) => Number::Other(Some(-0.0)),
+            (true, Some(m)) if m <= i64::MAX as u64 + 1 => {
+                Number::Int(0i64.wrapping_sub_unsigned(m))
+            }
+            _ => Number::Other(double()),
+        })
+    }
+
+    /// An `i64` field: an integer literal within it.
+    fn int(&mut self) -> Option<i64> {
+        match self.number()? {
+            Number::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A `u8` field: a non-negative integer literal up to 255.
+    fn small(&mut self) -> Option<u8> {
+        u8::try_from(self.int()?).ok()
+    }
+
+    /// A string, or `null`.
+    fn text_or_null(&mut self) -> Option<Option<Cow<'a, str>>> {
+        match self.peek()? {
+            b'n' => self.null().map(|()| None),
+            _ => self.string().map(Some),
+        }
+    }
+
+    /// A string, or a number that fits a double.
+    fn text_or_number(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            _ => match self.number()? {
+                Number::Int(_) | Number::Large => Some(()),
+                Number::Other(d) => d.map(drop),
+            },
+        }
+    }
+
+    /// An object whose members `member` reads, given the index of each key in `keys`. A key
+    /// not among them, or given twice, or a key of `required` missing, is `None`.
+    fn object(
+        &mut self,
+        keys: &[&str],
+        required: u64,
+        mut member: impl FnMut(&mut Self, usize) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        let mut seen = 0u64;
+        // Members nearly always come in the schema's order: the key after the last one read
+        // is tried first.
+        let mut next = 0;
+        if self.peek()? == b'}' {
+            self.at += 1;
+        } else {
+            loop {
+                let key = self.string()?;
+                let index = match keys.get(next) {
+                    Some(k) if *k == key => next,
+                    _ => keys.iter().position(|k| *k == key)?,
+                };
+                next = index + 1;
+                let bit = 1u64 << index;
+                if seen & bit != 0 {
+                    return None;
+                }
+                seen |= bit;
+                self.eat(b':')?;
+                member(self, index)?;
+                match self.peek()? {
+                    b',' => self.at += 1,
+                    b'}' => {
+                        self.at += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        (seen & required == required).then_some(())
+    }
+
+    /// An array whose elements `element` reads.
+    fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An array of strings.
+    fn texts(&mut self) -> Option<()> {
+        self.array(|r| r.string().map(drop))
+    }
+}
+
+/// Decodes the escape at `bytes[at]` (a backslash) into `out`; where the text goes on.
+fn escape(bytes: &[u8], at: usize, out: &mut String) -> Option<usize> {
+    let c = match bytes.get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = hex4(bytes.get(at + 2..at + 6)?)?;
+            let (c, len) = match unit {
+                0xD800..=0xDBFF => {
+                    // A leading surrogate must be followed by the escape of a trailing one.
+                    if bytes.get(at + 6..at + 8)? != b"\\u" {
+                        return None;
+                    }
+                    let low = hex4(bytes.get(at + 8..at + 12)?)?;
+                    if !(0xDC00..=0xDFFF).contains(&low) {
+                        return None;
+                    }
+                    let code = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+                    (char::from_u32(code)?, 12)
+                }
+                0xDC00..=0xDFFF => return None,
+                _ => (char::from_u32(unit)?, 6),
+            };
+            out.push(c);
+            return Some(at + len);
+        }
+        _ => return None,
+    };
+    out.push(c);
+    Some(at + 2)
+}
+
+/// The value of four hex digits.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    digits.iter().try_fold(0u32, |v, &d| {
+        let d = char::from(d).to_digit(16)?;
+        Some(v * 16 + d)
+    })
+}
+
+/// The bits of the first `n` fields.
+const fn all(n: usize) -> u64 {
+    (1u64 << n) - 1
+}
+
+const ENVELOPE: &[&str] = &["success", "code", "msg", "data"];
+
+/// The mall-list envelope (`mall-list-response.json`) and the keys of its malls, when it and
+/// every mall conform.
+pub(super) fn envelope(r: &mut Reader<'_>) -> Option<EnvelopeDigest> {
+    let mut success = None;
+    let mut code = None;
+    let mut malls = None;
+    r.object(ENVELOPE, all(3), |r, field| {
+        match field {
+            0 => success = Some(r.boolean()?),
+            1 => code = Some(r.string()?),
+            2 => drop(r.string()?),
+            // Absent and `null` alike (`["array", "null"]`, not required).
+            _ => {
+                if r.peek()? == b'n' {
+                    r.null()?;
+                } else {
+                    let mut keys = Vec::new();
+                    r.array(|r| {
+                        keys.push(mall(r)?);
+                        Some(())
+                    })?;
+                    malls = Some(keys);
+                }
+            }
+        }
+        Some(())
+    })?;
+    let (success, code) = (success?, code?);
+    let coherent = match (success, &malls) {
+        // §7.1: success true comes with code 0000 and a data array.
+        (true, malls) => code == "0000" && malls.is_some(),
+        // §7.1: code 0000 comes with success true; §7: a failure carries no malls.
+        (false, malls) => code != "0000" && malls.as_ref().is_none_or(Vec::is_empty),
+    };
+    coherent.then(|| EnvelopeDigest {
+        success,
+        code: code.into_owned(),
+        malls,
+    })
+}
+
+const MALL: &[&str] = &[
+    "mallSn",
+    "signature",
+    "mallName",
+    "state",
+    "stateDesc",
+    "internalState",
+    "internalStateDesc",
+    "isDelete",
+    "deleteTime",
+    "crossCityPaymentStatus",
+    "crossCityPaymentStatusDesc",
+    "appType",
+    "industryCode",
+    "crossCityPayments",
+    "isShowBills",
+    "templateId",
+    "edition",
+    "tags",
+    "isNeedSkipPushComplainToRisk",
+    "seller",
+    "orderStatistics",
+    "sellerStatisticsModel",
+    "ctime",
+    "topTime",
+    // The always-null fields: their type is open in the spec; anything but null goes to the
+    // tree path.
+    "riskDisableTags",
+    "riskDisableReasons",
+    "riskDisableParams",
+    "supportedFeatureCodes",
+    "customChargeItemEnabled",
+    "productNameVoiceBroadcastEnabled",
+    "serviceResourceNameVoiceBroadcastEnabled",
+    "voucherRedeemEnabled",
+    "scanGunEnabled",
+    "supportedServiceResourceSnList",
+    "preSetReopenTime",
+    "mallBillSplittingEnabled",
+    "serialConfigState",
+    "serialConfigId",
+    "taskId",
+];
+
+/// A mall (`mall.json`), with the rules its types do not carry: enums, formats, `deleteTime`
+/// when not deleted.
+fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
+    let mut sn = None;
+    let mut signature = None;
+    let mut merchant_id = None;
+    let mut deleted = 0u8;
+    let mut delete_time_empty = false;
+    let mut ok = true;
+    r.object(MALL, all(MALL.len()), |r, field| {
+        match field {
+            0 => {
+                let s = r.string()?;
+                ok &= is_digit_string(&s);
+                sn = Some(s.into_owned());
+            }
+            1 => signature = Some(r.string()?.into_owned()),
+            3 => ok &= r.small()? <= 2,
+            5 => ok &= r.small()? <= 1,
+            7 => {
+                deleted = r.small()?;
+                ok &= deleted <= 1;
+            }
+            8 => delete_time_empty = r.string()?.is_empty(),
+            9 | 11 | 16 => drop(r.int()?),
+            13 => r.array(cross_city_payment)?,
+            14 | 18 => drop(r.boolean()?),
+            15 => ok &= is_digit_string(&r.string()?),
+            17 => r.texts()?,
+            19 => merchant_id = Some(seller(r)?),
+            20 => ok &= order_statistics(r)?,
+            21 => {
+                if r.peek()? == b'n' {
+                    r.null()?;
+                } else {
+                    r.object(&["orderFailNum"], 1, |r, _| r.int().map(drop))?;
+                }
+            }
+            22 => ok &= is_datetime(&r.string()?),
+            23 => ok &= r.text_or_null()?.is_none_or(|t| is_datetime(&t)),
+            24.. => r.null()?,
+            _ => drop(r.string()?),
+        }
+        Some(())
+    })?;
+    (ok && (deleted != 0 || delete_time_empty)).then_some(())?;
+    Some(MallKey {
+        sn: sn?,
+        signature: signature?,
+        merchant_id: merchant_id?,
+        deleted: deleted == 1,
+    })
+}
+
+const SELLER: &[&str] = &[
+    "merchantSn",
+    "merchantId",
+    "merchantName",
+    "storeSn",
+    "storeId",
+    "storeName",
+    "terminalSn",
+    "crossCityTerminalSn",
+];
+
+/// `seller.json`; its `merchantId`.
+fn seller(r: &mut Reader<'_>) -> Option<String> {
+    let mut merchant_id = None;
+    r.object(SELLER, all(SELLER.len()), |r, field| {
+        match field {
+            1 => merchant_id = Some(r.string()?.into_owned()),
+            5 | 7 => drop(r.text_or_null()?),
+            _ => drop(r.string()?),
+        }
+        Some(())
+    })?;
+    merchant_id
+}
+
+/// `order-statistics.json`: two Longs and decimal text; whether the text is decimal.
+fn order_statistics(r: &mut Reader<'_>) -> Option<bool> {
+    let mut decimal = false;
+    r.object(
+        &["totalNum", "totalQuantity", "totalAmount"],
+        all(3),
+        |r, field| {
+            match field {
+                1 => decimal = is_decimal_text(&r.string()?),
+                _ => drop(r.int()?),
+            }
+            Some(())
+        },
+    )?;
+    Some(decimal)
+}
+
+/// `cross-city-payment.json`.
+fn cross_city_payment(r: &mut Reader<'_>) -> Option<()> {
+    const KEYS: &[&str] = &["payToolCode", "payToolCodeDesc", "status", "statusDesc"];
+    r.object(KEYS, all(KEYS.len()), |r, field| match field {
+        0 => r.int().map(drop),
+        2 => r.text_or_number(),
+        _ => r.string().map(drop),
+    })
+}
+
+const PRODUCT: &[&str] = &[
+    "spuId",
+    "converImages",
+    "productIntroduction",
+    "title",
+    "skuResults",
+];
+
+/// A products array (`products-response.json`): the spuIds, when every product conforms.
+pub(super) fn products(r: &mut Reader<'_>) -> Option<Vec<String>> {
+    let mut ids = Vec::new();
+    r.array(|r| {
+        ids.push(product(r)?);
+        Some(())
+    })?;
+    Some(ids)
+}
+
+/// A product (`product.json`): its spuId, when it conforms.
+fn product(r: &mut Reader<'_>) -> Option<String> {
+    let mut spu_id = None;
+    let mut ok = true;
+    r.object(PRODUCT, all(PRODUCT.len()), |r, field| {
+        match field {
+            0 => {
+                let id = r.string()?;
+                ok &= is_digit_string(&id);
+                spu_id = Some(id.into_owned());
+            }
+            // The items' shape is open; strings here, anything else to the tree path.
+            1 => r.texts()?,
+            2 => ok &= introduction_conforms(&r.string()?),
+            3 => drop(r.string()?),
+            _ => r.array(sku)?,
+        }
+        Some(())
+    })?;
+    ok.then_some(spu_id?)
+}
+
+/// A SKU (`sku.json`).
+fn sku(r: &mut Reader<'_>) -> Option<()> {
+    const KEYS: &[&str] = &[
+        "skuId",
+        "skuName",
+        "skuTitle",
+        "price",
+        "stockType",
+        "quantity",
+    ];
+    let mut ok = true;
+    r.object(KEYS, all(KEYS.len()), |r, field| {
+        match field {
+            0 => ok &= is_digit_string(&r.string()?),
+            1 | 2 => drop(r.text_or_null()?),
+            3 | 4 => drop(r.int()?),
+            // `quantity`: open in the spec; null here, anything else to the tree path.
+            _ => r.null()?,
+        }
+        Some(())
+    })?;
+    ok.then_some(())
+}
+
+/// Whether the text of a `productIntroduction` is a JSON array of conforming content blocks
+/// (`product-introduction.json`).
+fn introduction_conforms(text: &str) -> bool {
+    let mut r = Reader::new(text);
+    r.array(block).is_some() && r.end().is_some()
+}
+
+/// A content block (`content-block.json`): `type` `text` with a `text`, or `bigImg` with an
+/// `img_list`.
+fn block(r: &mut Reader<'_>) -> Option<()> {
+    let mut kind = None;
+    let (mut text, mut images) = (false, false);
+    r.object(&["type", "text", "img_list"], 1, |r, field| {
+        match field {
+            0 => kind = Some(r.string()?),
+            1 => {
+                r.string()?;
+                text = true;
+            }
+            _ => {
+                r.texts()?;
+                images = true;
+            }
+        }
+        Some(())
+    })?;
+    match kind?.as_ref() {
+        "text" => text.then_some(()),
+        "bigImg" => images.then_some(()),
+        _ => None,
+    }
+}
