@@ -123,10 +123,29 @@ impl<'a> Reader<'a> {
                 }
                 b'\\' => {
                     out.push_str(&self.text[from..i]);
-                    i = escape(bytes, i, &mut out)?;
+                    i = escape(bytes, i, Some(&mut out))?;
                     from = i;
                 }
                 // A control character: JSON allows none unescaped.
+                _ => return None,
+            }
+            i = self.stop(i)?;
+        }
+    }
+
+    /// A string, judged and passed over: nothing is made of it (most strings of an answer
+    /// are only checked to be strings).
+    fn skip_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        let bytes = self.bytes();
+        let mut i = self.stop(self.at)?;
+        loop {
+            match bytes[i] {
+                b'"' => {
+                    self.at = i + 1;
+                    return Some(());
+                }
+                b'\\' => i = escape(bytes, i, None)?,
                 _ => return None,
             }
             i = self.stop(i)?;
@@ -238,10 +257,18 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A string, or `null`, passed over.
+    fn skip_text_or_null(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'n' => self.null(),
+            _ => self.skip_string(),
+        }
+    }
+
     /// A string, or a number that fits a double.
     fn text_or_number(&mut self) -> Option<()> {
         match self.peek()? {
-            b'"' => self.string().map(drop),
+            b'"' => self.skip_string(),
             _ => match self.number()? {
                 Number::Int(_) | Number::Large => Some(()),
                 Number::Other(d) => d.map(drop),
@@ -266,10 +293,12 @@ impl<'a> Reader<'a> {
             self.at += 1;
         } else {
             loop {
-                let key = self.string()?;
-                let index = match keys.get(next) {
-                    Some(k) if *k == key => next,
-                    _ => keys.iter().position(|k| *k == key)?,
+                let index = match self.expected_key(keys.get(next).copied()) {
+                    Some(()) => next,
+                    None => {
+                        let key = self.string()?;
+                        keys.iter().position(|k| *k == key)?
+                    }
                 };
                 next = index + 1;
                 let bit = 1u64 << index;
@@ -290,6 +319,20 @@ impl<'a> Reader<'a> {
             }
         }
         (seen & required == required).then_some(())
+    }
+
+    /// Takes the key `key` when it is written next as it is spelt (no escape, nothing around
+    /// it): the common case, compared as bytes. Anything else is read as a string.
+    fn expected_key(&mut self, key: Option<&str>) -> Option<()> {
+        let key = key?;
+        self.peek()?;
+        let rest = &self.bytes()[self.at..];
+        let end = key.len() + 2;
+        let spelt = rest.len() > end
+            && rest[0] == b'"'
+            && rest[end - 1] == b'"'
+            && &rest[1..end - 1] == key.as_bytes();
+        spelt.then(|| self.at += end)
     }
 
     /// An array whose elements `element` reads.
@@ -314,12 +357,13 @@ impl<'a> Reader<'a> {
 
     /// An array of strings.
     fn texts(&mut self) -> Option<()> {
-        self.array(|r| r.string().map(drop))
+        self.array(Self::skip_string)
     }
 }
 
-/// Decodes the escape at `bytes[at]` (a backslash) into `out`; where the text goes on.
-fn escape(bytes: &[u8], at: usize, out: &mut String) -> Option<usize> {
+/// Decodes the escape at `bytes[at]` (a backslash) into `out` (or only checks it); where the
+/// text goes on.
+fn escape(bytes: &[u8], at: usize, out: Option<&mut String>) -> Option<usize> {
     let c = match bytes.get(at + 1)? {
         b'"' => '"',
         b'\\' => '\\',
@@ -347,12 +391,16 @@ fn escape(bytes: &[u8], at: usize, out: &mut String) -> Option<usize> {
                 0xDC00..=0xDFFF => return None,
                 _ => (char::from_u32(unit)?, 6),
             };
-            out.push(c);
+            if let Some(out) = out {
+                out.push(c);
+            }
             return Some(at + len);
         }
         _ => return None,
     };
-    out.push(c);
+    if let Some(out) = out {
+        out.push(c);
+    }
     Some(at + 2)
 }
 
@@ -381,7 +429,7 @@ pub(super) fn envelope(r: &mut Reader<'_>) -> Option<EnvelopeDigest> {
         match field {
             0 => success = Some(r.boolean()?),
             1 => code = Some(r.string()?),
-            2 => drop(r.string()?),
+            2 => r.skip_string()?,
             // Absent and `null` alike (`["array", "null"]`, not required).
             _ => {
                 if r.peek()? == b'n' {
@@ -497,7 +545,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
             22 => ok &= is_datetime(&r.string()?),
             23 => ok &= r.text_or_null()?.is_none_or(|t| is_datetime(&t)),
             24.. => r.null()?,
-            _ => drop(r.string()?),
+            _ => r.skip_string()?,
         }
         Some(())
     })?;
@@ -527,8 +575,8 @@ fn seller(r: &mut Reader<'_>) -> Option<String> {
     r.object(SELLER, all(SELLER.len()), |r, field| {
         match field {
             1 => merchant_id = Some(r.string()?.into_owned()),
-            5 | 7 => drop(r.text_or_null()?),
-            _ => drop(r.string()?),
+            5 | 7 => r.skip_text_or_null()?,
+            _ => r.skip_string()?,
         }
         Some(())
     })?;
@@ -558,7 +606,7 @@ fn cross_city_payment(r: &mut Reader<'_>) -> Option<()> {
     r.object(KEYS, all(KEYS.len()), |r, field| match field {
         0 => r.int().map(drop),
         2 => r.text_or_number(),
-        _ => r.string().map(drop),
+        _ => r.skip_string(),
     })
 }
 
@@ -594,7 +642,7 @@ fn product(r: &mut Reader<'_>) -> Option<String> {
             // The items' shape is open; strings here, anything else to the tree path.
             1 => r.texts()?,
             2 => ok &= introduction_conforms(&r.string()?),
-            3 => drop(r.string()?),
+            3 => r.skip_string()?,
             _ => r.array(sku)?,
         }
         Some(())
@@ -616,7 +664,7 @@ fn sku(r: &mut Reader<'_>) -> Option<()> {
     r.object(KEYS, all(KEYS.len()), |r, field| {
         match field {
             0 => ok &= is_digit_string(&r.string()?),
-            1 | 2 => drop(r.text_or_null()?),
+            1 | 2 => r.skip_text_or_null()?,
             3 | 4 => drop(r.int()?),
             // `quantity`: open in the spec; null here, anything else to the tree path.
             _ => r.null()?,
@@ -642,7 +690,7 @@ fn block(r: &mut Reader<'_>) -> Option<()> {
         match field {
             0 => kind = Some(r.string()?),
             1 => {
-                r.string()?;
+                r.skip_string()?;
                 text = true;
             }
             _ => {
