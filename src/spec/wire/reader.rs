@@ -64,6 +64,12 @@ impl<'a> Reader<'a> {
     /// The next byte that is not white space, not taken.
     fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
+        // Most answers are compact: the next byte is the token.
+        if let Some(&b) = bytes.get(self.at)
+            && b > b' '
+        {
+            return Some(b);
+        }
         while let Some(&b) = bytes.get(self.at) {
             if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
                 return Some(b);
@@ -112,7 +118,9 @@ impl<'a> Reader<'a> {
             self.at = i + 1;
             return Some(Cow::Borrowed(&self.text[start..i]));
         }
-        let mut out = String::with_capacity(i - start + 16);
+        // Room for the rest of a short string at once (the escaped text of a content block
+        // is a few hundred bytes).
+        let mut out = String::with_capacity((i - start + 16).max(256));
         let mut from = start;
         loop {
             match bytes[i] {
