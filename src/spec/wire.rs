@@ -1,6 +1,8 @@
 //! The fast path for answers that conform: a mall-list envelope or a products array read from
-//! its bytes into typed, borrowing structs (no `serde_json::Value` tree), with every rule of
-//! the shipped schemas and of the scan of the bytes checked on the way.
+//! its bytes by a reader of the shipped schemas' types (`reader.rs`: no `serde_json::Value`
+//! tree, no serde visitor), with every rule of the schemas and of the scan of the bytes checked
+//! on the way. The serde structs it replaced (`model.rs`) are kept for the tests, as the oracle
+//! the reader must agree with, digest for digest.
 //!
 //! [`read`] says `Some` only when it is sure that the tree path would find nothing at all in
 //! the body: no schema violation, no extra field (an `info` finding), no `productIntroduction`
