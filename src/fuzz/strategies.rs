@@ -12,6 +12,7 @@
 //! values swept first), `shapes` (the fields of each operation), `whole` (bodies that are
 //! not the expected object) and `weighted` (the weighted choice all of them are built from).
 
+mod admitted;
 mod edges;
 mod members;
 mod shapes;
@@ -154,13 +155,15 @@ pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> BoxedStrategy<
         shape.fields.iter().filter_map(Field::valid_edit).collect();
     let mut mutations: Vec<BoxedStrategy<Edit>> = shape.fields.iter().map(Field::edit).collect();
     mutations.push(extra);
-    weighted(vec![
-        (11, json_of(weighted(single))),
-        (4, json_of(several(valid, 2))),
-        (5, json_of(several(mutations, 5))),
-        (3, whole_bodies(&shape, other, limits)),
-    ])
-    .prop_filter("a body within the size limits", move |b| limits.admits(b))
+    admitted::Admitted {
+        source: weighted(vec![
+            (11, json_of(weighted(single))),
+            (4, json_of(several(valid, 2))),
+            (5, json_of(several(mutations, 5))),
+            (3, whole_bodies(&shape, other, limits)),
+        ]),
+        limits,
+    }
     .boxed()
 }
 
