@@ -257,6 +257,37 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_or_hostile_body_is_a_doubt_never_a_panic() {
+        for doc in [
+            serde_json::to_vec(&page(2)).unwrap(),
+            serde_json::to_vec(&products(3)).unwrap(),
+        ] {
+            assert!(read(&doc).is_some());
+            // Every body cut short, and every body with one byte changed to a quote, a
+            // backslash or a control byte, is judged without a panic as the model judges it.
+            for end in 0..doc.len() {
+                assert_eq!(read(&doc[..end]), None, "cut at {end}");
+            }
+            for at in 0..doc.len() {
+                for b in [b'"', b'\\', 0x01, b'{', b']'] {
+                    let mut changed = doc.clone();
+                    changed[at] = b;
+                    assert_eq!(read(&changed), read_with_model(&changed), "{b} at {at}");
+                }
+            }
+        }
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let long_number = format!("[{{\"spuId\":{}}}]", "9".repeat(1_000_000));
+        let backslashes = format!(
+            "{{\"success\":false,\"code\":\"{}\"}}",
+            "\\".repeat(100_001)
+        );
+        for hostile in [deep, long_number, backslashes] {
+            assert_eq!(read(hostile.as_bytes()), None);
+        }
+    }
+
+    #[test]
     fn the_reader_reads_every_spelling_as_the_serde_model_did() {
         let page = serde_json::to_string(&page(2)).unwrap();
         let list = serde_json::to_string(&products(3)).unwrap();
