@@ -547,7 +547,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 if r.peek()? == b'n' {
                     r.null()?;
                 } else {
-                    r.object(&["orderFailNum"], 1, |r, _| r.int().map(drop))?;
+                    r.object(SELLER_STATISTICS, 1, |r, _| r.int().map(drop))?;
                 }
             }
             22 => ok &= is_datetime(&r.string()?),
@@ -591,27 +591,35 @@ fn seller(r: &mut Reader<'_>) -> Option<String> {
     merchant_id
 }
 
+const SELLER_STATISTICS: &[&str] = &["orderFailNum"];
+const ORDER_STATISTICS: &[&str] = &["totalNum", "totalQuantity", "totalAmount"];
+const CROSS_CITY_PAYMENT: &[&str] = &["payToolCode", "payToolCodeDesc", "status", "statusDesc"];
+const SKU: &[&str] = &[
+    "skuId",
+    "skuName",
+    "skuTitle",
+    "price",
+    "stockType",
+    "quantity",
+];
+const CONTENT_BLOCK: &[&str] = &["type", "text", "img_list"];
+
 /// `order-statistics.json`: two Longs and decimal text; whether the text is decimal.
 fn order_statistics(r: &mut Reader<'_>) -> Option<bool> {
     let mut decimal = false;
-    r.object(
-        &["totalNum", "totalQuantity", "totalAmount"],
-        all(3),
-        |r, field| {
-            match field {
-                1 => decimal = is_decimal_text(&r.string()?),
-                _ => drop(r.int()?),
-            }
-            Some(())
-        },
-    )?;
+    r.object(ORDER_STATISTICS, all(3), |r, field| {
+        match field {
+            1 => decimal = is_decimal_text(&r.string()?),
+            _ => drop(r.int()?),
+        }
+        Some(())
+    })?;
     Some(decimal)
 }
 
 /// `cross-city-payment.json`.
 fn cross_city_payment(r: &mut Reader<'_>) -> Option<()> {
-    const KEYS: &[&str] = &["payToolCode", "payToolCodeDesc", "status", "statusDesc"];
-    r.object(KEYS, all(KEYS.len()), |r, field| match field {
+    r.object(CROSS_CITY_PAYMENT, all(4), |r, field| match field {
         0 => r.int().map(drop),
         2 => r.text_or_number(),
         _ => r.skip_string(),
@@ -660,16 +668,8 @@ fn product(r: &mut Reader<'_>) -> Option<String> {
 
 /// A SKU (`sku.json`).
 fn sku(r: &mut Reader<'_>) -> Option<()> {
-    const KEYS: &[&str] = &[
-        "skuId",
-        "skuName",
-        "skuTitle",
-        "price",
-        "stockType",
-        "quantity",
-    ];
     let mut ok = true;
-    r.object(KEYS, all(KEYS.len()), |r, field| {
+    r.object(SKU, all(SKU.len()), |r, field| {
         match field {
             0 => ok &= is_digit_string(&r.string()?),
             1 | 2 => r.skip_text_or_null()?,
@@ -694,7 +694,7 @@ fn introduction_conforms(text: &str) -> bool {
 fn block(r: &mut Reader<'_>) -> Option<()> {
     let mut kind = None;
     let (mut text, mut images) = (false, false);
-    r.object(&["type", "text", "img_list"], 1, |r, field| {
+    r.object(CONTENT_BLOCK, 1, |r, field| {
         match field {
             0 => kind = Some(r.string()?),
             1 => {
@@ -712,5 +712,55 @@ fn block(r: &mut Reader<'_>) -> Option<()> {
         "text" => text.then_some(()),
         "bigImg" => images.then_some(()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each object the reader reads, as (schema file, its keys in the reader, how many of
+    /// them, from the first, are required).
+    const OBJECTS: &[(&str, &[&str], usize)] = &[
+        ("mall-list-response.json", ENVELOPE, 3),
+        ("mall.json", MALL, MALL.len()),
+        ("seller.json", SELLER, SELLER.len()),
+        ("order-statistics.json", ORDER_STATISTICS, 3),
+        ("seller-statistics.json", SELLER_STATISTICS, 1),
+        ("cross-city-payment.json", CROSS_CITY_PAYMENT, 4),
+        ("product.json", PRODUCT, PRODUCT.len()),
+        ("sku.json", SKU, SKU.len()),
+        ("content-block.json", CONTENT_BLOCK, 1),
+    ];
+
+    #[test]
+    fn the_keys_read_are_the_shipped_schemas_properties_in_their_order() {
+        for (file, keys, required) in OBJECTS {
+            let text = crate::shipped::SCHEMA_FILES
+                .iter()
+                .find(|(name, _)| name == file)
+                .map(|(_, text)| *text)
+                .expect("a shipped schema");
+            let schema: serde_json::Value = serde_json::from_str(text).expect("JSON");
+            let properties: Vec<&str> = schema["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(&properties, keys, "{file}");
+            // Required at the top, or by a part of `allOf` (not under an `if`).
+            let parts = schema["allOf"].as_array().cloned().unwrap_or_default();
+            let mut wanted: Vec<&str> = std::iter::once(&schema)
+                .chain(parts.iter())
+                .filter_map(|part| part["required"].as_array())
+                .flatten()
+                .filter_map(serde_json::Value::as_str)
+                .collect();
+            wanted.sort_unstable();
+            let mut read: Vec<&str> = keys[..*required].to_vec();
+            read.sort_unstable();
+            assert_eq!(read, wanted, "{file}");
+        }
     }
 }
