@@ -860,3 +860,97 @@ fn the_scanner_finds_a_secret_whole_cut_escaped_or_as_an_authorization_value() {
         ]
     );
 }
+
+/// A service that answers each request with the Authorization value of the request before it
+/// (in the envelope's `msg` and in a header), one request per connection; every value it
+/// received is kept.
+fn echo_previous_authorization() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let (mut length, mut authorization) = (0usize, String::new());
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some((name, value)) = line.trim_end().split_once(':') {
+                    match name.to_ascii_lowercase().as_str() {
+                        "content-length" => length = value.trim().parse().unwrap_or(0),
+                        "authorization" => authorization = value.trim().to_string(),
+                        _ => {}
+                    }
+                }
+            }
+            let mut body = vec![0u8; length];
+            let _ = reader.read_exact(&mut body);
+            let previous = {
+                let mut seen = log.lock().unwrap();
+                let previous = seen.last().cloned().unwrap_or_default();
+                seen.push(authorization);
+                previous
+            };
+            let answer = serde_json::json!({
+                "success": false,
+                "code": "5001",
+                "msg": format!("the request before yours: {previous}"),
+                "data": null,
+            })
+            .to_string();
+            let response = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Previous: {previous}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+            let _ = reader.get_mut().write_all(response.as_bytes());
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_signature_echoed_in_the_answer_to_a_later_request_is_never_written() {
+    let dir = workspace();
+    let (url, seen) = echo_previous_authorization();
+    let ran = run(dir.path(), &url, &["--verbose", "--no-preflight"])
+        .args([
+            "--json",
+            "reports/later.json",
+            "--html",
+            "reports/later.html",
+        ])
+        .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+        .output()
+        .unwrap();
+    let fuzz = mallcheck(dir.path())
+        .env("MALLCHECK_SIGN_KEY", MD5_KEY)
+        .args(["fuzz", "--cases", "20", "--seed", "3", "--color", "never"])
+        .args(["--base-url", &url, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--junit", "reports/later-fuzz.xml"])
+        .output()
+        .unwrap();
+    let received = seen.lock().unwrap().clone();
+    assert!(received.len() > 20, "{} requests", received.len());
+    let mut secrets = Secrets::default();
+    secrets.add("the md5 key", MD5_KEY);
+    for (i, value) in received.iter().enumerate() {
+        if let Some((_, signature)) = value.split_once(' ') {
+            secrets.add(&format!("signature {i}"), signature);
+        }
+    }
+    secrets.assert_none_written(dir.path(), &[("run", &ran), ("fuzz", &fuzz)]);
+    // The echo was shown, its signature redacted: the scan above meant something.
+    let report = std::fs::read_to_string(dir.path().join("reports/later.json")).unwrap();
+    assert!(
+        report.contains(&format!(
+            "the request before yours: {DEMO_APPID} <redacted>"
+        )),
+        "no echo of an earlier request in the report"
+    );
+}
