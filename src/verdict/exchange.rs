@@ -123,8 +123,8 @@ impl Serialize for Excerpt {
 }
 
 /// The request as sent, credential header values already replaced (the rest is scrubbed when
-/// the exchange is sealed).
-#[derive(Debug, Clone, Serialize)]
+/// the exchange is sealed). `Debug` shows its shape, never its texts.
+#[derive(Clone, Serialize)]
 pub struct RequestRecord {
     /// Always POST for this interface.
     pub method: String,
@@ -137,8 +137,8 @@ pub struct RequestRecord {
     pub body: String,
 }
 
-/// The response as received.
-#[derive(Debug, Clone, Serialize)]
+/// The response as received. `Debug` shows its shape, never its texts.
+#[derive(Clone, Serialize)]
 pub struct ResponseRecord {
     /// HTTP status code.
     pub status: u16,
@@ -168,6 +168,35 @@ pub struct Exchange {
     /// example rather than the first page, and the runner keeps it past its cap.
     #[serde(skip)]
     pub shows_finding: bool,
+}
+
+/// The names of `headers`, without their values (which may be unsealed text from outside).
+fn header_names(headers: &[(String, String)]) -> Vec<&str> {
+    headers.iter().map(|(name, _)| name.as_str()).collect()
+}
+
+// A record keeps what was sent and received until it is sealed, so `Debug` (a panic message,
+// a stray `{:?}`) shows no value of it: only what it is made of.
+impl std::fmt::Debug for RequestRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestRecord")
+            .field("method", &self.method)
+            .field("url_bytes", &self.url.len())
+            .field("headers", &header_names(&self.headers))
+            .field("body_bytes", &self.body.len())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ResponseRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseRecord")
+            .field("status", &self.status)
+            .field("headers", &header_names(&self.headers))
+            .field("body_excerpt", &self.body_excerpt)
+            .field("body_len", &self.body_len)
+            .finish()
+    }
 }
 
 fn serialize_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -220,4 +249,36 @@ impl RequestRecord {
 
 fn shell_quote(s: &str) -> String {
     shell_escape::unix::escape(s.into()).into_owned()
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+
+    #[test]
+    fn debug_of_a_record_shows_no_text_from_outside() {
+        let exchange = Exchange {
+            request: RequestRecord {
+                method: "POST".to_string(),
+                url: "http://h/secret-in-url".to_string(),
+                headers: vec![("X-Echo".to_string(), "secret-in-header".to_string())],
+                body: "secret-in-body".to_string(),
+            },
+            response: Some(ResponseRecord {
+                status: 200,
+                headers: vec![("X-Back".to_string(), "secret-in-answer".to_string())],
+                body_excerpt: Excerpt::of(b"secret-in-excerpt", true, &Redactor::new()),
+                body_len: 17,
+            }),
+            transport_error: None,
+            duration: Duration::ZERO,
+            shows_finding: false,
+        };
+        let shown = format!("{exchange:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(
+            shown.contains("X-Echo") && shown.contains("X-Back"),
+            "{shown}"
+        );
+    }
 }
