@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
+use proptest::strategy::{Just, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
 use tokio::runtime::Handle;
 use tokio::sync::watch;
@@ -33,7 +33,7 @@ use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
-use crate::fuzz::strategies;
+use crate::fuzz::strategies::{self, Gen};
 use crate::redact::Redactor;
 use crate::service::client::Client;
 use crate::spec::catalog;
@@ -731,12 +731,11 @@ impl Fuzzer {
 struct InFlight<'s> {
     /// 1-based number of the case.
     case: u32,
-    /// The strategy it was drawn from.
-    strategy: &'s BoxedStrategy<FuzzBody>,
-    /// The generator's state before the draw, to draw the same tree again.
+    /// The generator it was drawn from.
+    strategy: &'s Gen<FuzzBody>,
+    /// The generator's state before the draw: a body that fails is drawn again from it, as a
+    /// tree to shrink (bodies are drawn without their trees, see `strategies::draw`).
     rng_before: TestRng,
-    /// The tree of the body, for shrinking.
-    tree: <BoxedStrategy<FuzzBody> as Strategy>::Tree,
     /// The body sent (shared with its task).
     body: Arc<FuzzBody>,
     /// Its outcome.
@@ -808,10 +807,10 @@ impl EndpointRun {
                     _ => &random,
                 };
                 let rng_before = runner.rng().clone();
-                let Ok(tree) = strategy.new_tree(&mut runner) else {
+                let Ok(body) = strategy.draw(&mut runner) else {
                     continue;
                 };
-                let body = Arc::new(tree.current());
+                let body = Arc::new(body);
                 // Serialised once: for the fingerprint, then sent.
                 let bytes = body.to_bytes();
                 if !self.sent.insert(FuzzBody::fingerprint_of(&bytes)) {
@@ -824,7 +823,6 @@ impl EndpointRun {
                     case: stats.run,
                     strategy,
                     rng_before,
-                    tree,
                     body,
                     task,
                 });
@@ -854,23 +852,20 @@ impl EndpointRun {
                 .map(|v| v.property)
                 .filter(|p| !self.found.contains(p.id))
                 .collect();
-            let mut tree = Some(sent.tree);
             for property in fresh {
                 self.found.insert(property.id);
-                let failure = match tree.take() {
-                    Some(t) => session.shrink(self.endpoint, t, probe.clone(), property, sent.case),
-                    None => {
-                        // The first shrink consumed the tree: draw the same one again.
-                        let mut again =
-                            TestRunner::new_with_rng(config.clone(), sent.rng_before.clone());
-                        match sent.strategy.new_tree(&mut again) {
-                            Ok(t) => {
-                                session.shrink(self.endpoint, t, probe.clone(), property, sent.case)
-                            }
-                            Err(_) => continue,
-                        }
-                    }
-                };
+                // The tree of the body sent, drawn again from the same state of the generator
+                // (and again for each property: a shrink consumes its tree).
+                let mut again = TestRunner::new_with_rng(config.clone(), sent.rng_before.clone());
+                let tree: Box<dyn ValueTree<Value = FuzzBody>> =
+                    match sent.strategy.new_tree(&mut again) {
+                        Ok(tree) if tree.current() == *sent.body => tree,
+                        // Cannot happen while each draw mirrors its strategy (a test holds
+                        // them to it); should it, the body sent is reported as it is.
+                        _ => Box::new(Just((*sent.body).clone())),
+                    };
+                let failure =
+                    session.shrink(self.endpoint, tree, probe.clone(), property, sent.case);
                 out.failure(failure);
             }
         }

@@ -13,6 +13,7 @@
 //! not the expected object) and `weighted` (the weighted choice all of them are built from).
 
 mod admitted;
+mod draw;
 mod edges;
 mod members;
 mod shapes;
@@ -22,14 +23,14 @@ mod whole;
 
 use std::sync::Arc;
 
-use proptest::sample::select;
-use proptest::strategy::{BoxedStrategy, Just, Strategy};
 use proptest::test_runner::TestRunner;
 use serde_json::{Value, json};
 
 use crate::fuzz::body::{Edit, FuzzBody, Limits, apply};
 use crate::fuzz::known::Known;
 use crate::verdict::endpoint::Endpoint;
+pub use draw::Gen;
+use draw::{each, just, select, zip};
 pub use members::{Shrinking, count_value, mall_sn_value, object_value, string_value};
 use shapes::{Field, list_shape, products_shape};
 pub use values::{Magnitude, int_value, json_any, long_text, near, non_string, text, text_char};
@@ -37,25 +38,20 @@ use values::{key, weighted};
 use whole::whole_bodies;
 
 /// An extra member with any key and value in one of `parents`.
-fn extra_member(parents: Vec<&'static str>) -> BoxedStrategy<Edit> {
-    (select(parents), key(), json_any())
-        .prop_map(|(parent, key, value)| Edit::Insert(parent, key, value))
-        .boxed()
+fn extra_member(parents: Vec<&'static str>) -> Gen<Edit> {
+    zip(zip(select(parents), key()), json_any())
+        .map(|((parent, key), value)| Edit::Insert(parent, key, value))
 }
 
 /// Edits of several fields at once: each field keeps its baseline value with weight `keep`.
-fn several(edits: Vec<BoxedStrategy<Edit>>, keep: u32) -> BoxedStrategy<Vec<Edit>> {
-    edits
-        .into_iter()
-        .map(|e| {
-            weighted(vec![
-                (keep, Just(None).boxed()),
-                (1, e.prop_map(Some).boxed()),
-            ])
-        })
-        .collect::<Vec<_>>()
-        .prop_map(|edits| edits.into_iter().flatten().collect())
-        .boxed()
+fn several(edits: Vec<Gen<Edit>>, keep: u32) -> Gen<Vec<Edit>> {
+    each(
+        edits
+            .into_iter()
+            .map(|e| weighted(vec![(keep, just(None)), (1, e.map(Some))]))
+            .collect(),
+    )
+    .map(|edits| edits.into_iter().flatten().collect())
 }
 
 /// The baseline (valid) body of an endpoint.
@@ -69,27 +65,25 @@ pub fn baseline(endpoint: Endpoint, known: &Known) -> Value {
 /// Single-field edge cases of `endpoint`, one body each, swept in rounds (every field's first
 /// edge, then every field's second, ...) so that a truncated sweep still covers every field.
 /// Removing the field comes first; numbers and long strings in it still shrink.
-pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<BoxedStrategy<FuzzBody>> {
+pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<Gen<FuzzBody>> {
     let shape = match endpoint {
         Endpoint::MallList => list_shape(known, Limits::COMMON),
         Endpoint::MallProducts => products_shape(known, Limits::COMMON),
     };
     // Edge strategies are fixed values (or shrinkable numbers): any runner reads them.
     let mut values = TestRunner::deterministic();
-    let mut per_field: Vec<Vec<BoxedStrategy<Edit>>> = shape
+    let mut per_field: Vec<Vec<Gen<Edit>>> = shape
         .fields
         .iter()
         .map(|f| {
             let p = f.pointer;
             let current = shape.baseline.pointer(p);
-            let mut edits = vec![Just(Edit::Remove(p)).boxed()];
+            let mut edits = vec![just(Edit::Remove(p))];
             edits.extend(
                 f.edges
                     .iter()
-                    .filter(|e| {
-                        e.new_tree(&mut values).ok().map(|t| t.current()).as_ref() != current
-                    })
-                    .map(|e| e.clone().prop_map(move |v| Edit::Set(p, v)).boxed()),
+                    .filter(|e| e.draw(&mut values).ok().as_ref() != current)
+                    .map(|e| e.clone().map(move |v| Edit::Set(p, v))),
             );
             edits
         })
@@ -98,13 +92,12 @@ pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<BoxedStrategy<FuzzBody>> 
         shape
             .parents
             .iter()
-            .map(|&parent| Just(Edit::Insert(parent, "extra".into(), json!(1))).boxed())
-            .chain([Just(Edit::Insert(
+            .map(|&parent| just(Edit::Insert(parent, "extra".into(), json!(1))))
+            .chain([just(Edit::Insert(
                 "",
                 "__proto__".into(),
                 json!({"polluted": true}),
-            ))
-            .boxed()])
+            ))])
             .collect(),
     );
     let base = Arc::new(shape.baseline);
@@ -116,8 +109,7 @@ pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<BoxedStrategy<FuzzBody>> 
                 let base = Arc::clone(&base);
                 out.push(
                     edit.clone()
-                        .prop_map(move |e| FuzzBody::Json(apply(&base, &[e])))
-                        .boxed(),
+                        .map(move |e| FuzzBody::Json(apply(&base, &[e]))),
                 );
             }
         }
@@ -126,7 +118,7 @@ pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<BoxedStrategy<FuzzBody>> 
 }
 
 /// Every generated body of `endpoint`, in four modes (see the module doc), within `limits`.
-pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> BoxedStrategy<FuzzBody> {
+pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> Gen<FuzzBody> {
     let (shape, other) = match endpoint {
         Endpoint::MallList => (
             list_shape(known, limits),
@@ -138,33 +130,29 @@ pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> BoxedStrategy<
         ),
     };
     let base = Arc::new(shape.baseline.clone());
-    let json_of = |edits: BoxedStrategy<Vec<Edit>>| {
+    let json_of = |edits: Gen<Vec<Edit>>| {
         let base = Arc::clone(&base);
-        edits
-            .prop_map(move |e| FuzzBody::Json(apply(&base, &e)))
-            .boxed()
+        edits.map(move |e| FuzzBody::Json(apply(&base, &e)))
     };
     let extra = extra_member(shape.parents.clone());
-    let mut single: Vec<(u32, BoxedStrategy<Vec<Edit>>)> = shape
+    let mut single: Vec<(u32, Gen<Vec<Edit>>)> = shape
         .fields
         .iter()
-        .map(|f| (f.weight, f.edit().prop_map(|e| vec![e]).boxed()))
+        .map(|f| (f.weight, f.edit().map(|e| vec![e])))
         .collect();
-    single.push((2, extra.clone().prop_map(|e| vec![e]).boxed()));
-    let valid: Vec<BoxedStrategy<Edit>> =
-        shape.fields.iter().filter_map(Field::valid_edit).collect();
-    let mut mutations: Vec<BoxedStrategy<Edit>> = shape.fields.iter().map(Field::edit).collect();
+    single.push((2, extra.clone().map(|e| vec![e])));
+    let valid: Vec<Gen<Edit>> = shape.fields.iter().filter_map(Field::valid_edit).collect();
+    let mut mutations: Vec<Gen<Edit>> = shape.fields.iter().map(Field::edit).collect();
     mutations.push(extra);
-    admitted::Admitted {
-        source: weighted(vec![
+    admitted::admitted(
+        weighted(vec![
             (11, json_of(weighted(single))),
             (4, json_of(several(valid, 2))),
             (5, json_of(several(mutations, 5))),
             (3, whole_bodies(&shape, other, limits)),
         ]),
         limits,
-    }
-    .boxed()
+    )
 }
 
 #[cfg(test)]
@@ -173,7 +161,7 @@ mod tests {
     use crate::fuzz::known::{Identity, KnownMall};
     use crate::fuzz::shrink::{Verdict, minimise};
     use md5::{Digest, Md5};
-    use proptest::strategy::ValueTree;
+    use proptest::strategy::{Strategy, ValueTree};
     use proptest::test_runner::{Config, RngSeed};
 
     fn known() -> Known {
@@ -246,6 +234,79 @@ mod tests {
             hex::encode(all.finalize()),
             "cc867df507b0aac792c981501f7b95e9"
         );
+    }
+
+    /// The value-only draw of every generator the engine uses gives the body its tree would
+    /// start from, and leaves the runner's generator where the tree leaves it (so the next
+    /// draw is the same too): the engine sends drawn bodies and builds the tree of a failing
+    /// one from the generator's state before its draw.
+    #[test]
+    fn a_draw_gives_the_body_of_the_tree_and_takes_the_same_numbers() {
+        use proptest::prelude::RngExt;
+        let mut compared = 0;
+        for endpoint in [Endpoint::MallList, Endpoint::MallProducts] {
+            for limits in [Limits::COMMON, Limits::OVERSIZE] {
+                let random = body(endpoint, &known(), limits);
+                let edges = sweep(endpoint, &known());
+                for seed in [1, 2, 3, 4] {
+                    let (mut by_draw, mut by_tree) = (runner(seed), runner(seed));
+                    for i in 0..600 {
+                        let g = edges.get(i / 2).filter(|_| i % 2 == 0).unwrap_or(&random);
+                        let drawn = g.draw(&mut by_draw);
+                        let tree = g.new_tree(&mut by_tree).map(|t| t.current());
+                        assert_eq!(drawn, tree, "{endpoint:?} seed {seed} draw {i}");
+                        assert_eq!(
+                            by_draw.rng().clone().random::<u64>(),
+                            by_tree.rng().clone().random::<u64>(),
+                            "{endpoint:?} seed {seed} draw {i}: the generators part"
+                        );
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 2 * 2 * 4 * 600);
+    }
+
+    /// The same for the generators of values alone, where each kind of draw is exercised many
+    /// times over (deep `json_any` values, text, near-misses, magnitudes).
+    #[test]
+    fn each_value_generator_draws_as_its_strategy() {
+        use proptest::prelude::RngExt;
+        let limits = Limits::COMMON;
+        let gens: Vec<(&str, Gen<Value>)> = vec![
+            ("json_any", json_any()),
+            ("non_string", non_string()),
+            ("text", text(24).map(Value::String)),
+            ("near", near("1000007919").map(Value::String)),
+            ("long_text", long_text(limits.max_run).map(Value::String)),
+            ("count", count_value()),
+            (
+                "mall_sn",
+                mall_sn_value(&["1000007919".into(), "12".into()], limits),
+            ),
+            (
+                "string",
+                string_value("id", &["id".into(), "ctime".into()], limits),
+            ),
+            ("object", object_value(&json!({"a": 1}), &[json!({"b": 2})])),
+            ("int", int_value()),
+        ];
+        for (name, g) in gens {
+            for seed in 0..5 {
+                let (mut a, mut b) = (runner(seed), runner(seed));
+                for i in 0..400 {
+                    let drawn = g.draw(&mut a).expect("a draw");
+                    let tree = g.new_tree(&mut b).expect("a tree").current();
+                    assert_eq!(drawn, tree, "{name} seed {seed} draw {i}");
+                }
+                assert_eq!(
+                    a.rng().random::<u64>(),
+                    b.rng().random::<u64>(),
+                    "{name} seed {seed}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use proptest::strategy::{BoxedStrategy, NewTree, Strategy, ValueTree};
 use proptest::test_runner::TestRunner;
 
+use super::draw::Gen;
 use crate::fuzz::body::{FuzzBody, Limits};
 
 /// Why a draw is rejected.
@@ -16,6 +17,23 @@ const WHENCE: &str = "a body within the size limits";
 pub(super) struct Admitted {
     pub(super) source: BoxedStrategy<FuzzBody>,
     pub(super) limits: Limits,
+}
+
+/// [`Admitted`] as a [`Gen`]: the value-only draw rejects the same draws, as locally.
+pub(super) fn admitted(source: Gen<FuzzBody>, limits: Limits) -> Gen<FuzzBody> {
+    let strategy = Admitted {
+        source: source.strategy().clone(),
+        limits,
+    };
+    Gen::pair(strategy, move |runner| {
+        loop {
+            let body = source.draw(runner)?;
+            if limits.admits(&body) {
+                return Ok(body);
+            }
+            runner.reject_local(WHENCE)?;
+        }
+    })
 }
 
 impl Strategy for Admitted {

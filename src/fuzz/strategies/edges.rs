@@ -1,19 +1,18 @@
 //! The edge values of each kind of member, swept one by one before random generation.
 
-use proptest::strategy::{BoxedStrategy, Strategy};
 use serde_json::{Value, json};
 
-use super::members::{Shrinking, just, shrinking_int};
+use super::draw::{Gen, just};
+use super::members::{Shrinking, shrinking, shrinking_int};
 
 /// Most domain alternatives swept per field (the rest come up at random).
 pub(super) const SWEPT_ALTERNATIVES: usize = 6;
 
 /// Edge values of a string member: empty, null, blank, other types, padded, long, non-ASCII,
 /// injection-like, interleaved with the first domain alternatives.
-pub(super) fn string_edges(base: &str, alternatives: &[String]) -> Vec<BoxedStrategy<Value>> {
-    let long = Shrinking { lo: 1, start: 300 }
-        .prop_map(|n| Value::String("a".repeat(usize::try_from(n).unwrap_or(300))))
-        .boxed();
+pub(super) fn string_edges(base: &str, alternatives: &[String]) -> Vec<Gen<Value>> {
+    let long = shrinking(Shrinking { lo: 1, start: 300 })
+        .map(|n| Value::String("a".repeat(usize::try_from(n).unwrap_or(300))));
     let mut generic = vec![
         just(json!("")),
         just(Value::Null),
@@ -36,7 +35,7 @@ pub(super) fn string_edges(base: &str, alternatives: &[String]) -> Vec<BoxedStra
         .filter(|a| *a != base)
         .take(SWEPT_ALTERNATIVES)
         .map(|a| just(json!(a)));
-    let mut out: Vec<BoxedStrategy<Value>> = generic.by_ref().take(3).collect();
+    let mut out: Vec<Gen<Value>> = generic.by_ref().take(3).collect();
     for alt in alts {
         out.push(alt);
         out.extend(generic.next());
@@ -47,7 +46,7 @@ pub(super) fn string_edges(base: &str, alternatives: &[String]) -> Vec<BoxedStra
 
 /// Edge values of `cursor.count`: null, zero, negatives, boundaries (shrinkable), fractions,
 /// strings, other types.
-pub(super) fn count_edges() -> Vec<BoxedStrategy<Value>> {
+pub(super) fn count_edges() -> Vec<Gen<Value>> {
     vec![
         just(Value::Null),
         just(json!(0)),
@@ -68,7 +67,7 @@ pub(super) fn count_edges() -> Vec<BoxedStrategy<Value>> {
 
 /// Edge values of a mall number or cursor: empty, null, zero, negative, real ones (first,
 /// last, another merchant's), as a number, padded, with a leading zero, letters, very long.
-pub(super) fn sn_edges(real: &[String]) -> Vec<BoxedStrategy<Value>> {
+pub(super) fn sn_edges(real: &[String]) -> Vec<Gen<Value>> {
     let mut out = vec![
         just(json!("")),
         just(Value::Null),
@@ -98,7 +97,7 @@ pub(super) fn sn_edges(real: &[String]) -> Vec<BoxedStrategy<Value>> {
 }
 
 /// Edge values of an object member: null, empty, the wrong type, wrapped, full alternatives.
-pub(super) fn object_edges(base: &Value, alternatives: &[Value]) -> Vec<BoxedStrategy<Value>> {
+pub(super) fn object_edges(base: &Value, alternatives: &[Value]) -> Vec<Gen<Value>> {
     let mut out = vec![
         just(Value::Null),
         just(json!({})),

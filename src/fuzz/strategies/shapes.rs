@@ -1,13 +1,12 @@
 //! The fields of each operation's body (§4.1 mall list, §4.2 mall products) and how each
 //! varies: the baseline and one [`Field`] per member.
 
-use proptest::sample::select;
-use proptest::strategy::{BoxedStrategy, Just, Strategy};
 use serde_json::{Value, json};
 
+use super::draw::{Gen, just, select};
 use super::edges::{count_edges, object_edges, sn_edges, string_edges};
 use super::members::{count_value, mall_sn_value, object_value, string_value};
-use super::values::{Magnitude, weighted};
+use super::values::{Magnitude, magnitude, weighted};
 use crate::fuzz::body::{Edit, Limits};
 use crate::fuzz::known::Known;
 
@@ -18,33 +17,25 @@ pub(super) struct Field {
     /// Weight among the single-field mutations.
     pub(super) weight: u32,
     /// Invalid or unusual values.
-    pub(super) mutation: BoxedStrategy<Value>,
+    pub(super) mutation: Gen<Value>,
     /// Other valid values, if any.
-    pub(super) valid: Option<BoxedStrategy<Value>>,
+    pub(super) valid: Option<Gen<Value>>,
     /// Edge values swept one by one (after removing the field), most generic first.
-    pub(super) edges: Vec<BoxedStrategy<Value>>,
+    pub(super) edges: Vec<Gen<Value>>,
 }
 
 impl Field {
-    pub(super) fn edit(&self) -> BoxedStrategy<Edit> {
+    pub(super) fn edit(&self) -> Gen<Edit> {
         let p = self.pointer;
         weighted(vec![
-            (
-                9,
-                self.mutation
-                    .clone()
-                    .prop_map(move |v| Edit::Set(p, v))
-                    .boxed(),
-            ),
-            (1, Just(Edit::Remove(p)).boxed()),
+            (9, self.mutation.clone().map(move |v| Edit::Set(p, v))),
+            (1, just(Edit::Remove(p))),
         ])
     }
 
-    pub(super) fn valid_edit(&self) -> Option<BoxedStrategy<Edit>> {
+    pub(super) fn valid_edit(&self) -> Option<Gen<Edit>> {
         let p = self.pointer;
-        self.valid
-            .clone()
-            .map(|s| s.prop_map(move |v| Edit::Set(p, v)).boxed())
+        self.valid.clone().map(|s| s.map(move |v| Edit::Set(p, v)))
     }
 }
 
@@ -129,28 +120,28 @@ pub(super) fn seller_fields(
             weight: 2,
             mutation: object_value(&seller_base, &identities),
             edges: object_edges(&seller_base, &identities),
-            valid: (!identities.is_empty()).then(|| select(identities.clone()).boxed()),
+            valid: (!identities.is_empty()).then(|| select(identities.clone())),
         },
         Field {
             pointer: merchant_id,
             weight: 3,
             mutation: string_value(text_at(base, merchant_id), &merchant_ids, limits),
             edges: string_edges(text_at(base, merchant_id), &merchant_ids),
-            valid: Some(select(merchant_ids.clone()).prop_map(Value::String).boxed()),
+            valid: Some(select(merchant_ids.clone()).map(Value::String)),
         },
         Field {
             pointer: user_id,
             weight: 3,
             mutation: string_value(text_at(base, user_id), &user_ids, limits),
             edges: string_edges(text_at(base, user_id), &user_ids),
-            valid: Some(select(user_ids.clone()).prop_map(Value::String).boxed()),
+            valid: Some(select(user_ids.clone()).map(Value::String)),
         },
         Field {
             pointer: role,
             weight: 3,
             mutation: string_value(text_at(base, role), &strings(ROLES), limits),
             edges: string_edges(text_at(base, role), &strings(ROLES)),
-            valid: Some(select(strings(ROLES)).prop_map(Value::String).boxed()),
+            valid: Some(select(strings(ROLES)).map(Value::String)),
         },
     ]
 }
@@ -198,11 +189,11 @@ pub(super) fn list_shape(known: &Known, limits: Limits) -> Shape {
         limits,
     ));
     let cursor_valid = if sns.is_empty() {
-        Just(Value::Null).boxed()
+        just(Value::Null)
     } else {
         weighted(vec![
-            (1, Just(Value::Null).boxed()),
-            (2, select(sns.clone()).prop_map(Value::String).boxed()),
+            (1, just(Value::Null)),
+            (2, select(sns.clone()).map(Value::String)),
         ])
     };
     fields.extend([
@@ -225,7 +216,7 @@ pub(super) fn list_shape(known: &Known, limits: Limits) -> Shape {
             weight: 2,
             mutation: string_value("DESC", &strings(DIRECTIONS), limits),
             edges: string_edges("DESC", &strings(DIRECTIONS)),
-            valid: Some(select(&["DESC", "desc"][..]).prop_map(|s| json!(s)).boxed()),
+            valid: Some(select(&["DESC", "desc"][..]).map(|s| json!(s))),
         },
         Field {
             pointer: "/cursor",
@@ -239,7 +230,7 @@ pub(super) fn list_shape(known: &Known, limits: Limits) -> Shape {
             weight: 2,
             mutation: string_value("id", &strings(SORT_FIELDS), limits),
             edges: string_edges("id", &strings(SORT_FIELDS)),
-            valid: Some(Just(Value::Null).boxed()),
+            valid: Some(just(Value::Null)),
         },
         Field {
             pointer: "/cursor/endCursor",
@@ -254,13 +245,12 @@ pub(super) fn list_shape(known: &Known, limits: Limits) -> Shape {
             mutation: count_value(),
             edges: count_edges(),
             valid: Some(
-                Magnitude {
+                magnitude(Magnitude {
                     lo: 1,
                     common: 1000,
                     hi: 1000,
-                }
-                .prop_map(Value::from)
-                .boxed(),
+                })
+                .map(Value::from),
             ),
         },
     ]);
@@ -307,7 +297,7 @@ pub(super) fn products_shape(known: &Known, limits: Limits) -> Shape {
             weight: 3,
             mutation: object_value(&baseline["mallID"], &pairs),
             edges: object_edges(&baseline["mallID"], &pairs),
-            valid: (!pairs.is_empty()).then(|| select(pairs.clone()).boxed()),
+            valid: (!pairs.is_empty()).then(|| select(pairs.clone())),
         },
         Field {
             pointer: "/mallID/mallSn",

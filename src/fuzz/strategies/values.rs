@@ -3,14 +3,16 @@
 
 use std::sync::Arc;
 
-use proptest::char as pchar;
-use proptest::collection::vec;
 use proptest::num::u64::BinarySearch;
 use proptest::prelude::RngExt;
-use proptest::sample::select;
-use proptest::strategy::{BoxedStrategy, Just, NewTree, Strategy};
-use proptest::test_runner::TestRunner;
+use proptest::strategy::{NewTree, Strategy};
+use proptest::test_runner::{TestRng, TestRunner};
 use serde_json::{Map, Value, json};
+
+use super::draw::{
+    Gen, any_bool, any_char, below, char_range, just, recursive, select, up_to, vec, zip,
+};
+pub(super) use super::weighted::weighted;
 
 /// Positive integers from `lo`, mostly up to `common`, sometimes far beyond (up to `hi`); they
 /// shrink by binary search towards `lo`, so a threshold is found exactly.
@@ -29,15 +31,25 @@ impl Strategy for Magnitude {
     type Value = u64;
 
     fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
-        let rng = runner.rng();
+        Ok(BinarySearch::new_above(self.lo, self.value(runner.rng())))
+    }
+}
+
+impl Magnitude {
+    /// The value a tree starts from.
+    fn value(&self, rng: &mut TestRng) -> u64 {
         let common = self.common.clamp(self.lo, self.hi);
-        let value = match rng.random_range(0..10u32) {
+        match rng.random_range(0..10u32) {
             0..=4 => rng.random_range(self.lo..=common),
             5..=7 => log_uniform(rng, self.lo, common),
             _ => log_uniform(rng, common.saturating_add(1).min(self.hi), self.hi),
-        };
-        Ok(BinarySearch::new_above(self.lo, value))
+        }
     }
+}
+
+/// `magnitude` as a [`Gen`].
+pub fn magnitude(magnitude: Magnitude) -> Gen<u64> {
+    Gen::pair(magnitude, move |r| Ok(magnitude.value(r.rng())))
 }
 
 /// A value in `lo..=hi` whose bit length is uniform.
@@ -47,13 +59,6 @@ pub(super) fn log_uniform(rng: &mut proptest::test_runner::TestRng, lo: u64, hi:
     let start = if b == 0 { 0 } else { 1u64 << (b - 1) };
     let end = if b >= 64 { u64::MAX } else { (1u64 << b) - 1 };
     rng.random_range(start.max(lo)..=end.min(hi))
-}
-
-/// One of `arms`, chosen by weight; it shrinks to earlier arms ([`super::weighted`]).
-pub(super) fn weighted<T: std::fmt::Debug + 'static>(
-    arms: Vec<(u32, BoxedStrategy<T>)>,
-) -> BoxedStrategy<T> {
-    super::weighted::Weighted::new(arms).boxed()
 }
 
 /// Printable punctuation, including quote and escape characters.
@@ -70,40 +75,37 @@ pub(super) const ODD_CHARS: &[char] = &[
 
 /// One character of generated text: mostly ASCII letters and digits, often a space, sometimes
 /// punctuation, CJK, emoji, controls or any Unicode scalar.
-pub fn text_char() -> BoxedStrategy<char> {
+pub fn text_char() -> Gen<char> {
     weighted(vec![
-        (8, pchar::range('a', 'z').boxed()),
-        (3, pchar::range('0', '9').boxed()),
-        (2, pchar::range('A', 'Z').boxed()),
-        (3, Just(' ').boxed()),
-        (2, select(PUNCTUATION).boxed()),
-        (1, select(ODD_CHARS).boxed()),
-        (2, pchar::range('\u{4e00}', '\u{9fa5}').boxed()),
-        (1, pchar::range('\u{1f300}', '\u{1f64f}').boxed()),
-        (1, pchar::any().boxed()),
+        (8, char_range('a', 'z')),
+        (3, char_range('0', '9')),
+        (2, char_range('A', 'Z')),
+        (3, just(' ')),
+        (2, select(PUNCTUATION)),
+        (1, select(ODD_CHARS)),
+        (2, char_range('\u{4e00}', '\u{9fa5}')),
+        (1, char_range('\u{1f300}', '\u{1f64f}')),
+        (1, any_char()),
     ])
 }
 
 /// Text of 1 to `max` characters of [`text_char`].
-pub fn text(max: usize) -> BoxedStrategy<String> {
-    vec(text_char(), 1..=max.max(1))
-        .prop_map(|chars| chars.into_iter().collect())
-        .boxed()
+pub fn text(max: usize) -> Gen<String> {
+    vec(text_char(), 1..=max.max(1)).map(|chars| chars.into_iter().collect())
 }
 
 /// Long runs of one character (up to `max_run`), shrinking to the shortest still failing.
-pub fn long_text(max_run: u64) -> BoxedStrategy<String> {
+pub fn long_text(max_run: u64) -> Gen<String> {
     let fill = select(&['a', '9', ' ', '商', 'é', '\u{1f600}'][..]);
-    (
-        Magnitude {
+    zip(
+        magnitude(Magnitude {
             lo: 1,
             common: 512,
             hi: max_run.max(512),
-        },
+        }),
         fill,
     )
-        .prop_map(|(n, c)| c.to_string().repeat(usize::try_from(n).unwrap_or(70_000)))
-        .boxed()
+    .map(|(n, c)| c.to_string().repeat(usize::try_from(n).unwrap_or(70_000)))
 }
 
 /// Strings that often trip parsers, templating, SQL and number conversion.
@@ -144,81 +146,60 @@ pub(super) const SPECIAL_STRINGS: &[&str] = &[
 
 /// Small variations of a real value: padded, upper-cased, doubled, truncated, one character
 /// replaced or inserted.
-pub fn near(base: &str) -> BoxedStrategy<String> {
+pub fn near(base: &str) -> Gen<String> {
     let s = base.to_string();
     let chars: Arc<Vec<char>> = Arc::new(s.chars().collect());
     let n = chars.len();
     let (c1, c2, c3) = (Arc::clone(&chars), Arc::clone(&chars), chars);
     weighted(vec![
-        (2, Just(format!("{s} ")).boxed()),
-        (2, Just(format!(" {s}")).boxed()),
-        (1, Just(format!(" {s} ")).boxed()),
-        (1, Just(s.to_uppercase()).boxed()),
-        (1, Just(format!("{s}{s}")).boxed()),
-        (1, Just(format!("{s}\n")).boxed()),
-        (1, Just(format!("{s}\u{0}")).boxed()),
+        (2, just(format!("{s} "))),
+        (2, just(format!(" {s}"))),
+        (1, just(format!(" {s} "))),
+        (1, just(s.to_uppercase())),
+        (1, just(format!("{s}{s}"))),
+        (1, just(format!("{s}\n"))),
+        (1, just(format!("{s}\u{0}"))),
+        (2, below(n.max(1)).map(move |k| c1.iter().take(k).collect())),
         (
             2,
-            (0..n.max(1))
-                .prop_map(move |k| c1.iter().take(k).collect())
-                .boxed(),
+            zip(below(n.max(1)), text_char()).map(move |(k, c)| {
+                let mut v = c2.to_vec();
+                if let Some(slot) = v.get_mut(k) {
+                    *slot = c;
+                }
+                v.into_iter().collect()
+            }),
         ),
         (
             2,
-            (0..n.max(1), text_char())
-                .prop_map(move |(k, c)| {
-                    let mut v = c2.to_vec();
-                    if let Some(slot) = v.get_mut(k) {
-                        *slot = c;
-                    }
-                    v.into_iter().collect()
-                })
-                .boxed(),
-        ),
-        (
-            2,
-            (0..=n, text_char())
-                .prop_map(move |(k, c)| {
-                    let mut v = c3.to_vec();
-                    v.insert(k.min(v.len()), c);
-                    v.into_iter().collect()
-                })
-                .boxed(),
+            zip(up_to(n), text_char()).map(move |(k, c)| {
+                let mut v = c3.to_vec();
+                v.insert(k.min(v.len()), c);
+                v.into_iter().collect()
+            }),
         ),
     ])
 }
 
 /// Integers of every size and sign, as JSON numbers.
-pub fn int_value() -> BoxedStrategy<Value> {
+pub fn int_value() -> Gen<Value> {
     let max = i64::MAX.unsigned_abs();
+    let up_to_max = Magnitude {
+        lo: 1,
+        common: 1000,
+        hi: max,
+    };
     weighted(vec![
+        (3, magnitude(up_to_max).map(Value::from)),
         (
-            3,
-            Magnitude {
-                lo: 1,
-                common: 1000,
-                hi: max,
-            }
-            .prop_map(Value::from)
-            .boxed(),
+            1,
+            select(&[0i64, -1, i64::MIN, i64::MAX][..]).map(Value::from),
         ),
         (
             1,
-            select(&[0i64, -1, i64::MIN, i64::MAX][..])
-                .prop_map(Value::from)
-                .boxed(),
+            magnitude(up_to_max).map(|n| Value::from(-i64::try_from(n).unwrap_or(i64::MAX))),
         ),
-        (
-            1,
-            Magnitude {
-                lo: 1,
-                common: 1000,
-                hi: max,
-            }
-            .prop_map(|n| Value::from(-i64::try_from(n).unwrap_or(i64::MAX)))
-            .boxed(),
-        ),
-        (1, Just(Value::from(u64::MAX)).boxed()),
+        (1, just(Value::from(u64::MAX))),
     ])
 }
 
@@ -234,10 +215,8 @@ pub(super) const FLOATS: &[f64] = &[
     1.797_693_134_862_315_7e308,
 ];
 
-pub(super) fn float_value() -> BoxedStrategy<Value> {
-    select(FLOATS)
-        .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number))
-        .boxed()
+pub(super) fn float_value() -> Gen<Value> {
+    select(FLOATS).map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number))
 }
 
 /// Keys for extra members: common names, names of real fields, prototype pollution, empty.
@@ -265,45 +244,43 @@ pub(super) const EXTRA_KEYS: &[&str] = &[
     "success",
 ];
 
-pub(super) fn key() -> BoxedStrategy<String> {
+pub(super) fn key() -> Gen<String> {
     weighted(vec![
-        (3, select(EXTRA_KEYS).prop_map(str::to_string).boxed()),
+        (3, select(EXTRA_KEYS).map(str::to_string)),
         (2, text(12)),
     ])
 }
 
 /// Any JSON value, up to three levels deep.
-pub fn json_any() -> BoxedStrategy<Value> {
+pub fn json_any() -> Gen<Value> {
     let leaf = weighted(vec![
-        (1, Just(Value::Null).boxed()),
-        (1, proptest::bool::ANY.prop_map(Value::Bool).boxed()),
+        (1, just(Value::Null)),
+        (1, any_bool().map(Value::Bool)),
         (2, int_value()),
         (1, float_value()),
-        (1, Just(json!("")).boxed()),
-        (3, text(12).prop_map(Value::String).boxed()),
+        (1, just(json!(""))),
+        (3, text(12).map(Value::String)),
     ]);
-    leaf.prop_recursive(3, 24, 4, |inner| {
+    recursive(leaf, 3, 24, 4, |inner| {
         weighted(vec![
-            (1, vec(inner.clone(), 0..4).prop_map(Value::Array).boxed()),
+            (1, vec(inner.clone(), 0..4).map(Value::Array)),
             (
                 1,
-                vec((key(), inner), 0..4)
-                    .prop_map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>()))
-                    .boxed(),
+                vec(zip(key(), inner), 0..4)
+                    .map(|members| Value::Object(members.into_iter().collect::<Map<_, _>>())),
             ),
         ])
     })
-    .boxed()
 }
 
 /// Values of a type other than string.
-pub fn non_string() -> BoxedStrategy<Value> {
+pub fn non_string() -> Gen<Value> {
     weighted(vec![
         (2, int_value()),
         (1, float_value()),
-        (1, proptest::bool::ANY.prop_map(Value::Bool).boxed()),
-        (1, Just(json!([])).boxed()),
-        (1, Just(json!({})).boxed()),
+        (1, any_bool().map(Value::Bool)),
+        (1, just(json!([]))),
+        (1, just(json!({}))),
         (1, json_any()),
     ])
 }

@@ -24,6 +24,8 @@ use proptest::prelude::RngExt;
 use proptest::strategy::{BoxedStrategy, NewTree, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
+use super::draw::Gen;
+
 /// How many times shrinking draws an earlier arm before it gives the arm up.
 const DRAWS: u8 = 4;
 
@@ -49,21 +51,44 @@ impl<T> Weighted<T> {
     }
 }
 
+/// The arm of `weights` that `at` (below their sum) falls in.
+fn arm_at(weights: impl Iterator<Item = u32>, mut at: u32) -> usize {
+    for (pick, weight) in weights.enumerate() {
+        if at < weight {
+            return pick;
+        }
+        at -= weight;
+    }
+    unreachable!("the draw is below the sum of the weights")
+}
+
+/// One of `arms`, chosen by weight, as a [`Gen`]: the value-only draw takes the same numbers
+/// as [`Weighted::new_tree`] (the pick, a seed for each arm before it, the arm's draw).
+pub(super) fn weighted<T: std::fmt::Debug + 'static>(arms: Vec<(u32, Gen<T>)>) -> Gen<T> {
+    let draws: Arc<[(u32, Gen<T>)]> = arms.iter().cloned().collect();
+    let strategy = Weighted::new(
+        arms.into_iter()
+            .map(|(w, g)| (w, g.strategy().clone()))
+            .collect(),
+    );
+    let total = strategy.total;
+    Gen::pair(strategy, move |runner| {
+        let at = runner.rng().random_range(0..total);
+        let pick = arm_at(draws.iter().map(|(w, _)| *w), at);
+        for _ in 0..pick {
+            runner.rng().random::<u128>();
+        }
+        draws[pick].1.draw(runner)
+    })
+}
+
 impl<T: std::fmt::Debug + 'static> Strategy for Weighted<T> {
     type Tree = WeightedTree<T>;
     type Value = T;
 
     fn new_tree(&self, runner: &mut TestRunner) -> NewTree<Self> {
-        let mut at = runner.rng().random_range(0..self.total);
-        let pick = self
-            .arms
-            .iter()
-            .position(|(weight, _)| {
-                let here = at < *weight;
-                at = at.saturating_sub(*weight);
-                here
-            })
-            .expect("the draw is below the sum of the weights");
+        let at = runner.rng().random_range(0..self.total);
+        let pick = arm_at(self.arms.iter().map(|(w, _)| *w), at);
         let mut options = Vec::with_capacity(pick + 1);
         for _ in 0..pick {
             options.push(Arm::Later {

@@ -1,12 +1,11 @@
 //! Whole bodies that are not the expected object: other JSON, raw text, broken or spliced
 //! JSON, deep nesting, renamed keys.
 
-use proptest::sample::select;
-use proptest::strategy::{BoxedStrategy, Just, Strategy};
 use serde_json::{Value, json};
 
+use super::draw::{Gen, below, just, select, zip};
 use super::shapes::Shape;
-use super::values::{Magnitude, json_any, weighted};
+use super::values::{Magnitude, json_any, magnitude, weighted};
 use crate::fuzz::body::{FuzzBody, Limits, splice};
 
 /// Raw texts that are not JSON objects.
@@ -87,7 +86,7 @@ pub(super) fn raw(label: &str, bytes: Vec<u8>) -> FuzzBody {
 }
 
 /// Bodies that are not the expected object at all.
-pub(super) fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> BoxedStrategy<FuzzBody> {
+pub(super) fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> Gen<FuzzBody> {
     let base = shape.baseline.clone();
     let text = serde_json::to_string(&base).expect("a serde_json::Value always serializes");
     let bytes = text.clone().into_bytes();
@@ -108,98 +107,72 @@ pub(super) fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> Boxed
         "{},}}",
         text.get(..text.len().saturating_sub(1)).unwrap_or_default()
     );
+    let nesting = Magnitude {
+        lo: 1,
+        common: 200,
+        hi: limits.max_nesting,
+    };
     weighted(vec![
-        (2, select(scalars).prop_map(FuzzBody::Json).boxed()),
-        (1, Just(FuzzBody::Json(json!([base]))).boxed()),
-        (1, Just(FuzzBody::Json(other)).boxed()),
-        (1, Just(FuzzBody::Json(upper_keys)).boxed()),
-        (2, json_any().prop_map(FuzzBody::Json).boxed()),
-        (1, Just(raw("empty body", Vec::new())).boxed()),
+        (2, select(scalars).map(FuzzBody::Json)),
+        (1, just(FuzzBody::Json(json!([base])))),
+        (1, just(FuzzBody::Json(other))),
+        (1, just(FuzzBody::Json(upper_keys))),
+        (2, json_any().map(FuzzBody::Json)),
+        (1, just(raw("empty body", Vec::new()))),
         (
             2,
-            select(RAW_TEXTS)
-                .prop_map(|t| raw("not JSON", t.as_bytes().to_vec()))
-                .boxed(),
+            select(RAW_TEXTS).map(|t| raw("not JSON", t.as_bytes().to_vec())),
         ),
         (
             2,
-            (0..len.max(1))
-                .prop_map(move |n| raw("truncated JSON", bytes[..n].to_vec()))
-                .boxed(),
+            below(len.max(1)).map(move |n| raw("truncated JSON", bytes[..n].to_vec())),
         ),
         (
             1,
-            Just(raw(
+            just(raw(
                 "byte order mark",
                 format!("\u{feff}{text}").into_bytes(),
-            ))
-            .boxed(),
+            )),
         ),
         (
             1,
             select(&[" x", "}", "{}", "\u{0}", "\n\n", ",", "]"][..])
-                .prop_map(move |t| raw("trailing bytes", format!("{text}{t}").into_bytes()))
-                .boxed(),
+                .map(move |t| raw("trailing bytes", format!("{text}{t}").into_bytes())),
         ),
+        (1, just(raw("duplicate key", duplicate.into_bytes()))),
+        (1, just(raw("trailing comma", trailing_comma.into_bytes()))),
         (
-            1,
-            Just(raw("duplicate key", duplicate.into_bytes())).boxed(),
-        ),
-        (
-            1,
-            Just(raw("trailing comma", trailing_comma.into_bytes())).boxed(),
+            2,
+            magnitude(nesting).map(|n| raw("deeply nested arrays", nested(n))),
         ),
         (
             2,
-            Magnitude {
-                lo: 1,
-                common: 200,
-                hi: limits.max_nesting,
-            }
-            .prop_map(|n| raw("deeply nested arrays", nested(n)))
-            .boxed(),
-        ),
-        (
-            2,
-            (select(leaves.clone()), select(RAW_TOKENS))
-                .prop_map(move |(p, token)| {
-                    let bytes = splice(&b1, p, &token_text(token)).unwrap_or_default();
-                    raw(&format!("{} at {p}", token_label(token)), bytes)
-                })
-                .boxed(),
+            zip(select(leaves.clone()), select(RAW_TOKENS)).map(move |(p, token)| {
+                let bytes = splice(&b1, p, &token_text(token)).unwrap_or_default();
+                raw(&format!("{} at {p}", token_label(token)), bytes)
+            }),
         ),
         (
             1,
-            (
-                select(leaves.clone()),
-                Magnitude {
-                    lo: 1,
-                    common: 200,
-                    hi: limits.max_nesting,
-                },
-            )
-                .prop_map(move |(p, n)| {
-                    let token = String::from_utf8(nested(n)).unwrap_or_default();
-                    raw(
-                        &format!("deeply nested value at {p}"),
-                        splice(&b2, p, &token).unwrap_or_default(),
-                    )
-                })
-                .boxed(),
+            zip(select(leaves.clone()), magnitude(nesting)).map(move |(p, n)| {
+                let token = String::from_utf8(nested(n)).unwrap_or_default();
+                raw(
+                    &format!("deeply nested value at {p}"),
+                    splice(&b2, p, &token).unwrap_or_default(),
+                )
+            }),
         ),
         (
             1,
-            select(leaves)
-                .prop_map(move |p| {
-                    let marked = splice(&b3, p, "\"\u{1}\"").unwrap_or_default();
-                    let bytes = replace_bytes(&marked, &[1], &[0xff, 0xfe]);
-                    raw(&format!("invalid UTF-8 at {p}"), bytes)
-                })
-                .boxed(),
+            select(leaves).map(move |p| {
+                let marked = splice(&b3, p, "\"\u{1}\"").unwrap_or_default();
+                let bytes = replace_bytes(&marked, &[1], &[0xff, 0xfe]);
+                raw(&format!("invalid UTF-8 at {p}"), bytes)
+            }),
         ),
         (
             1,
-            Just(FuzzBody::Json(Value::Object(
+            just(FuzzBody::Json(Value::Object(
                 b4.as_object()
                     .map(|m| {
                         m.iter()
@@ -208,8 +181,7 @@ pub(super) fn whole_bodies(shape: &Shape, other: Value, limits: Limits) -> Boxed
                             .collect()
                     })
                     .unwrap_or_default(),
-            )))
-            .boxed(),
+            ))),
         ),
     ])
 }
