@@ -228,13 +228,14 @@ pub fn escape_bytes(bytes: &[u8], max: usize) -> String {
 
 /// Applies edits to a copy of `base`, in order; an edit whose parent is not an object is
 /// skipped (an earlier edit replaced or removed it).
-pub fn apply(base: &Value, edits: &[Edit]) -> Value {
+pub fn apply(base: &Value, edits: impl IntoIterator<Item = Edit>) -> Value {
+    // The edits are moved in: a generated value (up to a long run of text) is not copied.
     let mut body = base.clone();
     for edit in edits {
         match edit {
             Edit::Set(pointer, value) => {
                 if let Some((map, key)) = parent_of(&mut body, pointer) {
-                    map.insert(key.to_string(), value.clone());
+                    map.insert(key.to_string(), value);
                 }
             }
             Edit::Remove(pointer) => {
@@ -244,7 +245,7 @@ pub fn apply(base: &Value, edits: &[Edit]) -> Value {
             }
             Edit::Insert(parent, key, value) => {
                 if let Some(Value::Object(map)) = body.pointer_mut(parent) {
-                    map.insert(key.clone(), value.clone());
+                    map.insert(key, value);
                 }
             }
         }
@@ -267,7 +268,7 @@ fn parent_of<'v, 'p>(
 /// of raw text that need not be valid JSON (e.g. `1e999` or a lone surrogate escape).
 pub fn splice(base: &Value, pointer: &'static str, token: &str) -> Option<Vec<u8>> {
     const MARK: &str = "\u{1}mallcheck-splice\u{1}";
-    let marked = apply(base, &[Edit::Set(pointer, Value::String(MARK.into()))]);
+    let marked = apply(base, [Edit::Set(pointer, Value::String(MARK.into()))]);
     let text = serde_json::to_string(&marked).ok()?;
     let quoted = serde_json::to_string(MARK).ok()?;
     text.contains(&quoted)
@@ -287,7 +288,7 @@ mod tests {
     fn edits_set_remove_and_insert_in_place() {
         let body = apply(
             &base(),
-            &[
+            [
                 Edit::Set("/cursor/count", json!(81)),
                 Edit::Remove("/filter/seller/role"),
                 Edit::Insert("", "extra".into(), json!(true)),
@@ -303,7 +304,7 @@ mod tests {
     fn an_edit_under_a_replaced_parent_is_skipped() {
         let body = apply(
             &base(),
-            &[
+            [
                 Edit::Set("/filter", json!(null)),
                 Edit::Set("/filter/seller/role", json!("")),
             ],

@@ -107,10 +107,7 @@ pub fn sweep(endpoint: Endpoint, known: &Known) -> Vec<Gen<FuzzBody>> {
         for edits in &per_field {
             if let Some(edit) = edits.get(rank) {
                 let base = Arc::clone(&base);
-                out.push(
-                    edit.clone()
-                        .map(move |e| FuzzBody::Json(apply(&base, &[e]))),
-                );
+                out.push(edit.clone().map(move |e| FuzzBody::Json(apply(&base, [e]))));
             }
         }
     }
@@ -132,7 +129,7 @@ pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> Gen<FuzzBody> 
     let base = Arc::new(shape.baseline.clone());
     let json_of = |edits: Gen<Vec<Edit>>| {
         let base = Arc::clone(&base);
-        edits.map(move |e| FuzzBody::Json(apply(&base, &e)))
+        edits.map(move |e| FuzzBody::Json(apply(&base, e)))
     };
     let extra = extra_member(shape.parents.clone());
     let mut single: Vec<(u32, Gen<Vec<Edit>>)> = shape
