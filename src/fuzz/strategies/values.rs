@@ -76,6 +76,15 @@ pub(super) const ODD_CHARS: &[char] = &[
 /// One character of generated text: mostly ASCII letters and digits, often a space, sometimes
 /// punctuation, CJK, emoji, controls or any Unicode scalar.
 pub fn text_char() -> Gen<char> {
+    // Made once per thread and shared: every text and near-miss generator has one (hundreds
+    // per endpoint), and a generator holds no state of its draws.
+    thread_local! {
+        static TEXT_CHAR: Gen<char> = new_text_char();
+    }
+    TEXT_CHAR.with(Gen::clone)
+}
+
+fn new_text_char() -> Gen<char> {
     weighted(vec![
         (8, char_range('a', 'z')),
         (3, char_range('0', '9')),
