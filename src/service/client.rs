@@ -16,6 +16,7 @@ use crate::service::politeness::{
     self, Backoff, Before, DEFAULT_MAX_RETRY_WAIT, InFlight, MAX_THROTTLED_RETRIES, RateLimiter,
     Throttle,
 };
+use crate::service::read_memo::ReadMemo;
 use crate::service::replay;
 use crate::sign::Signer;
 use crate::spec::catalog;
@@ -104,6 +105,8 @@ pub struct Client {
     limiter: Option<Arc<RateLimiter>>,
     backoff: Arc<Backoff>,
     in_flight: Arc<InFlight>,
+    /// The digests of the answers read, so that the same bytes are read once.
+    reads: Arc<ReadMemo>,
 }
 
 /// Why the client could not be built.
@@ -155,6 +158,7 @@ impl Client {
             limiter,
             backoff: Arc::default(),
             in_flight: Arc::default(),
+            reads: Arc::default(),
         })
     }
 
@@ -429,6 +433,7 @@ impl Client {
                     decode(
                         response,
                         &record,
+                        &self.reads,
                         &self.redactor,
                         following,
                         self.options.max_body,
@@ -783,6 +788,7 @@ fn record_with(
 fn decode(
     raw: RawResponse,
     record: &ResponseRecord,
+    reads: &ReadMemo,
     redactor: &Redactor,
     following: bool,
     max_body: usize,
@@ -805,7 +811,7 @@ fn decode(
             format!("HTTP {} to {location}", raw.status),
         )));
     }
-    match LazyJson::parse(raw.body.clone()) {
+    match reads.parse(raw.body.clone()) {
         Ok(json) => Ok(Response {
             status: raw.status,
             headers: raw.headers,
@@ -886,10 +892,26 @@ mod tests {
     #[test]
     fn html_body_is_a_json_finding_with_an_excerpt() {
         let (r, rec) = raw(200, b"<html>oops</html>");
-        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
+        let f = decode(
+            r,
+            &rec,
+            &ReadMemo::default(),
+            &Redactor::new(),
+            false,
+            16 << 20,
+        )
+        .unwrap_err();
         assert_eq!(f.check.id, "response.json");
         let (r, rec) = raw(500, b"<html>oops</html>");
-        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
+        let f = decode(
+            r,
+            &rec,
+            &ReadMemo::default(),
+            &Redactor::new(),
+            false,
+            16 << 20,
+        )
+        .unwrap_err();
         assert_eq!(f.check.id, "http.server-error");
         assert!(f.detail.contains("<html>oops"), "{}", f.detail);
         assert!(f.actual.contains("HTTP 500"));
@@ -903,14 +925,30 @@ mod tests {
                 .into_boxed_slice(),
         );
         let (r, rec) = raw(200, deep);
-        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
+        let f = decode(
+            r,
+            &rec,
+            &ReadMemo::default(),
+            &Redactor::new(),
+            false,
+            16 << 20,
+        )
+        .unwrap_err();
         assert!(f.actual.contains("nested too deep"), "{}", f.actual);
     }
 
     #[test]
     fn redirect_is_a_finding() {
         let (r, rec) = raw(302, b"");
-        let f = decode(r, &rec, &Redactor::new(), false, 16 << 20).unwrap_err();
+        let f = decode(
+            r,
+            &rec,
+            &ReadMemo::default(),
+            &Redactor::new(),
+            false,
+            16 << 20,
+        )
+        .unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
     }
 
@@ -935,10 +973,17 @@ mod tests {
     fn truncated_json_is_a_finding() {
         let (r, rec) = raw(200, b"{\"success\": tr");
         assert_eq!(
-            decode(r, &rec, &Redactor::new(), false, 16 << 20)
-                .unwrap_err()
-                .check
-                .id,
+            decode(
+                r,
+                &rec,
+                &ReadMemo::default(),
+                &Redactor::new(),
+                false,
+                16 << 20
+            )
+            .unwrap_err()
+            .check
+            .id,
             "response.json"
         );
     }

@@ -180,15 +180,22 @@ impl LazyJson {
     /// nothing; what its tree would take is counted only if a check asks for the tree.
     fn parse_fast(bytes: &Bytes) -> Option<Self> {
         let digest = wire::read(bytes)?;
-        Some(LazyJson {
-            bytes: bytes.clone(),
+        Some(Self::read_fast(bytes.clone(), Arc::new(digest)))
+    }
+
+    /// The body `bytes` that the fast path read as `digest` ([`wire::read`] of these very
+    /// bytes: the client's [`crate::service::read_memo::ReadMemo`] keeps the digests of the
+    /// answers it read).
+    pub fn read_fast(bytes: Bytes, digest: Arc<Digest>) -> Self {
+        LazyJson {
+            budget: tree_budget(bytes.len()),
+            bytes,
             tree: OnceLock::new(),
             anomalies: Anomalies::default(),
-            budget: tree_budget(bytes.len()),
-            digest: Some(Arc::new(digest)),
+            digest: Some(digest),
             tree_bytes: OnceLock::new(),
             head: Arc::default(),
-        })
+        }
     }
 
     /// [`LazyJson::parse`] without the fast path: the tree path every body took before it, and
