@@ -281,7 +281,7 @@ pub(crate) async fn fuzz_rate(
         ),
         format!(
             "the floor: one core reads {:.0} of the answers per second syntax-only (serde_json \
-             into IgnoredAny, mean {} bytes), {:.2} of the limit; as the client reads them \
+             into IgnoredAny, mean {} bytes), {:.2} of the limit; as the client reads each anew \
              (typed fast path for the {} of {} that conform, else a tree) {:.0}/s ({:.2}); into \
              serde_json trees {:.0}/s ({:.2})",
             ceiling.rate(),

@@ -457,7 +457,7 @@ async fn suite_overhead(
     details.push(format!(
         "the floor: one core reads the {answers} answers (mean {} bytes) syntax-only \
          (serde_json into IgnoredAny) in {} ({:.0}/s), {:.2} of the bare replay's wall time; \
-         as the client reads them (typed fast path for the {} that conform, else a tree) {} \
+         as the client reads each anew (typed fast path for the {} that conform, else a tree) {} \
          ({:.2}); into serde_json trees {} ({:.2})",
         ceiling.mean_bytes,
         ms(floor),
