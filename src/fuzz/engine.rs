@@ -857,13 +857,18 @@ impl EndpointRun {
                 // The tree of the body sent, drawn again from the same state of the generator
                 // (and again for each property: a shrink consumes its tree).
                 let mut again = TestRunner::new_with_rng(config.clone(), sent.rng_before.clone());
-                let tree: Box<dyn ValueTree<Value = FuzzBody>> =
-                    match sent.strategy.new_tree(&mut again) {
-                        Ok(tree) if tree.current() == *sent.body => tree,
-                        // Cannot happen while each draw mirrors its strategy (a test holds
-                        // them to it); should it, the body sent is reported as it is.
-                        _ => Box::new(Just((*sent.body).clone())),
-                    };
+                let redrawn = sent
+                    .strategy
+                    .new_tree(&mut again)
+                    .ok()
+                    .filter(|tree| tree.current() == *sent.body);
+                // Cannot fail while each draw mirrors its strategy (tests hold them to it);
+                // should it, the body sent is reported as it is, unshrunk.
+                debug_assert!(redrawn.is_some(), "the tree of a drawn body is not its own");
+                let tree: Box<dyn ValueTree<Value = FuzzBody>> = match redrawn {
+                    Some(tree) => tree,
+                    None => Box::new(Just((*sent.body).clone())),
+                };
                 let failure =
                     session.shrink(self.endpoint, tree, probe.clone(), property, sent.case);
                 out.failure(failure);

@@ -186,7 +186,7 @@ impl LazyJson {
     /// The body `bytes` that the fast path read as `digest` ([`wire::read`] of these very
     /// bytes: the client's [`crate::service::read_memo::ReadMemo`] keeps the digests of the
     /// answers it read).
-    pub fn read_fast(bytes: Bytes, digest: Arc<Digest>) -> Self {
+    pub(crate) fn read_fast(bytes: Bytes, digest: Arc<Digest>) -> Self {
         LazyJson {
             budget: tree_budget(bytes.len()),
             bytes,

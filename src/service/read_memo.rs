@@ -6,9 +6,12 @@
 //! exactly the same bytes the digest of the first.
 //!
 //! A hash of the length and both ends of a body picks the candidates; the bytes are then
-//! compared whole, so no collision (nor a service that crafts one) can hand an answer another
-//! answer's digest. What is kept is bounded: bodies up to [`MAX_BODY`] bytes, [`MAX_HELD`]
-//! bytes and [`MAX_ENTRIES`] bodies in all, the oldest let go first.
+//! compared whole (outside the lock), so no collision (nor a service that crafts one) can hand
+//! an answer another answer's digest. What is kept is bounded: a copy of each body of up to
+//! [`MAX_BODY`] bytes (a copy, so that what is counted is what is held: an answer's own buffer
+//! may be larger than its bytes), [`MAX_HELD`] bytes and [`MAX_ENTRIES`] bodies in all, the
+//! oldest let go first, and at most [`MAX_ALIKE`] bodies of one hash (bodies made to look alike
+//! cost a bounded comparison).
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasher;
@@ -28,6 +31,8 @@ const MAX_HELD: usize = 8 * 1024 * 1024;
 const MAX_ENTRIES: usize = 1024;
 /// How much of each end of a body its hash covers.
 const ENDS: usize = 256;
+/// The bodies kept under one hash.
+const MAX_ALIKE: usize = 4;
 
 /// A body read, and what the fast path made of it (`None`: it was in doubt, and takes the
 /// tree path).
@@ -73,7 +78,7 @@ impl ReadMemo {
             Some(digest) => digest,
             None => {
                 let digest = wire::read(&bytes).map(Arc::new);
-                self.keep(hash, bytes.clone(), digest.clone());
+                self.keep(hash, &bytes, digest.clone());
                 digest
             }
         };
@@ -92,22 +97,31 @@ impl ReadMemo {
     /// What the fast path made of these very bytes, if they were read before.
     #[allow(clippy::option_option)] // not read, read and in doubt, read and conforming
     fn find(&self, hash: u64, bytes: &[u8]) -> Option<Option<Arc<Digest>>> {
-        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        held.by_hash
-            .get(&hash)?
-            .iter()
-            .find(|e| e.bytes[..] == *bytes)
-            .map(|e| e.digest.clone())
+        // The candidates are taken under the lock (their buffers shared, not copied) and
+        // compared after it.
+        let candidates: Vec<(Bytes, Option<Arc<Digest>>)> = {
+            let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            held.by_hash
+                .get(&hash)?
+                .iter()
+                .map(|e| (e.bytes.clone(), e.digest.clone()))
+                .collect()
+        };
+        candidates
+            .into_iter()
+            .find(|(kept, _)| kept[..] == *bytes)
+            .map(|(_, digest)| digest)
     }
 
-    fn keep(&self, hash: u64, bytes: Bytes, digest: Option<Arc<Digest>>) {
+    fn keep(&self, hash: u64, bytes: &[u8], digest: Option<Arc<Digest>>) {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         let held = &mut *held;
         let bucket = held.by_hash.entry(hash).or_default();
         // Another task may have read the same bytes meanwhile.
-        if bucket.iter().any(|e| e.bytes == bytes) {
+        if bucket.len() >= MAX_ALIKE || bucket.iter().any(|e| e.bytes[..] == *bytes) {
             return;
         }
+        let bytes = Bytes::copy_from_slice(bytes);
         bucket.push(Entry {
             bytes: bytes.clone(),
             digest,
@@ -225,6 +239,30 @@ mod tests {
     }
 
     #[test]
+    fn bodies_made_to_look_alike_are_kept_a_few_and_still_read_right() {
+        let memo = ReadMemo::default();
+        let base = page(40);
+        let bodies: Vec<(Bytes, String)> = (0..10)
+            .map(|i| {
+                let mut v = base.clone();
+                let sn = format!("{:0>10}", 1_000_000 + i);
+                v["data"][20]["mallSn"] = json!(sn.clone());
+                (bytes(&v), sn)
+            })
+            .collect();
+        for round in 0..2 {
+            for (body, sn) in &bodies {
+                let read = memo.parse(body.clone()).unwrap();
+                let Some(Digest::Envelope(e)) = read.digest() else {
+                    panic!("round {round}: not read as a conforming page");
+                };
+                assert_eq!(&e.malls.as_ref().unwrap()[20].sn, sn, "round {round}");
+            }
+        }
+        assert_eq!(memo.held().0, MAX_ALIKE);
+    }
+
+    #[test]
     fn what_is_kept_stays_within_its_bounds() {
         let memo = ReadMemo::default();
         for i in 0..3000 {
@@ -244,7 +282,9 @@ mod tests {
         );
         let half = |i: usize| {
             let mut v = page(5);
-            v["msg"] = json!(format!("{i:06}{}", "m".repeat(MAX_BODY / 2)));
+            // The number at both ends of `msg`, so that it falls in one end of the body
+            // whatever the order of the members: the bodies do not share one hash.
+            v["msg"] = json!(format!("{i:06}{}{i:06}", "m".repeat(MAX_BODY / 2)));
             bytes(&v)
         };
         let one = half(0).len();

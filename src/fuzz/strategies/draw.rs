@@ -116,6 +116,7 @@ pub fn just<T: Clone + fmt::Debug + 'static>(value: T) -> Gen<T> {
 
 /// An index below `n` as proptest's `0..n` draws it (a `u64` uniform).
 fn index_below(runner: &mut TestRunner, n: usize) -> usize {
+    assert!(n > 0, "an index below 0");
     let n = u64::try_from(n).expect("a length fits in u64");
     usize::try_from(sample_uniform_incl::<u64>(runner, 0, n - 1)).expect("below a usize")
 }
