@@ -154,19 +154,11 @@ impl ReadMemo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::server::data::{self, Dataset, MAIN, Shape};
     use serde_json::{Value, json};
 
-    /// A conforming page of the reference server's first `malls` malls.
+    /// A conforming page of the reference server's first `malls` malls (the bench's sample).
     fn page(malls: usize) -> Value {
-        let dataset = Dataset::new(Shape::Standard);
-        let records: Vec<Value> = dataset
-            .malls_of(MAIN.merchant_id)
-            .into_iter()
-            .take(malls)
-            .map(data::mall_record)
-            .collect();
-        json!({"success": true, "code": "0000", "msg": "ok", "data": records})
+        serde_json::from_slice(&crate::bench::validation::mall_page(malls).bytes).unwrap()
     }
 
     fn bytes(v: &Value) -> Bytes {
