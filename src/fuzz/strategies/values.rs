@@ -14,6 +14,18 @@ use super::draw::{
 };
 pub(super) use super::weighted::weighted;
 
+/// The generator `make()` builds, made once per thread and shared: a generator holds no state
+/// of its draws, and those without parameters are part of every field's (hundreds per
+/// endpoint: a character of text, any JSON value).
+macro_rules! shared {
+    ($make:ident: $t:ty) => {{
+        thread_local! {
+            static SHARED: Gen<$t> = $make();
+        }
+        SHARED.with(Gen::clone)
+    }};
+}
+
 /// Positive integers from `lo`, mostly up to `common`, sometimes far beyond (up to `hi`); they
 /// shrink by binary search towards `lo`, so a threshold is found exactly.
 #[derive(Debug, Clone, Copy)]
@@ -76,12 +88,7 @@ pub(super) const ODD_CHARS: &[char] = &[
 /// One character of generated text: mostly ASCII letters and digits, often a space, sometimes
 /// punctuation, CJK, emoji, controls or any Unicode scalar.
 pub fn text_char() -> Gen<char> {
-    // Made once per thread and shared: every text and near-miss generator has one (hundreds
-    // per endpoint), and a generator holds no state of its draws.
-    thread_local! {
-        static TEXT_CHAR: Gen<char> = new_text_char();
-    }
-    TEXT_CHAR.with(Gen::clone)
+    shared!(new_text_char: char)
 }
 
 fn new_text_char() -> Gen<char> {
@@ -192,6 +199,10 @@ pub fn near(base: &str) -> Gen<String> {
 
 /// Integers of every size and sign, as JSON numbers.
 pub fn int_value() -> Gen<Value> {
+    shared!(new_int_value: Value)
+}
+
+fn new_int_value() -> Gen<Value> {
     let max = i64::MAX.unsigned_abs();
     let up_to_max = Magnitude {
         lo: 1,
@@ -225,6 +236,10 @@ pub(super) const FLOATS: &[f64] = &[
 ];
 
 pub(super) fn float_value() -> Gen<Value> {
+    shared!(new_float_value: Value)
+}
+
+fn new_float_value() -> Gen<Value> {
     select(FLOATS).map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number))
 }
 
@@ -254,6 +269,10 @@ pub(super) const EXTRA_KEYS: &[&str] = &[
 ];
 
 pub(super) fn key() -> Gen<String> {
+    shared!(new_key: String)
+}
+
+fn new_key() -> Gen<String> {
     weighted(vec![
         (3, select(EXTRA_KEYS).map(str::to_string)),
         (2, text(12)),
@@ -262,6 +281,10 @@ pub(super) fn key() -> Gen<String> {
 
 /// Any JSON value, up to three levels deep.
 pub fn json_any() -> Gen<Value> {
+    shared!(new_json_any: Value)
+}
+
+fn new_json_any() -> Gen<Value> {
     let leaf = weighted(vec![
         (1, just(Value::Null)),
         (1, any_bool().map(Value::Bool)),
@@ -284,6 +307,10 @@ pub fn json_any() -> Gen<Value> {
 
 /// Values of a type other than string.
 pub fn non_string() -> Gen<Value> {
+    shared!(new_non_string: Value)
+}
+
+fn new_non_string() -> Gen<Value> {
     weighted(vec![
         (2, int_value()),
         (1, float_value()),
