@@ -889,29 +889,25 @@ mod tests {
         )
     }
 
+    /// `decode` as a client with the default options does it (nothing read before).
+    fn decoded(r: RawResponse, rec: &ResponseRecord) -> Result<Response, Box<Finding>> {
+        decode(
+            r,
+            rec,
+            &ReadMemo::default(),
+            &Redactor::new(),
+            false,
+            16 << 20,
+        )
+    }
+
     #[test]
     fn html_body_is_a_json_finding_with_an_excerpt() {
         let (r, rec) = raw(200, b"<html>oops</html>");
-        let f = decode(
-            r,
-            &rec,
-            &ReadMemo::default(),
-            &Redactor::new(),
-            false,
-            16 << 20,
-        )
-        .unwrap_err();
+        let f = decoded(r, &rec).unwrap_err();
         assert_eq!(f.check.id, "response.json");
         let (r, rec) = raw(500, b"<html>oops</html>");
-        let f = decode(
-            r,
-            &rec,
-            &ReadMemo::default(),
-            &Redactor::new(),
-            false,
-            16 << 20,
-        )
-        .unwrap_err();
+        let f = decoded(r, &rec).unwrap_err();
         assert_eq!(f.check.id, "http.server-error");
         assert!(f.detail.contains("<html>oops"), "{}", f.detail);
         assert!(f.actual.contains("HTTP 500"));
@@ -925,30 +921,14 @@ mod tests {
                 .into_boxed_slice(),
         );
         let (r, rec) = raw(200, deep);
-        let f = decode(
-            r,
-            &rec,
-            &ReadMemo::default(),
-            &Redactor::new(),
-            false,
-            16 << 20,
-        )
-        .unwrap_err();
+        let f = decoded(r, &rec).unwrap_err();
         assert!(f.actual.contains("nested too deep"), "{}", f.actual);
     }
 
     #[test]
     fn redirect_is_a_finding() {
         let (r, rec) = raw(302, b"");
-        let f = decode(
-            r,
-            &rec,
-            &ReadMemo::default(),
-            &Redactor::new(),
-            false,
-            16 << 20,
-        )
-        .unwrap_err();
+        let f = decoded(r, &rec).unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
     }
 
@@ -972,19 +952,6 @@ mod tests {
     #[test]
     fn truncated_json_is_a_finding() {
         let (r, rec) = raw(200, b"{\"success\": tr");
-        assert_eq!(
-            decode(
-                r,
-                &rec,
-                &ReadMemo::default(),
-                &Redactor::new(),
-                false,
-                16 << 20
-            )
-            .unwrap_err()
-            .check
-            .id,
-            "response.json"
-        );
+        assert_eq!(decoded(r, &rec).unwrap_err().check.id, "response.json");
     }
 }
