@@ -33,6 +33,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt::{self, Write as _};
+use std::hash::BuildHasher as _;
 use std::io::{self, Write};
 use std::ops::{Bound, Range};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -216,8 +217,7 @@ impl Tier {
     }
 }
 
-/// A set hashed with foldhash (seeded per process): every signature of a run is inserted in its
-/// forms, where SipHash took ~850 instructions an insert.
+/// A set hashed with foldhash (seeded per process).
 type FastSet<T> = HashSet<T, foldhash::fast::RandomState>;
 
 /// Whether a byte can be part of a token (hex, base64, base64url, JWT, most API keys).
@@ -238,17 +238,29 @@ const TOKEN_BYTES: [bool; 256] = {
 /// Bits of the filter of one token length: a window whose bit is clear is no secret.
 const FILTER_BITS: u32 = 18;
 
-/// Token patterns of one length.
+/// Token patterns of one length, kept end to end in one buffer and found through a table of
+/// their offsets: a run registers every form of every signature it sends (about nine each),
+/// where a boxed pattern per entry made an allocation of each and a rehash that hashed every
+/// pattern again.
 struct TokenSet {
+    len: usize,
     filter: Vec<u64>,
-    exact: FastSet<Box<[u8]>>,
+    /// The patterns, `len` bytes each.
+    bytes: Vec<u8>,
+    /// The hash and the offset in `bytes` of each pattern (the hash kept so that growing the
+    /// table hashes no pattern again).
+    table: hashbrown::HashTable<(u64, usize)>,
+    hasher: foldhash::fast::RandomState,
 }
 
 impl TokenSet {
-    fn new() -> TokenSet {
+    fn new(len: usize) -> TokenSet {
         TokenSet {
+            len,
             filter: vec![0; 1 << (FILTER_BITS - 6)],
-            exact: FastSet::default(),
+            bytes: Vec::new(),
+            table: hashbrown::HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
         }
     }
 
@@ -263,15 +275,44 @@ impl TokenSet {
         (mixed >> (64 - FILTER_BITS)) as usize
     }
 
+    /// Whether the pattern at `at` is `window`.
+    fn holds(&self, at: usize, window: &[u8]) -> bool {
+        &self.bytes[at..at + self.len] == window
+    }
+
+    /// Adds `pattern` (`len` bytes) unless it is in already.
     fn insert(&mut self, pattern: &[u8]) {
+        debug_assert_eq!(pattern.len(), self.len);
         let bit = TokenSet::bit(pattern);
         self.filter[bit / 64] |= 1 << (bit % 64);
-        self.exact.insert(pattern.into());
+        let hash = self.hasher.hash_one(pattern);
+        if self
+            .table
+            .find(hash, |&(h, at)| h == hash && self.holds(at, pattern))
+            .is_some()
+        {
+            return;
+        }
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(pattern);
+        self.table.insert_unique(hash, (hash, at), |&(h, _)| h);
     }
 
     fn contains(&self, window: &[u8]) -> bool {
         let bit = TokenSet::bit(window);
-        self.filter[bit / 64] & (1 << (bit % 64)) != 0 && self.exact.contains(window)
+        if self.filter[bit / 64] & (1 << (bit % 64)) == 0 {
+            return false;
+        }
+        let hash = self.hasher.hash_one(window);
+        self.table
+            .find(hash, |&(h, at)| h == hash && self.holds(at, window))
+            .is_some()
+    }
+
+    /// Every pattern, in the order added (for tests).
+    #[cfg(test)]
+    fn patterns(&self) -> impl Iterator<Item = &[u8]> {
+        self.bytes.chunks(self.len)
     }
 }
 
@@ -302,16 +343,16 @@ impl Tokens {
         (u64::from_le_bytes(head).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - START_BITS)) as usize
     }
 
-    fn insert(&mut self, pattern: &str) {
+    fn insert(&mut self, pattern: &[u8]) {
         if self.starts.is_empty() {
             self.starts = vec![0; 1 << (START_BITS - 6)];
         }
-        let bit = Tokens::start_bit(pattern.as_bytes());
+        let bit = Tokens::start_bit(pattern);
         self.starts[bit / 64] |= 1 << (bit % 64);
         self.by_len
             .entry(pattern.len())
-            .or_insert_with(TokenSet::new)
-            .insert(pattern.as_bytes());
+            .or_insert_with(|| TokenSet::new(pattern.len()))
+            .insert(pattern);
     }
 
     fn find(&self, text: &[u8], out: &mut Vec<(Range<usize>, Label)>) {
@@ -415,9 +456,7 @@ impl Patterns {
                 // `partial_start`), so a run's thousands of signatures cost no sorted set. Nor
                 // looked up there first: a token set holds a pattern once however often it
                 // is inserted.
-                self.longest = self.longest.max(form.len());
-                self.request_longest = self.request_longest.max(form.len());
-                self.tokens.insert(&form);
+                self.add_request_token(form.as_bytes());
                 continue;
             }
             let bytes = form.as_bytes();
@@ -429,7 +468,7 @@ impl Patterns {
             self.longest = self.longest.max(form.len());
             if label == Label::Secret && Tokens::is_token(&form) {
                 self.seen_tokens.insert(&form);
-                self.tokens.insert(&form);
+                self.tokens.insert(form.as_bytes());
             } else {
                 self.seen_others.insert(&form);
                 patterns.push(form);
@@ -448,6 +487,13 @@ impl Patterns {
             }
         }
         self.tiers.push(Tier::new(patterns, labels));
+    }
+
+    /// Adds a form of a per-request secret made only of [`request_token_byte`]s.
+    fn add_request_token(&mut self, form: &[u8]) {
+        self.longest = self.longest.max(form.len());
+        self.request_longest = self.request_longest.max(form.len());
+        self.tokens.insert(form);
     }
 
     /// Every match in `bytes`, unsorted, overlapping.
@@ -534,6 +580,13 @@ impl Registry {
         if secret.chars().count() < MIN_SECRET_LEN {
             return false;
         }
+        if lifetime == Lifetime::Request
+            && label == Label::Secret
+            && secret.bytes().all(|b| b.is_ascii_alphanumeric())
+        {
+            self.add_request_signature(secret.as_bytes());
+            return true;
+        }
         let key = (secret.to_string(), label, lifetime);
         if self.registered.contains(&key) {
             return true;
@@ -541,6 +594,53 @@ impl Registry {
         self.add(forms(secret), label, lifetime);
         self.registered.insert(key);
         true
+    }
+
+    /// The forms of a per-request secret of letters and digits (a hex or base64url signature,
+    /// the one secret a run registers thousands of): every form [`forms`] gives it (itself, a
+    /// hex value in either case, its base64 fragments) is made of token bytes and its
+    /// normalised view is its lower case, so each goes straight to the token sets, with
+    /// nothing escaped, sorted or allocated per form. Nor is it remembered in `registered`: a
+    /// token set holds a form once however often it comes. A test holds this to the general
+    /// path.
+    fn add_request_signature(&mut self, secret: &[u8]) {
+        let mut form = secret.to_vec();
+        self.raw.add_request_token(&form);
+        form.make_ascii_lowercase();
+        self.normal.add_request_token(&form);
+        if secret.iter().all(u8::is_ascii_hexdigit) {
+            if form != secret {
+                self.raw.add_request_token(&form);
+            }
+            form.make_ascii_uppercase();
+            if form != secret {
+                self.raw.add_request_token(&form);
+            }
+        }
+        let mut padded = Vec::with_capacity(secret.len() + 2);
+        padded.extend_from_slice(&[0, 0]);
+        padded.extend_from_slice(secret);
+        let mut encoded = String::new();
+        for offset in 0..3 {
+            for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                let Some(fragment) = base64_fragment(&padded, offset, engine, &mut encoded) else {
+                    break;
+                };
+                if fragment.len() < MIN_SECRET_LEN {
+                    break;
+                }
+                form.clear();
+                form.extend_from_slice(fragment.as_bytes());
+                self.raw.add_request_token(&form);
+                form.make_ascii_lowercase();
+                self.normal.add_request_token(&form);
+                // The two alphabets differ only in their last two characters: a fragment
+                // without them is the same in both.
+                if !fragment.bytes().any(|b| matches!(b, b'+' | b'/')) {
+                    break;
+                }
+            }
+        }
     }
 
     /// `<scheme or appid> <credential>` registers the credential (a `Basic` one also decoded,
@@ -1234,25 +1334,36 @@ fn markup_escaped(s: &str, apostrophe: Option<&str>) -> String {
 /// the three byte alignments: only the characters that depend on the secret's bytes alone.
 fn base64_fragments(secret: &[u8], engine: &GeneralPurpose) -> Vec<String> {
     let mut out = Vec::with_capacity(3);
-    // The secret behind two zero bytes: each alignment is a slice of it (one buffer for the
-    // three, and each fragment trimmed in place: a run registers a signature per request).
+    // The secret behind two zero bytes: each alignment is a slice of it.
     let mut padded = Vec::with_capacity(secret.len() + 2);
     padded.extend_from_slice(&[0, 0]);
     padded.extend_from_slice(secret);
+    let mut encoded = String::new();
     for offset in 0..3 {
-        let bytes = &padded[2 - offset..];
-        let mut encoded = engine.encode(bytes);
-        // Characters mixing the zero bytes in front: none, two or three.
-        let skip = [0, 2, 3][offset];
-        // The last character of a partial group mixes in whatever follows.
-        let drop = usize::from(bytes.len() % 3 != 0);
-        if encoded.len() > skip + drop {
-            encoded.truncate(encoded.len() - drop);
-            encoded.drain(..skip);
-            out.push(encoded);
+        if let Some(fragment) = base64_fragment(&padded, offset, engine, &mut encoded) {
+            out.push(fragment.to_string());
         }
     }
     out
+}
+
+/// The base64 fragment of the secret behind `padded`'s two zero bytes at alignment `offset`
+/// (0 to 2 bytes in front of it), encoded into `buffer`: the characters that only the secret's
+/// bytes make; `None` when there are none.
+fn base64_fragment<'b>(
+    padded: &[u8],
+    offset: usize,
+    engine: &GeneralPurpose,
+    buffer: &'b mut String,
+) -> Option<&'b str> {
+    let bytes = &padded[2 - offset..];
+    buffer.clear();
+    engine.encode_string(bytes, buffer);
+    // Characters mixing the zero bytes in front: none, two or three.
+    let skip = [0, 2, 3][offset];
+    // The last character of a partial group mixes in whatever follows.
+    let drop = usize::from(!bytes.len().is_multiple_of(3));
+    (buffer.len() > skip + drop).then(|| &buffer[skip..buffer.len() - drop])
 }
 
 /// Where the userinfo of a URL-like text is (between `://` and the last `@`), whether or not
@@ -1348,6 +1459,89 @@ mod tests {
         }
         // Anything else still gets every escaping.
         assert!(forms("pa ss/wo&rd").contains(&"pa%20ss%2Fwo%26rd".to_string()));
+    }
+
+    /// Every token pattern of `patterns`, with the lengths it keeps.
+    fn token_patterns(patterns: &Patterns) -> (BTreeSet<Vec<u8>>, usize, usize) {
+        let all = patterns
+            .tokens
+            .by_len
+            .values()
+            .flat_map(TokenSet::patterns)
+            .map(<[u8]>::to_vec)
+            .collect();
+        (all, patterns.longest, patterns.request_longest)
+    }
+
+    #[test]
+    fn a_signature_registers_what_the_general_path_registers() {
+        // Secrets of letters and digits a signing can give: hex in either case or mixed,
+        // base64url without its two symbols, of every length around the base64 groups.
+        let mut secrets: Vec<String> = vec![
+            "0123456789abcdef0123456789abcdef".into(),
+            "0123456789ABCDEF0123456789ABCDEF".into(),
+            "0123456789AbCdEf".into(),
+            "Zm9vYmFyYmF6cXV4".into(),
+            "abcdefgh".into(),
+            "ABCDEFGHI".into(),
+        ];
+        let alphabet = b"0123456789abcdefABCDEFghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ";
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        for len in 8..80 {
+            for hex in [true, false] {
+                let mut s = String::new();
+                for _ in 0..len {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let pool = if hex { 16 } else { alphabet.len() };
+                    s.push(char::from(alphabet[(state % pool as u64) as usize]));
+                }
+                secrets.push(s);
+            }
+        }
+        for secret in &secrets {
+            let mut fast = Registry::default();
+            assert!(fast.add_labelled(secret, Label::Secret, Lifetime::Request));
+            let mut general = Registry::default();
+            general.add(forms(secret), Label::Secret, Lifetime::Request);
+            for (f, g) in [(&fast.raw, &general.raw), (&fast.normal, &general.normal)] {
+                assert_eq!(token_patterns(f), token_patterns(g), "{secret}");
+                assert!(f.tiers.is_empty() && g.tiers.is_empty(), "{secret}");
+                assert!(f.seen_tokens.patterns.is_empty() && g.seen_tokens.patterns.is_empty());
+            }
+            // And both find the same in an echo of the secret in several spellings.
+            let b64 = base64::engine::general_purpose::STANDARD.encode(format!("x{secret}y"));
+            let text = format!(
+                "a {secret} b {} c {} d {b64} e \\u00{:02x}{}",
+                secret.to_ascii_uppercase(),
+                secret.to_ascii_lowercase(),
+                secret.as_bytes()[0],
+                &secret[1..]
+            );
+            assert_eq!(
+                fast.find(text.as_bytes()),
+                general.find(text.as_bytes()),
+                "{secret}"
+            );
+            assert!(!fast.find(text.as_bytes()).is_empty());
+        }
+        // Registering one again adds nothing.
+        let mut twice = Registry::default();
+        twice.add_labelled(&secrets[0], Label::Secret, Lifetime::Request);
+        let once = token_patterns(&twice.raw);
+        twice.add_labelled(&secrets[0], Label::Secret, Lifetime::Request);
+        assert_eq!(token_patterns(&twice.raw), once);
+        assert_eq!(
+            twice
+                .raw
+                .tokens
+                .by_len
+                .values()
+                .map(|t| t.table.len())
+                .sum::<usize>(),
+            once.0.len()
+        );
     }
 
     #[test]
