@@ -18,12 +18,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::time::{Duration, Instant};
 
 use proptest::strategy::{Just, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
 use tokio::runtime::Handle;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use crate::checks::robustness::RobustnessGate;
@@ -413,9 +414,28 @@ struct Session<'a> {
     deadline: Instant,
     /// Why the run is ending early, once it is.
     halt: Option<Halt>,
+    /// A place for each request that may be out at once (`--jobs`): every probe holds one
+    /// while it is sent and checked. Cases are started ahead of their places (see
+    /// [`Session::window`]), so when an answer comes back the next body queued goes out on
+    /// the runtime at once, not after the generating thread has woken and drawn it.
+    places: Arc<Semaphore>,
+    /// Raised with `halt`: a case started ahead and still waiting for its place is not sent.
+    stopping: Arc<AtomicBool>,
 }
 
 impl Session<'_> {
+    /// How many cases are started and not yet taken back at most: twice the requests that may
+    /// be out, so that a place that frees finds a body ready while the generating thread
+    /// judges the oldest outcome and draws the next.
+    fn window(&self) -> usize {
+        self.fuzzer.options.jobs.max(1) * 2
+    }
+
+    fn set_halt(&mut self, halt: Halt) {
+        self.stopping.store(true, AtomicOrdering::Release);
+        self.halt = Some(halt);
+    }
+
     fn pace(&mut self) {
         if self.fuzzer.options.rate > 0.0 {
             let now = Instant::now();
@@ -432,7 +452,7 @@ impl Session<'_> {
         if self.halt.is_none()
             && let Some(cause) = self.fuzzer.interrupt.raised()
         {
-            self.halt = Some(Halt::Interrupted { cause });
+            self.set_halt(Halt::Interrupted { cause });
         }
         self.halt.is_some()
     }
@@ -464,7 +484,7 @@ impl Session<'_> {
             // The halt's exchange is shown as it is (its excerpt made from the body now).
             let mut exchange = probe.exchange;
             exchange.seal(self.prober.client.redactor());
-            self.halt = Some(Halt::RateLimited {
+            self.set_halt(Halt::RateLimited {
                 endpoint,
                 finding,
                 exchange: Box::new(exchange),
@@ -479,23 +499,33 @@ impl Session<'_> {
             return None;
         }
         self.pace();
-        let prober = Arc::clone(&self.prober);
-        let probe = self.wait(prober.probe(endpoint, body, body.to_bytes()))?;
+        let (prober, places) = (Arc::clone(&self.prober), Arc::clone(&self.places));
+        let probe = self.wait(async move {
+            let _place = places.acquire().await;
+            prober.probe(endpoint, body, body.to_bytes()).await
+        })?;
         self.take(endpoint, probe)
     }
 
-    /// Sends one body, serialised as `bytes`, on the runtime without waiting (paced like
-    /// [`Session::probe`]).
+    /// Sends one body, serialised as `bytes`, on the runtime as soon as it has a place,
+    /// without waiting (paced like [`Session::probe`]); `None` from the task when the run
+    /// halted before it had one.
     fn start(
         &mut self,
         endpoint: Endpoint,
         body: Arc<FuzzBody>,
         bytes: Vec<u8>,
-    ) -> JoinHandle<Probe> {
+    ) -> JoinHandle<Option<Probe>> {
         self.pace();
         let prober = Arc::clone(&self.prober);
-        self.handle
-            .spawn(async move { prober.probe(endpoint, &body, bytes).await })
+        let (places, stopping) = (Arc::clone(&self.places), Arc::clone(&self.stopping));
+        self.handle.spawn(async move {
+            let _place = places.acquire_owned().await;
+            if stopping.load(AtomicOrdering::Acquire) {
+                return None;
+            }
+            Some(prober.probe(endpoint, &body, bytes).await)
+        })
     }
 
     /// The outcome of a body sent with [`Session::start`]; should its task have died, the body
@@ -504,14 +534,16 @@ impl Session<'_> {
         &mut self,
         endpoint: Endpoint,
         body: &FuzzBody,
-        mut task: JoinHandle<Probe>,
+        mut task: JoinHandle<Option<Probe>>,
     ) -> Option<Probe> {
         let Some(joined) = self.wait(&mut task) else {
             task.abort();
             return None;
         };
         match joined {
-            Ok(probe) => self.take(endpoint, probe),
+            Ok(Some(probe)) => self.take(endpoint, probe),
+            // Held back: the run halted while the body waited for its place.
+            Ok(None) => None,
             Err(_) => self.probe(endpoint, body),
         }
     }
@@ -523,8 +555,8 @@ impl Session<'_> {
         let unjudged = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
         for mut sent in in_flight {
             match self.wait(&mut sent.task) {
-                Some(Ok(probe)) => self.requests += u64::from(probe.sent),
-                Some(Err(_)) => {}
+                Some(Ok(Some(probe))) => self.requests += u64::from(probe.sent),
+                Some(Ok(None) | Err(_)) => {}
                 None => sent.task.abort(),
             }
         }
@@ -646,6 +678,8 @@ impl Fuzzer {
             next_slot: started,
             deadline: started + self.options.max_time,
             halt: None,
+            places: Arc::new(Semaphore::new(self.options.jobs.max(1))),
+            stopping: Arc::new(AtomicBool::new(false)),
         };
         let mut out = Out {
             on_event,
@@ -738,8 +772,8 @@ struct InFlight<'s> {
     rng_before: TestRng,
     /// The body sent (shared with its task).
     body: Arc<FuzzBody>,
-    /// Its outcome.
-    task: JoinHandle<Probe>,
+    /// Its outcome (`None` when it was held back by a halt).
+    task: JoinHandle<Option<Probe>>,
 }
 
 /// Generation on one endpoint.
@@ -776,13 +810,13 @@ impl EndpointRun {
             endpoint: self.endpoint,
             cases: config.cases,
         });
-        let jobs = fuzzer.options.jobs.max(1);
+        let window = session.window();
         let mut in_flight: VecDeque<InFlight<'_>> = VecDeque::new();
         let mut generating = true;
         let mut draws: u32 = 0;
         loop {
             // Draw and send until `jobs` cases are in flight or generation ends.
-            while generating && in_flight.len() < jobs {
+            while generating && in_flight.len() < window {
                 if session.halted() {
                     generating = false;
                     break;

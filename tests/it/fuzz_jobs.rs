@@ -116,3 +116,24 @@ fn jobs_puts_several_requests_in_flight() {
         "--jobs 4 kept at most {most} connection(s) open at once"
     );
 }
+
+/// The most requests the reference server handled at once during a run with `jobs`.
+fn most_at_once(jobs: &str) -> u64 {
+    // Answers that take a while, so that requests queued for a place would show as overlap.
+    let server = Server::start(&["--latency-ms", "5"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &server.base_url, jobs).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let counters = server.counters();
+    assert!(counters["requests"].as_u64().unwrap() >= 150, "{counters}");
+    counters["max_in_flight"].as_u64().unwrap()
+}
+
+#[test]
+fn cases_started_ahead_never_put_more_than_jobs_requests_out() {
+    // The engine starts twice --jobs cases ahead of their places; the places bound the wire.
+    let most = most_at_once("3");
+    assert!((2..=3).contains(&most), "--jobs 3: {most} requests at once");
+    assert_eq!(most_at_once("1"), 1, "--jobs 1 is one request at a time");
+}
