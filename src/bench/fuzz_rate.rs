@@ -18,7 +18,7 @@ use crate::bench::canned::CannedServer;
 use crate::bench::child::{mallcheck_exe, run_child};
 use crate::bench::harness::{BenchOptions, SuiteEnv};
 use crate::bench::load::{self, GENERATOR};
-use crate::bench::measure::{Goal, Measurement, ms};
+use crate::bench::measure::{CpuUse, Goal, Measurement, children_cpu, cpu_time, ms};
 use crate::bench::proxy::Proxy;
 use crate::server::data::{self, DEMO_SIGN_KEY};
 use crate::settings;
@@ -67,18 +67,24 @@ pub fn parse_fuzz_summary(stdout: &str) -> Option<FuzzSummary> {
     })
 }
 
+/// Microseconds of `cpu` per request of `requests`.
+fn per_request(cpu: Duration, requests: u64) -> f64 {
+    cpu.as_secs_f64() * 1e6 / requests.max(1) as f64
+}
+
 /// A number as the fuzz summary prints it (`1,234`).
 fn number<T: std::str::FromStr>(s: &str) -> Option<T> {
     s.replace(',', "").parse().ok()
 }
 
-/// Runs `mallcheck fuzz --seed 1 --jobs N` against `base_url` and reads its summary.
+/// Runs `mallcheck fuzz --seed 1 --jobs N` against `base_url` and reads its summary; with the
+/// CPU time the process used, start to end.
 async fn fuzz_once(
     env: &SuiteEnv,
     base_url: &str,
     options: &BenchOptions,
     jobs: usize,
-) -> Result<FuzzSummary, String> {
+) -> Result<(FuzzSummary, CpuUse), String> {
     let exe = mallcheck_exe()?;
     let scratch = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
     let mut command = Process::new(exe);
@@ -104,18 +110,23 @@ async fn fuzz_once(
     if std::env::var_os(settings::SIGN_KEY_VAR).is_none() {
         command.env(settings::SIGN_KEY_VAR, DEMO_SIGN_KEY);
     }
-    let (code, stdout, stderr) =
-        tokio::task::spawn_blocking(move || run_child(command, Duration::from_secs(90)))
-            .await
-            .map_err(|e| e.to_string())??;
-    parse_fuzz_summary(&stdout).ok_or_else(|| {
+    let (code, stdout, stderr, cpu) = tokio::task::spawn_blocking(move || {
+        // The bench waits for no other child meanwhile: the difference is this one's.
+        let before = children_cpu();
+        run_child(command, Duration::from_secs(90))
+            .map(|(code, out, err)| (code, out, err, children_cpu().since(before)))
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    let summary = parse_fuzz_summary(&stdout).ok_or_else(|| {
         let why = stderr
             .lines()
             .chain(stdout.lines())
             .find(|l| !l.trim().is_empty())
             .unwrap_or("no output");
         format!("`mallcheck fuzz` printed no `sent N requests` summary (exit {code}): {why}")
-    })
+    })?;
+    Ok((summary, cpu))
 }
 
 /// How fast one core reads the recorded answers: the floor (a syntax-only read of the bytes,
@@ -234,7 +245,7 @@ pub(crate) async fn fuzz_rate(
     let jobs = env.jobs.max(1);
     // Record the exchanges of the fuzz run against the embedded server.
     let proxy = Proxy::start(&format!("http://{embedded}")).await?;
-    let recorded = fuzz_once(env, &proxy.base_url, options, jobs).await?;
+    let (recorded, _) = fuzz_once(env, &proxy.base_url, options, jobs).await?;
     let log = proxy.take();
     proxy.stop();
     let table = log.table();
@@ -249,6 +260,8 @@ pub(crate) async fn fuzz_rate(
     let canned = CannedServer::start(table)
         .await
         .map_err(|e| format!("cannot start the precomputed-bytes server: {e}"))?;
+    // This process's CPU while it drives the load: the generator's and the server's.
+    let cpu = cpu_time();
     let limit = load::drive(
         canned.addr(),
         Arc::clone(&requests),
@@ -256,9 +269,13 @@ pub(crate) async fn fuzz_rate(
         options.load_time,
     )
     .await?;
+    let limit_cpu = cpu_time().saturating_sub(cpu);
     // mallcheck against the same server.
     let (served, missed) = (canned.counters().served(), canned.counters().misses());
-    let fuzz = fuzz_once(env, &canned.base_url(), options, jobs).await?;
+    let cpu = cpu_time();
+    let (fuzz, fuzz_cpu) = fuzz_once(env, &canned.base_url(), options, jobs).await?;
+    // This process's CPU meanwhile: the server's (the bench does nothing else).
+    let server_cpu = cpu_time().saturating_sub(cpu);
     let (served, missed) = (
         canned.counters().served() - served,
         canned.counters().misses() - missed,
@@ -293,6 +310,16 @@ pub(crate) async fn fuzz_rate(
             share(ceiling.checked.per_second(), limit.rate()),
             ceiling.tree.per_second(),
             share(ceiling.tree.per_second(), limit.rate()),
+        ),
+        format!(
+            "CPU per request: the fuzz process {:.0} us ({:.0} us in user space, {:.0} us in the \
+             kernel; its start, the schemas and the preflight included), the precomputed-bytes \
+             server {:.0} us; for the limit, the load generator and the server together {:.0} us",
+            per_request(fuzz_cpu.total(), fuzz.requests),
+            per_request(fuzz_cpu.user, fuzz.requests),
+            per_request(fuzz_cpu.system, fuzz.requests),
+            per_request(server_cpu, fuzz.requests),
+            per_request(limit_cpu, limit.answers),
         ),
         format!(
             "verdicts: {} against the embedded server, {} against the precomputed bytes",

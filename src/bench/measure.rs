@@ -167,12 +167,43 @@ pub(crate) fn median_ratio(a: &[Duration], b: &[Duration]) -> Option<f64> {
 /// CPU time (user and system) this process has used so far, all threads; zero where the
 /// system does not say. Less disturbed than wall time by other work on a shared machine.
 pub fn cpu_time() -> Duration {
+    let usage = usage_of(libc::RUSAGE_SELF);
+    usage.user + usage.system
+}
+
+/// CPU time spent in user space and in the kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuUse {
+    pub user: Duration,
+    pub system: Duration,
+}
+
+impl CpuUse {
+    /// What was used between `earlier` and `self`.
+    pub fn since(self, earlier: CpuUse) -> CpuUse {
+        CpuUse {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+        }
+    }
+
+    pub fn total(self) -> Duration {
+        self.user + self.system
+    }
+}
+
+/// The CPU time of the child processes ended and waited for so far (all of them, and theirs).
+pub fn children_cpu() -> CpuUse {
+    usage_of(libc::RUSAGE_CHILDREN)
+}
+
+fn usage_of(who: libc::c_int) -> CpuUse {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: getrusage writes a whole `rusage` into the pointer it is given, which points to
     // one; on failure (it returns non-zero) the zeroed value is not read.
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr()) } == 0;
+    let ok = unsafe { libc::getrusage(who, usage.as_mut_ptr()) } == 0;
     if !ok {
-        return Duration::ZERO;
+        return CpuUse::default();
     }
     // SAFETY: getrusage succeeded, so the value is initialised.
     let usage = unsafe { usage.assume_init() };
@@ -182,7 +213,10 @@ pub fn cpu_time() -> Duration {
             u32::try_from(t.tv_usec).unwrap_or(0).saturating_mul(1_000),
         )
     };
-    time(usage.ru_utime) + time(usage.ru_stime)
+    CpuUse {
+        user: time(usage.ru_utime),
+        system: time(usage.ru_stime),
+    }
 }
 
 /// Prints a piece of the report at once (the bench runs for a while).
@@ -230,6 +264,20 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(1));
         }
         assert!(cpu_time() > before, "{x}");
+    }
+
+    #[test]
+    fn a_child_that_works_shows_in_the_children_cpu() {
+        let before = children_cpu();
+        // A child that spins for a while in user space, waited for.
+        let status = std::process::Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let used = children_cpu().since(before);
+        assert!(used.user > Duration::ZERO, "{used:?}");
+        assert!(used.total() >= used.user);
     }
 
     #[test]

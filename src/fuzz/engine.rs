@@ -519,12 +519,25 @@ impl Session<'_> {
         self.pace();
         let prober = Arc::clone(&self.prober);
         let (places, stopping) = (Arc::clone(&self.places), Arc::clone(&self.stopping));
+        let interrupt = self.fuzzer.interrupt.clone();
+        // Held back once the run is stopping: a signal, or a rate limit met by this case or
+        // any other (the generating thread may not have judged it yet).
+        let held_back = move |stopping: &AtomicBool| {
+            stopping.load(AtomicOrdering::Acquire) || interrupt.raised().is_some()
+        };
         self.handle.spawn(async move {
-            let _place = places.acquire_owned().await;
-            if stopping.load(AtomicOrdering::Acquire) {
+            if held_back(&stopping) {
                 return None;
             }
-            Some(prober.probe(endpoint, &body, bytes).await)
+            let _place = places.acquire_owned().await;
+            if held_back(&stopping) {
+                return None;
+            }
+            let probe = prober.probe(endpoint, &body, bytes).await;
+            if probe.limited.is_some() {
+                stopping.store(true, AtomicOrdering::Release);
+            }
+            Some(probe)
         })
     }
 
@@ -542,8 +555,10 @@ impl Session<'_> {
         };
         match joined {
             Ok(Some(probe)) => self.take(endpoint, probe),
-            // Held back: the run halted while the body waited for its place.
-            Ok(None) => None,
+            // Held back by a signal, or by a rate limit that a case drawn later met first: then
+            // the body goes now, in turn, and meets the same pause (the halt is this case's).
+            Ok(None) if self.halted() => None,
+            Ok(None) => self.probe(endpoint, body),
             Err(_) => self.probe(endpoint, body),
         }
     }
