@@ -462,6 +462,9 @@ impl Session<'_> {
         let interrupt = self.fuzzer.interrupt.clone();
         let done = self.handle.block_on(async {
             tokio::select! {
+                // Work that is done is taken even once a signal is raised: a finished case
+                // still counts as a request that went out.
+                biased;
                 done = work => Some(done),
                 () = interrupt.wait() => None,
             }
