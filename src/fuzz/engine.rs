@@ -421,6 +421,10 @@ struct Session<'a> {
     places: Arc<Semaphore>,
     /// Raised with `halt`: a case started ahead and still waiting for its place is not sent.
     stopping: Arc<AtomicBool>,
+    /// The end of the current endpoint's share of `--max-time`: a case that gets its place
+    /// later is not sent (so the run overruns by at most one answer's time, as when no case
+    /// was started ahead).
+    not_after: Instant,
 }
 
 impl Session<'_> {
@@ -512,7 +516,7 @@ impl Session<'_> {
 
     /// Sends one body, serialised as `bytes`, on the runtime as soon as it has a place,
     /// without waiting (paced like [`Session::probe`]); `None` from the task when the run
-    /// halted before it had one.
+    /// halted, or the endpoint's time ran out, before it had one.
     fn start(
         &mut self,
         endpoint: Endpoint,
@@ -523,10 +527,13 @@ impl Session<'_> {
         let prober = Arc::clone(&self.prober);
         let (places, stopping) = (Arc::clone(&self.places), Arc::clone(&self.stopping));
         let interrupt = self.fuzzer.interrupt.clone();
-        // Held back once the run is stopping: a signal, or a rate limit met by this case or
-        // any other (the generating thread may not have judged it yet).
+        let not_after = self.not_after;
+        // Held back once the run is stopping (a signal, or a rate limit met by this case or
+        // any other: the generating thread may not have judged it yet) or out of time.
         let held_back = move |stopping: &AtomicBool| {
-            stopping.load(AtomicOrdering::Acquire) || interrupt.raised().is_some()
+            stopping.load(AtomicOrdering::Acquire)
+                || interrupt.raised().is_some()
+                || Instant::now() >= not_after
         };
         self.handle.spawn(async move {
             if held_back(&stopping) {
@@ -560,7 +567,7 @@ impl Session<'_> {
             Ok(Some(probe)) => self.take(endpoint, probe),
             // Held back by a signal, or by a rate limit that a case drawn later met first: then
             // the body goes now, in turn, and meets the same pause (the halt is this case's).
-            Ok(None) if self.halted() => None,
+            Ok(None) if self.halted() || Instant::now() >= self.not_after => None,
             Ok(None) => self.probe(endpoint, body),
             Err(_) => self.probe(endpoint, body),
         }
@@ -698,6 +705,7 @@ impl Fuzzer {
             halt: None,
             places: Arc::new(Semaphore::new(self.options.jobs.max(1))),
             stopping: Arc::new(AtomicBool::new(false)),
+            not_after: started + self.options.max_time,
         };
         let mut out = Out {
             on_event,
@@ -808,6 +816,7 @@ struct EndpointRun {
 impl EndpointRun {
     fn fuzz(&mut self, session: &mut Session<'_>, out: &mut Out<'_>) -> EndpointStats {
         let fuzzer = session.fuzzer;
+        session.not_after = self.slice_end;
         let config = config(&fuzzer.options, self.endpoint);
         let random = strategies::body(self.endpoint, &fuzzer.known, fuzzer.options.limits);
         let sweep = strategies::sweep(self.endpoint, &fuzzer.known);
@@ -889,6 +898,8 @@ impl EndpointRun {
                 break;
             };
             let Some(probe) = session.finish(self.endpoint, &sent.body, sent.task) else {
+                // Without a halt, the case was held back because its place came too late.
+                stats.stopped_by_time |= session.halt.is_none();
                 stats.run -= 1 + session.drain(std::mem::take(&mut in_flight));
                 break;
             };
