@@ -798,7 +798,7 @@ struct InFlight<'s> {
     rng_before: TestRng,
     /// The body sent (shared with its task).
     body: Arc<FuzzBody>,
-    /// Its outcome (`None` when it was held back by a halt).
+    /// Its outcome (`None` when it was held back: a halt, or its place came too late).
     task: JoinHandle<Option<Probe>>,
 }
 
@@ -842,7 +842,7 @@ impl EndpointRun {
         let mut generating = true;
         let mut draws: u32 = 0;
         loop {
-            // Draw and send until `jobs` cases are in flight or generation ends.
+            // Draw and start cases until the window is full or generation ends.
             while generating && in_flight.len() < window {
                 if session.halted() {
                     generating = false;
