@@ -5,9 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
-use reqwest::redirect;
 use serde_json::Value;
 
 use crate::redact::{Redactor, Secret};
@@ -18,6 +17,7 @@ use crate::service::politeness::{
 };
 use crate::service::read_memo::ReadMemo;
 use crate::service::replay;
+use crate::service::transport::{BodyEnd, Target, Transport, TransportError, TransportOptions};
 use crate::sign::Signer;
 use crate::spec::catalog;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
@@ -90,14 +90,12 @@ pub struct Sent {
 /// The signing client for one base URL.
 #[derive(Debug, Clone)]
 pub struct Client {
-    http: reqwest::Client,
-    /// A client that keeps no idle connection: every request it sends opens a new one. A
-    /// request that lost its reused keep-alive connection is sent again at once through it.
-    fresh: reqwest::Client,
+    /// How requests go out: a request that lost its reused keep-alive connection is sent
+    /// again at once on a new one.
+    transport: Transport,
     base_url: String,
-    /// The URL of each endpoint, parsed once: reqwest parses a URL given as text on every
-    /// request (~8,500 instructions with the host's IDNA pass).
-    endpoint_urls: [Option<reqwest::Url>; 2],
+    /// The URL of each endpoint, parsed once.
+    targets: Arc<[Target; 2]>,
     signer: Signer,
     options: ClientOptions,
     /// The session's redactor: every record and finding is scrubbed with it.
@@ -123,11 +121,10 @@ impl Client {
         options: ClientOptions,
         redactor: &Redactor,
     ) -> Result<Client, ClientBuildError> {
-        let policy = redirect_policy(options.follow_redirects);
-        let build = |idle: usize, policy: redirect::Policy| {
+        let build = |idle: usize, policy: reqwest::redirect::Policy| {
             let mut builder = crate::tls::client_builder_for(base_url);
             if let Some(pem) = &options.cacert {
-                builder = crate::tls::trust(builder, pem).map_err(ClientBuildError)?;
+                builder = crate::tls::trust(builder, pem)?;
             }
             builder
                 .redirect(policy)
@@ -136,22 +133,27 @@ impl Client {
                 .no_proxy()
                 .pool_max_idle_per_host(idle)
                 .build()
-                .map_err(|e| ClientBuildError(e.to_string()))
+                .map_err(|e| e.to_string())
         };
-        let http = build(64, policy)?;
-        let fresh = build(0, redirect_policy(options.follow_redirects))?;
+        let transport = Transport::new(
+            base_url,
+            TransportOptions {
+                timeout: options.timeout,
+                follow_redirects: options.follow_redirects,
+            },
+            build,
+        )
+        .map_err(ClientBuildError)?;
         let limiter = options
             .rate
             .filter(|r| *r > 0.0)
             .map(|r| Arc::new(RateLimiter::new(r)));
         let base_url = base_url.trim_end_matches('/').to_string();
-        let endpoint_urls =
-            ENDPOINTS.map(|e| reqwest::Url::parse(&format!("{base_url}{}", e.path())).ok());
+        let targets = Arc::new(ENDPOINTS.map(|e| Target::new(format!("{base_url}{}", e.path()))));
         Ok(Client {
-            http,
-            fresh,
+            transport,
             base_url,
-            endpoint_urls,
+            targets,
             signer,
             options,
             redactor: redactor.clone(),
@@ -219,7 +221,8 @@ impl Client {
             ),
             other => (body, other),
         };
-        let url = format!("{}{}", self.base_url, endpoint.path());
+        let target = &self.targets[endpoint_index(endpoint)];
+        let url = target.text.as_str();
         let mut headers: Vec<(String, String)> =
             vec![("Content-Type".to_string(), "application/json".to_string())];
         let mut secret_header: Option<Secret> = None;
@@ -252,7 +255,7 @@ impl Client {
             Ok(Some(value)) => secret_header = Some(value),
             Ok(None) => {}
             Err(e) => {
-                let request = self.record(&url, &headers, None, record_body);
+                let request = self.record(url, &headers, None, record_body);
                 // The error may quote the sign command: the redactor names it instead.
                 let finding = Finding::new(
                     &catalog::HARNESS_SIGNER,
@@ -266,13 +269,10 @@ impl Client {
         for (k, v) in extra_headers {
             headers.push((k.clone(), v.clone()));
         }
-        let request = self.record(&url, &headers, secret_header.as_ref(), record_body);
+        let request = self.record(url, &headers, secret_header.as_ref(), record_body);
 
-        let mut builder = match &self.endpoint_urls[endpoint_index(endpoint)] {
-            Some(parsed) => self.http.post(parsed.clone()),
-            None => self.http.post(&url),
-        }
-        .body(body);
+        let body = Bytes::from(body);
+        let mut sent_headers = HeaderMap::with_capacity(headers.len() + 1);
         for (k, v) in &headers {
             let (Ok(name), Ok(value)) = (
                 HeaderName::from_bytes(k.as_bytes()),
@@ -286,13 +286,13 @@ impl Client {
                 );
                 return self.failed(request, started, f);
             };
-            builder = builder.header(name, value);
+            sent_headers.append(name, value);
         }
         if let Some(secret) = &secret_header {
             match HeaderValue::from_str(secret.expose()) {
                 Ok(mut v) => {
                     v.set_sensitive(true);
-                    builder = builder.header(reqwest::header::AUTHORIZATION, v);
+                    sent_headers.append(reqwest::header::AUTHORIZATION, v);
                 }
                 Err(_) => {
                     let f = Finding::new(
@@ -337,15 +337,11 @@ impl Client {
                 }
             }
             sent_at = Instant::now();
-            let Some(attempt) = builder.try_clone() else {
-                break Attempt::Answer(tokio::time::timeout(deadline, self.receive(builder)).await);
-            };
-            let attempt = if reconnect {
-                self.on_new_connection(attempt, &builder)
-            } else {
-                attempt
-            };
-            let outcome = tokio::time::timeout(deadline, self.receive(attempt)).await;
+            let outcome = tokio::time::timeout(
+                deadline,
+                self.receive(target, &sent_headers, &body, reconnect),
+            )
+            .await;
             match &outcome {
                 // A keep-alive connection the service closed while it sat in the pool (uvicorn
                 // after a 500 does, without `Connection: close`): the request never reached
@@ -464,65 +460,43 @@ impl Client {
         self.signer.authorization(appid, body).await
     }
 
-    /// The same request, to be sent through the client that opens a new connection.
-    fn on_new_connection(
+    /// Sends the request (on a new connection when `fresh`) and reads its answer.
+    async fn receive(
         &self,
-        attempt: reqwest::RequestBuilder,
-        original: &reqwest::RequestBuilder,
-    ) -> reqwest::RequestBuilder {
-        match attempt.build_split() {
-            (_, Ok(request)) => reqwest::RequestBuilder::from_parts(self.fresh.clone(), request),
-            // It was built once already; should it fail now, the pool's client sends it.
-            (_, Err(_)) => original.try_clone().unwrap_or_else(|| self.http.post("")),
-        }
-    }
-
-    async fn receive(&self, builder: reqwest::RequestBuilder) -> Received {
-        let mut response = builder.send().await.map_err(|e| Failed {
-            partial: None,
-            finding: self.transport_finding(&e),
-            lost_connection: is_lost_connection(&e),
-        })?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
+        target: &Target,
+        headers: &HeaderMap,
+        body: &Bytes,
+        fresh: bool,
+    ) -> Received {
+        let answer = self
+            .transport
+            .post(target, headers, body, fresh)
+            .await
+            .map_err(|e| Failed {
+                partial: None,
+                finding: self.transport_finding(&e),
+                lost_connection: e.is_lost_connection(),
+            })?;
+        let (status, headers) = (answer.status, answer.headers.clone());
         let limit = self.options.max_body;
-        // Room for the whole body at once when its length is announced: a buffer that grows
-        // by doubling may hold twice the body (and a copy while it grows).
-        let announced = response.content_length().unwrap_or(0);
-        let mut body =
-            BytesMut::with_capacity(usize::try_from(announced).unwrap_or(limit).min(limit));
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > limit {
-                        body.extend_from_slice(&chunk[..limit.saturating_sub(body.len())]);
-                        let record =
-                            response_record(&self.redactor, status, &headers, &body, false);
-                        let f = Finding::new(
-                            &catalog::TRANSPORT_BODY_SIZE,
-                            "",
-                            format!("a body of at most {limit} bytes (--max-body)"),
-                            format!("more than {limit} bytes"),
-                        );
-                        return Err(Failed::after_answer(record, f));
-                    }
-                    body.extend_from_slice(&chunk);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let record = response_record(&self.redactor, status, &headers, &body, false);
-                    let mut f = self.transport_finding(&e);
-                    f.detail = format!("after {} bytes of body", body.len());
-                    return Err(Failed::after_answer(record, f));
-                }
+        let body = match answer.read(limit).await {
+            BodyEnd::Complete(body) => body,
+            BodyEnd::TooLong(body) => {
+                let record = response_record(&self.redactor, status, &headers, &body, false);
+                let f = Finding::new(
+                    &catalog::TRANSPORT_BODY_SIZE,
+                    "",
+                    format!("a body of at most {limit} bytes (--max-body)"),
+                    format!("more than {limit} bytes"),
+                );
+                return Err(Failed::after_answer(record, f));
             }
-        }
-        // A body of unannounced length may have left its buffer up to twice its size: keep
-        // only the bytes.
-        let body = if body.capacity() > body.len() + body.len() / 4 + 64 * 1024 {
-            Bytes::copy_from_slice(&body)
-        } else {
-            body.freeze()
+            BodyEnd::Failed(body, e) => {
+                let record = response_record(&self.redactor, status, &headers, &body, false);
+                let mut f = self.transport_finding(&e);
+                f.detail = format!("after {} bytes of body", body.len());
+                return Err(Failed::after_answer(record, f));
+            }
         };
         let excerpt = Excerpt::of_shared(&body, &self.redactor);
         let record = record_with(&self.redactor, status, &headers, excerpt, body.len());
@@ -609,21 +583,14 @@ impl Client {
         f.detail = self.scrub(&f.detail);
     }
 
-    fn transport_finding(&self, e: &reqwest::Error) -> Finding {
+    fn transport_finding(&self, e: &TransportError) -> Finding {
         if e.is_timeout() {
             return timeout_finding(self.options.timeout);
         }
-        let mut chain = e.to_string();
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
-            chain.push_str(": ");
-            chain.push_str(&s.to_string());
-            source = s.source();
-        }
-        let chain = self.scrub(&super::transport_words::in_words(&chain));
+        let chain = self.scrub(&super::transport_words::in_words(&e.chain()));
         if e.is_redirect() {
             Finding::new(&catalog::TRANSPORT_REDIRECT, "", "no redirect loop", chain)
-        } else if e.is_body() || e.is_decode() {
+        } else if e.is_body() {
             Finding::new(
                 &catalog::RESPONSE_JSON,
                 "",
@@ -671,63 +638,6 @@ impl Failed {
             lost_connection: false,
         }
     }
-}
-
-/// Whether a request failed because its connection was reset or closed before any byte of the
-/// answer, not because no connection could be made or the answer was late.
-fn is_lost_connection(e: &reqwest::Error) -> bool {
-    if e.is_connect() || e.is_timeout() || !e.is_request() {
-        return false;
-    }
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        if let Some(h) = s.downcast_ref::<hyper::Error>()
-            && (h.is_incomplete_message() || h.is_canceled())
-        {
-            return true;
-        }
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && matches!(
-                io.kind(),
-                std::io::ErrorKind::ConnectionReset
-                    | std::io::ErrorKind::ConnectionAborted
-                    | std::io::ErrorKind::BrokenPipe
-                    | std::io::ErrorKind::UnexpectedEof
-            )
-        {
-            return true;
-        }
-        source = s.source();
-    }
-    false
-}
-
-/// Same-origin redirects under `--follow-redirects` (see [`may_follow`]), else none.
-fn redirect_policy(follow: bool) -> redirect::Policy {
-    if follow {
-        redirect::Policy::custom(|attempt| {
-            if may_follow(attempt.previous(), attempt.url()) {
-                attempt.follow()
-            } else {
-                attempt.stop()
-            }
-        })
-    } else {
-        redirect::Policy::none()
-    }
-}
-
-/// Redirects followed at most under `--follow-redirects`.
-const MAX_REDIRECTS: usize = 5;
-
-/// Whether a redirect to `next` may be followed: only within the origin (scheme, host and port)
-/// of the first URL, so that a signed request never goes to another service, and only a few
-/// times. A stopped redirect comes back as the 3xx answer, which [`decode`] reports.
-fn may_follow(previous: &[url::Url], next: &url::Url) -> bool {
-    previous.len() <= MAX_REDIRECTS
-        && previous
-            .first()
-            .is_some_and(|first| first.origin() == next.origin())
 }
 
 fn timeout_finding(timeout: Duration) -> Finding {
@@ -862,7 +772,7 @@ fn decode(
     }
 }
 
-/// The endpoints in the order of `Client::endpoint_urls`.
+/// The endpoints in the order of `Client::targets`.
 const ENDPOINTS: [Endpoint; 2] = [Endpoint::MallList, Endpoint::MallProducts];
 
 fn endpoint_index(endpoint: Endpoint) -> usize {
@@ -930,23 +840,6 @@ mod tests {
         let (r, rec) = raw(302, b"");
         let f = decoded(r, &rec).unwrap_err();
         assert_eq!(f.check.id, "transport.redirect");
-    }
-
-    #[test]
-    fn only_same_origin_redirects_may_be_followed() {
-        let u = |s: &str| url::Url::parse(s).unwrap();
-        let first = [u("http://127.0.0.1:8080/a")];
-        for (next, ok, why) in [
-            ("http://127.0.0.1:8080/b", true, "same origin, other path"),
-            ("http://127.0.0.1:8081/a", false, "another port"),
-            ("https://127.0.0.1:8080/a", false, "another scheme"),
-            ("http://localhost:8080/a", false, "another host name"),
-            ("http://example.invalid/a", false, "another host"),
-        ] {
-            assert_eq!(may_follow(&first, &u(next)), ok, "{why}");
-        }
-        let many: Vec<url::Url> = (0..=MAX_REDIRECTS).map(|_| first[0].clone()).collect();
-        assert!(!may_follow(&many, &first[0]), "a redirect chain ends");
     }
 
     #[test]

@@ -9,4 +9,5 @@ pub mod read_memo;
 pub mod replay;
 pub mod request;
 pub mod spelling;
+pub mod transport;
 pub mod transport_words;

@@ -1,0 +1,977 @@
+//! How a request goes out and its answer comes back. A plain `http://` base URL whose
+//! redirects are not followed (most gates: a service on loopback or inside a cluster) goes
+//! through hyper's pooled HTTP/1.1 client directly; anything else (TLS, `--follow-redirects`,
+//! credentials in the URL) goes through reqwest. Both put the same request on the wire (with
+//! reqwest's defaults `accept: */*` and `accept-encoding: gzip,deflate`), decode a gzip or
+//! deflate answer alike and fail in the same words, so a verdict never depends on which one
+//! carried it (`tests::both_transports_agree` holds them to it over hostile answers). What the
+//! plain path leaves out is reqwest's layers: its redirect policy parses the URL again from
+//! text on every request even when no redirect is followed, and with its decompression and
+//! retry layers a bare reqwest loop sends about half the requests per second of a bare hyper
+//! one on the same server (measured side by side with `mallcheck bench`'s generator).
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::io::Read;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap};
+use http::{HeaderValue, Method, Request, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use reqwest::redirect;
+use tokio::time::Instant;
+
+/// Idle connections kept per host by the pooled client (as many as a run's `--jobs` may use).
+const IDLE_PER_HOST: usize = 64;
+
+/// reqwest's defaults, which the plain path keeps: idle connections are closed after 90 s, TCP
+/// keep-alive probes start after 15 s.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+const TCP_KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// What the client asks of its transport.
+#[derive(Debug, Clone, Copy)]
+pub struct TransportOptions {
+    /// Deadline of one whole exchange: connect, first byte and complete body.
+    pub timeout: Duration,
+    /// Same-origin redirects are followed (only reqwest does).
+    pub follow_redirects: bool,
+}
+
+/// One of the two ways a request goes out (see the module's comment).
+#[derive(Debug, Clone)]
+pub enum Transport {
+    /// hyper's pooled client, for a plain `http://` base URL.
+    Plain(Box<Plain>),
+    /// reqwest, for the rest.
+    Reqwest(Reqwested),
+}
+
+/// hyper's pooled HTTP/1.1 client.
+#[derive(Debug, Clone)]
+pub struct Plain {
+    pooled: HyperClient<HttpConnector, Full<Bytes>>,
+    /// Keeps no idle connection: every request it sends opens a new one.
+    fresh: HyperClient<HttpConnector, Full<Bytes>>,
+    timeout: Duration,
+}
+
+/// reqwest's clients.
+#[derive(Debug, Clone)]
+pub struct Reqwested {
+    pooled: reqwest::Client,
+    /// Keeps no idle connection: every request it sends opens a new one.
+    fresh: reqwest::Client,
+}
+
+/// Where a request goes: its URL as text (for errors and records) and parsed once for each
+/// transport (reqwest parses a URL given as text on every request, with the host's IDNA pass).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The URL as text.
+    pub text: String,
+    uri: Option<Uri>,
+    url: Option<reqwest::Url>,
+}
+
+impl Target {
+    /// Parses `text` once for either transport.
+    pub fn new(text: String) -> Target {
+        Target {
+            uri: text.parse().ok(),
+            url: reqwest::Url::parse(&text).ok(),
+            text,
+        }
+    }
+}
+
+impl Transport {
+    /// The transport for `base_url`: the plain one when it is `http://` without credentials and
+    /// redirects are not followed, else reqwest (`build_reqwest` builds its client for an idle
+    /// pool of the size given).
+    pub fn new(
+        base_url: &str,
+        options: TransportOptions,
+        build_reqwest: impl Fn(usize, redirect::Policy) -> Result<reqwest::Client, String>,
+    ) -> Result<Transport, String> {
+        if plain_applies(base_url, options.follow_redirects) {
+            Ok(Transport::plain(options.timeout))
+        } else {
+            Transport::reqwest(options.follow_redirects, build_reqwest)
+        }
+    }
+
+    fn plain(timeout: Duration) -> Transport {
+        Transport::Plain(Box::new(Plain {
+            pooled: hyper_client(IDLE_PER_HOST, timeout),
+            fresh: hyper_client(0, timeout),
+            timeout,
+        }))
+    }
+
+    fn reqwest(
+        follow_redirects: bool,
+        build: impl Fn(usize, redirect::Policy) -> Result<reqwest::Client, String>,
+    ) -> Result<Transport, String> {
+        Ok(Transport::Reqwest(Reqwested {
+            pooled: build(IDLE_PER_HOST, redirect_policy(follow_redirects))?,
+            fresh: build(0, redirect_policy(follow_redirects))?,
+        }))
+    }
+
+    /// Whether this is the plain path (for tests and the bench).
+    pub fn is_plain(&self) -> bool {
+        matches!(self, Transport::Plain(_))
+    }
+
+    /// Sends a POST of `body` with `headers` to `target`, on a new connection when `fresh`, and
+    /// gives the answer's head; its body is read with [`Answer::chunk`].
+    pub async fn post(
+        &self,
+        target: &Target,
+        headers: &HeaderMap,
+        body: &Bytes,
+        fresh: bool,
+    ) -> Result<Answer, TransportError> {
+        match self {
+            Transport::Plain(plain) => plain.post(target, headers, body, fresh).await,
+            Transport::Reqwest(r) => {
+                let client = if fresh { &r.fresh } else { &r.pooled };
+                let builder = match &target.url {
+                    Some(url) => client.post(url.clone()),
+                    None => client.post(&target.text),
+                };
+                let response = builder
+                    .headers(headers.clone())
+                    .body(body.clone())
+                    .send()
+                    .await
+                    .map_err(TransportError::Reqwest)?;
+                Ok(Answer {
+                    status: response.status().as_u16(),
+                    headers: response.headers().clone(),
+                    content_length: response.content_length(),
+                    body: AnswerBody::Reqwest(response),
+                })
+            }
+        }
+    }
+}
+
+/// Whether `base_url` goes through the plain path.
+fn plain_applies(base_url: &str, follow_redirects: bool) -> bool {
+    !follow_redirects
+        && url::Url::parse(base_url).is_ok_and(|u| {
+            u.scheme() == "http" && u.username().is_empty() && u.password().is_none()
+        })
+}
+
+fn hyper_client(idle: usize, timeout: Duration) -> HyperClient<HttpConnector, Full<Bytes>> {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    connector.set_connect_timeout(Some(timeout));
+    connector.set_keepalive(Some(TCP_KEEPALIVE));
+    HyperClient::builder(TokioExecutor::new())
+        .timer(TokioTimer::new())
+        .pool_timer(TokioTimer::new())
+        .pool_idle_timeout(IDLE_TIMEOUT)
+        .pool_max_idle_per_host(idle)
+        .build(connector)
+}
+
+impl Plain {
+    async fn post(
+        &self,
+        target: &Target,
+        headers: &HeaderMap,
+        body: &Bytes,
+        fresh: bool,
+    ) -> Result<Answer, TransportError> {
+        let deadline = Instant::now() + self.timeout;
+        let request_error =
+            |source: Option<BoxError>| PlainError::new(PlainKind::Request, source, target);
+        let Some(uri) = &target.uri else {
+            return Err(request_error(Some("not a valid URI".into())).into());
+        };
+        let mut request = Request::new(Full::new(body.clone()));
+        *request.method_mut() = Method::POST;
+        *request.uri_mut() = uri.clone();
+        let sent = request.headers_mut();
+        sent.reserve(headers.len() + 2);
+        for (name, value) in headers {
+            sent.append(name, value.clone());
+        }
+        // reqwest's client adds these when the request has none.
+        sent.entry(ACCEPT)
+            .or_insert(HeaderValue::from_static("*/*"));
+        sent.entry(ACCEPT_ENCODING)
+            .or_insert(HeaderValue::from_static("gzip,deflate"));
+        let client = if fresh { &self.fresh } else { &self.pooled };
+        let response = match tokio::time::timeout_at(deadline, client.request(request)).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => {
+                let timed_out = chain_has_timeout(&e);
+                let mut error = request_error(Some(Box::new(e)));
+                error.timed_out = timed_out;
+                return Err(error.into());
+            }
+            Err(_) => return Err(PlainError::timeout(target).into()),
+        };
+        let (mut parts, incoming) = response.into_parts();
+        // As reqwest's decompression does: only exactly `gzip` or `deflate` is decoded, and then
+        // the headers no longer describe the bytes.
+        let coding = match parts
+            .headers
+            .get(CONTENT_ENCODING)
+            .map(HeaderValue::as_bytes)
+        {
+            Some(b"gzip") => Some(Coding::Gzip),
+            Some(b"deflate") => Some(Coding::Deflate),
+            _ => None,
+        };
+        if coding.is_some() {
+            parts.headers.remove(CONTENT_ENCODING);
+            parts.headers.remove(CONTENT_LENGTH);
+        }
+        let content_length = match coding {
+            Some(_) => None,
+            None => hyper::body::Body::size_hint(&incoming).exact(),
+        };
+        Ok(Answer {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            content_length,
+            body: AnswerBody::Plain(PlainBody {
+                incoming,
+                coding,
+                deadline,
+            }),
+        })
+    }
+}
+
+/// An answer's head, and its body to read.
+#[derive(Debug)]
+pub struct Answer {
+    /// HTTP status.
+    pub status: u16,
+    /// Headers (without `content-encoding` and `content-length` when the body is decoded).
+    pub headers: HeaderMap,
+    /// The body's announced length, when it is not decoded.
+    pub content_length: Option<u64>,
+    body: AnswerBody,
+}
+
+#[derive(Debug)]
+enum AnswerBody {
+    Plain(PlainBody),
+    Reqwest(reqwest::Response),
+}
+
+#[derive(Debug)]
+struct PlainBody {
+    incoming: Incoming,
+    coding: Option<Coding>,
+    /// The exchange's deadline: the body must be complete by then.
+    deadline: Instant,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Coding {
+    Gzip,
+    /// HTTP's `deflate` is the zlib format.
+    Deflate,
+}
+
+/// How reading an answer's body ended.
+#[derive(Debug)]
+pub enum BodyEnd {
+    /// The whole body (decoded).
+    Complete(Bytes),
+    /// The body is longer than the limit: its first `limit` bytes.
+    TooLong(Bytes),
+    /// Reading or decoding failed after these bytes.
+    Failed(Bytes, TransportError),
+}
+
+impl Answer {
+    /// Reads the body (decoded), keeping at most `limit` bytes.
+    pub async fn read(self, limit: usize) -> BodyEnd {
+        // Room for the whole body at once when its length is announced: a buffer that grows
+        // by doubling may hold twice the body (and a copy while it grows).
+        let room = usize::try_from(self.content_length.unwrap_or(0))
+            .unwrap_or(limit)
+            .min(limit);
+        let mut body = BytesMut::with_capacity(room);
+        let end = match self.body {
+            AnswerBody::Reqwest(mut response) => loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        if !append_within(&mut body, &chunk, limit) {
+                            break Some(None);
+                        }
+                    }
+                    Ok(None) => break None,
+                    Err(e) => break Some(Some(TransportError::Reqwest(e))),
+                }
+            },
+            AnswerBody::Plain(plain) => plain
+                .read(&mut body, limit)
+                .await
+                .err()
+                .map(|e| e.map(TransportError::Plain)),
+        };
+        // A body of unannounced length may have left its buffer up to twice its size: keep
+        // only the bytes.
+        let bytes = if body.capacity() > body.len() + body.len() / 4 + 64 * 1024 {
+            Bytes::copy_from_slice(&body)
+        } else {
+            body.freeze()
+        };
+        match end {
+            None => BodyEnd::Complete(bytes),
+            Some(None) => BodyEnd::TooLong(bytes),
+            Some(Some(e)) => BodyEnd::Failed(bytes, e),
+        }
+    }
+}
+
+/// Appends `chunk` to `body` unless that passes `limit`; then fills `body` up to it and says no.
+fn append_within(body: &mut BytesMut, chunk: &[u8], limit: usize) -> bool {
+    if body.len() + chunk.len() > limit {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..room]);
+        return false;
+    }
+    body.extend_from_slice(chunk);
+    true
+}
+
+impl PlainBody {
+    /// Reads the body into `body` up to `limit`: `Err(None)` when it is longer,
+    /// `Err(Some(e))` when reading or decoding failed.
+    async fn read(mut self, body: &mut BytesMut, limit: usize) -> Result<(), Option<PlainError>> {
+        let Some(coding) = self.coding else {
+            while let Some(chunk) = self.frame().await.map_err(Some)? {
+                if !append_within(body, &chunk, limit) {
+                    return Err(None);
+                }
+            }
+            return Ok(());
+        };
+        // A coded body is gathered, then decoded at once (as far as `limit` + 1 bytes). A
+        // compressed body longer than the limit stands for a longer decoded one: its decoded
+        // start is kept.
+        let mut coded = Vec::new();
+        let mut failed = None;
+        let mut whole = true;
+        loop {
+            match self.frame().await {
+                Ok(Some(piece)) => {
+                    if coded.len() + piece.len() > limit {
+                        coded.extend_from_slice(&piece[..limit - coded.len()]);
+                        whole = false;
+                        break;
+                    }
+                    coded.extend_from_slice(&piece);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let mut decoded = Vec::new();
+        let read = match coding {
+            Coding::Gzip => flate2::read::GzDecoder::new(coded.as_slice())
+                .take(limit as u64 + 1)
+                .read_to_end(&mut decoded),
+            Coding::Deflate => flate2::read::ZlibDecoder::new(coded.as_slice())
+                .take(limit as u64 + 1)
+                .read_to_end(&mut decoded),
+        };
+        let too_long = decoded.len() > limit || !whole;
+        if !append_within(body, &decoded, limit) || too_long {
+            return Err(None);
+        }
+        if let Some(e) = failed {
+            return Err(Some(e));
+        }
+        read.map(|_| ())
+            .map_err(|e| Some(PlainError::undecodable(&e)))
+    }
+
+    /// The next data frame of the body, within the deadline.
+    async fn frame(&mut self) -> Result<Option<Bytes>, PlainError> {
+        loop {
+            let next = tokio::time::timeout_at(self.deadline, self.incoming.frame()).await;
+            match next {
+                Err(_) => return Err(PlainError::body(Box::new(TimedOut))),
+                Ok(None) => return Ok(None),
+                Ok(Some(Err(e))) => return Err(PlainError::body(Box::new(e))),
+                Ok(Some(Ok(frame))) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+}
+
+type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// Why a request got no (complete) answer.
+#[derive(Debug)]
+pub enum TransportError {
+    /// From the plain path.
+    Plain(PlainError),
+    /// From reqwest.
+    Reqwest(reqwest::Error),
+}
+
+impl From<PlainError> for TransportError {
+    fn from(e: PlainError) -> Self {
+        TransportError::Plain(e)
+    }
+}
+
+impl TransportError {
+    /// The deadline passed (connecting, waiting or reading).
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            TransportError::Plain(e) => e.timed_out,
+            TransportError::Reqwest(e) => e.is_timeout(),
+        }
+    }
+
+    /// A redirect could not be followed.
+    pub fn is_redirect(&self) -> bool {
+        match self {
+            TransportError::Plain(_) => false,
+            TransportError::Reqwest(e) => e.is_redirect(),
+        }
+    }
+
+    /// The answer began but its body could not be read or decoded.
+    pub fn is_body(&self) -> bool {
+        match self {
+            TransportError::Plain(e) => matches!(e.kind, PlainKind::Body | PlainKind::Decode),
+            TransportError::Reqwest(e) => e.is_body() || e.is_decode(),
+        }
+    }
+
+    /// The error and its causes, as one line.
+    pub fn chain(&self) -> String {
+        let error: &dyn StdError = match self {
+            TransportError::Plain(e) => e,
+            TransportError::Reqwest(e) => e,
+        };
+        let mut chain = error.to_string();
+        let mut source = error.source();
+        while let Some(s) = source {
+            chain.push_str(": ");
+            chain.push_str(&s.to_string());
+            source = s.source();
+        }
+        chain
+    }
+
+    /// Whether the request failed because its connection was reset or closed before any byte
+    /// of the answer, not because no connection could be made or the answer was late.
+    pub fn is_lost_connection(&self) -> bool {
+        let error: &dyn StdError = match self {
+            TransportError::Plain(e) => {
+                if e.kind != PlainKind::Request || e.timed_out || e.connect {
+                    return false;
+                }
+                e
+            }
+            TransportError::Reqwest(e) => {
+                if e.is_connect() || e.is_timeout() || !e.is_request() {
+                    return false;
+                }
+                e
+            }
+        };
+        let mut source = error.source();
+        while let Some(s) = source {
+            if let Some(h) = s.downcast_ref::<hyper::Error>()
+                && (h.is_incomplete_message() || h.is_canceled())
+            {
+                return true;
+            }
+            if let Some(io) = s.downcast_ref::<std::io::Error>()
+                && matches!(
+                    io.kind(),
+                    std::io::ErrorKind::ConnectionReset
+                        | std::io::ErrorKind::ConnectionAborted
+                        | std::io::ErrorKind::BrokenPipe
+                        | std::io::ErrorKind::UnexpectedEof
+                )
+            {
+                return true;
+            }
+            source = s.source();
+        }
+        false
+    }
+}
+
+/// An error of the plain path, worded as reqwest words its own.
+#[derive(Debug)]
+pub struct PlainError {
+    kind: PlainKind,
+    /// The URL, for an error of sending.
+    url: Option<String>,
+    source: Option<BoxError>,
+    timed_out: bool,
+    /// No connection could be made.
+    connect: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PlainKind {
+    Request,
+    Body,
+    Decode,
+}
+
+impl PlainError {
+    fn new(kind: PlainKind, source: Option<BoxError>, target: &Target) -> PlainError {
+        let connect = source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<hyper_util::client::legacy::Error>())
+            .is_some_and(hyper_util::client::legacy::Error::is_connect);
+        PlainError {
+            kind,
+            url: Some(
+                target
+                    .url
+                    .as_ref()
+                    .map_or_else(|| target.text.clone(), |u| u.to_string()),
+            ),
+            source,
+            timed_out: false,
+            connect,
+        }
+    }
+
+    fn timeout(target: &Target) -> PlainError {
+        let mut e = PlainError::new(PlainKind::Request, Some(Box::new(TimedOut)), target);
+        e.timed_out = true;
+        e
+    }
+
+    /// An error of reading the body, worded as reqwest's `chunk` words it: a decoding error
+    /// around a body error around the cause.
+    fn body(source: BoxError) -> PlainError {
+        let timed_out = source.is::<TimedOut>();
+        let inner = PlainError {
+            kind: PlainKind::Body,
+            url: None,
+            source: Some(source),
+            timed_out,
+            connect: false,
+        };
+        PlainError {
+            kind: PlainKind::Decode,
+            url: None,
+            source: Some(Box::new(inner)),
+            timed_out,
+            connect: false,
+        }
+    }
+
+    /// An error of the decompressor, in the words of reqwest's (async-compression's) where
+    /// they differ from flate2's.
+    fn undecodable(e: &std::io::Error) -> PlainError {
+        let text = e.to_string();
+        let words = if e.kind() == std::io::ErrorKind::UnexpectedEof
+            || text == "incomplete deflate stream"
+        {
+            "unexpected end of file".to_string()
+        } else if text == "invalid gzip header" {
+            "Invalid gzip header".to_string()
+        } else if text == "corrupt deflate stream" {
+            "deflate decompression error".to_string()
+        } else {
+            text
+        };
+        PlainError::body(words.into())
+    }
+}
+
+impl fmt::Display for PlainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self.kind {
+            PlainKind::Request => "error sending request",
+            PlainKind::Body => "request or response body error",
+            PlainKind::Decode => "error decoding response body",
+        })?;
+        if let Some(url) = &self.url {
+            write!(f, " for url ({url})")?;
+        }
+        Ok(())
+    }
+}
+
+impl StdError for PlainError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source.as_ref().map(|e| &**e as _)
+    }
+}
+
+/// The deadline passed, in reqwest's words.
+#[derive(Debug)]
+struct TimedOut;
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("operation timed out")
+    }
+}
+
+impl StdError for TimedOut {}
+
+/// Whether a cause in `e`'s chain is a timeout (a connect timeout of the connector).
+fn chain_has_timeout(e: &(dyn StdError + 'static)) -> bool {
+    let mut source = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::TimedOut
+        {
+            return true;
+        }
+        if let Some(h) = s.downcast_ref::<hyper::Error>()
+            && h.is_timeout()
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// Same-origin redirects under `--follow-redirects` (see [`may_follow`]), else none.
+fn redirect_policy(follow: bool) -> redirect::Policy {
+    if follow {
+        redirect::Policy::custom(|attempt| {
+            if may_follow(attempt.previous(), attempt.url()) {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        })
+    } else {
+        redirect::Policy::none()
+    }
+}
+
+/// Redirects followed at most under `--follow-redirects`.
+pub(crate) const MAX_REDIRECTS: usize = 5;
+
+/// Whether a redirect to `next` may be followed: only within the origin (scheme, host and port)
+/// of the first URL, so that a signed request never goes to another service, and only a few
+/// times. A stopped redirect comes back as the 3xx answer, which the client reports.
+pub(crate) fn may_follow(previous: &[url::Url], next: &url::Url) -> bool {
+    previous.len() <= MAX_REDIRECTS
+        && previous
+            .first()
+            .is_some_and(|first| first.origin() == next.origin())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_same_origin_redirects_may_be_followed() {
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        let first = [u("http://127.0.0.1:8080/a")];
+        for (next, ok, why) in [
+            ("http://127.0.0.1:8080/b", true, "same origin, other path"),
+            ("http://127.0.0.1:8081/a", false, "another port"),
+            ("https://127.0.0.1:8080/a", false, "another scheme"),
+            ("http://localhost:8080/a", false, "another host name"),
+            ("http://example.invalid/a", false, "another host"),
+        ] {
+            assert_eq!(may_follow(&first, &u(next)), ok, "{why}");
+        }
+        let many: Vec<url::Url> = (0..=MAX_REDIRECTS).map(|_| first[0].clone()).collect();
+        assert!(!may_follow(&many, &first[0]), "a redirect chain ends");
+    }
+
+    use std::io::Write as _;
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    /// What a scripted server does on each connection after reading a request.
+    #[derive(Clone)]
+    enum Then {
+        /// Writes these bytes and closes.
+        Close(Vec<u8>),
+        /// Writes these bytes and keeps the connection open without a word more.
+        Stall(Vec<u8>),
+    }
+
+    /// A server that reads one request per connection, logs its head and does `then`.
+    async fn scripted(then: Then) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mall/list", listener.local_addr().unwrap());
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let heads = Arc::clone(&log);
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let (then, heads) = (then.clone(), Arc::clone(&heads));
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => seen.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let head = String::from_utf8_lossy(&seen);
+                    let head = head.split("\r\n\r\n").next().unwrap_or("").to_string();
+                    // The port differs from server to server.
+                    let head = head
+                        .lines()
+                        .filter(|l| !l.to_ascii_lowercase().starts_with("host:"))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    heads.lock().unwrap().push(head);
+                    match then {
+                        Then::Close(bytes) => {
+                            let _ = stream.write_all(&bytes).await;
+                            let _ = stream.shutdown().await;
+                        }
+                        Then::Stall(bytes) => {
+                            let _ = stream.write_all(&bytes).await;
+                            tokio::time::sleep(Duration::from_secs(30)).await;
+                        }
+                    }
+                });
+            }
+        });
+        (url, log)
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn answer(head: &str, body: &[u8]) -> Vec<u8> {
+        let mut bytes = head.replace('\n', "\r\n").into_bytes();
+        bytes.extend_from_slice(b"\r\n\r\n");
+        bytes.extend_from_slice(body);
+        bytes
+    }
+
+    fn with_length(head: &str, body: &[u8]) -> Vec<u8> {
+        answer(&format!("{head}\nContent-Length: {}", body.len()), body)
+    }
+
+    /// Everything the client reads of an outcome: status, headers, how the body ended, its
+    /// bytes, the error's kind and words.
+    async fn outcome(transport: &Transport, url: &str, limit: usize) -> String {
+        let target = Target::new(url.to_string());
+        let mut headers = HeaderMap::new();
+        headers.append("content-type", HeaderValue::from_static("application/json"));
+        headers.append("authorization", HeaderValue::from_static("app sig"));
+        let body = Bytes::from_static(b"{\"appid\":\"app\"}");
+        let error = |e: &TransportError| {
+            format!(
+                "timeout {} body {} redirect {} lost {}: {}",
+                e.is_timeout(),
+                e.is_body(),
+                e.is_redirect(),
+                e.is_lost_connection(),
+                e.chain()
+            )
+        };
+        match transport.post(&target, &headers, &body, false).await {
+            Err(e) => format!("no answer: {}", error(&e)),
+            Ok(answer) => {
+                let head = format!(
+                    "{} {:?} {:?}",
+                    answer.status, answer.headers, answer.content_length
+                );
+                match answer.read(limit).await {
+                    BodyEnd::Complete(b) => format!("{head} complete {b:?}"),
+                    BodyEnd::TooLong(b) => format!("{head} too long {b:?}"),
+                    BodyEnd::Failed(b, e) => format!("{head} failed {b:?} {}", error(&e)),
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn both_transports_agree() {
+        let json = br#"{"success":true,"code":200,"msg":"ok","data":[]}"#;
+        let big = vec![b'7'; 5_000];
+        let zipped = gzip(json);
+        let bomb = gzip(&vec![b' '; 200_000]);
+        let ok = "HTTP/1.1 200 OK\nContent-Type: application/json";
+        let scenarios: Vec<(&str, Then)> = vec![
+            ("with a length", Then::Close(with_length(ok, json))),
+            (
+                "chunked",
+                Then::Close(answer(
+                    &format!("{ok}\nTransfer-Encoding: chunked"),
+                    b"5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n",
+                )),
+            ),
+            (
+                "chunked with trailers",
+                Then::Close(answer(
+                    &format!("{ok}\nTransfer-Encoding: chunked"),
+                    b"2\r\n{}\r\n0\r\nX-Sum: 1\r\n\r\n",
+                )),
+            ),
+            ("to the close", Then::Close(answer(ok, json))),
+            ("HTTP/1.0", Then::Close(answer("HTTP/1.0 200 OK", json))),
+            (
+                "gzip",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: gzip"),
+                    &zipped,
+                )),
+            ),
+            (
+                "gzip, chunked",
+                Then::Close(answer(
+                    &format!("{ok}\nContent-Encoding: gzip\nTransfer-Encoding: chunked"),
+                    &[
+                        format!("{:x}\r\n", zipped.len()).as_bytes(),
+                        &zipped,
+                        b"\r\n0\r\n\r\n",
+                    ]
+                    .concat(),
+                )),
+            ),
+            (
+                "deflate",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: deflate"),
+                    &zlib(json),
+                )),
+            ),
+            (
+                "gzip in capitals",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: GZIP"),
+                    &zipped,
+                )),
+            ),
+            (
+                "br",
+                Then::Close(with_length(&format!("{ok}\nContent-Encoding: br"), json)),
+            ),
+            (
+                "corrupt gzip",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: gzip"),
+                    b"not gzip at all",
+                )),
+            ),
+            (
+                "corrupt deflate",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: deflate"),
+                    &[&zlib(json)[..2], b"garbage after the header"].concat(),
+                )),
+            ),
+            (
+                "truncated gzip",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: gzip"),
+                    &zipped[..zipped.len() / 2],
+                )),
+            ),
+            (
+                "a gzip bomb",
+                Then::Close(with_length(&format!("{ok}\nContent-Encoding: gzip"), &bomb)),
+            ),
+            ("over the limit", Then::Close(with_length(ok, &big))),
+            (
+                "over the limit, to the close",
+                Then::Close(answer(ok, &big)),
+            ),
+            (
+                "shorter than its length",
+                Then::Close(answer(&format!("{ok}\nContent-Length: 500"), json)),
+            ),
+            ("no answer, closed", Then::Close(Vec::new())),
+            ("not HTTP", Then::Close(b"HELLO\r\n\r\n".to_vec())),
+            (
+                "a redirect",
+                Then::Close(with_length("HTTP/1.1 302 Found\nLocation: /elsewhere", b"")),
+            ),
+            (
+                "two lengths",
+                Then::Close(answer(
+                    &format!("{ok}\nContent-Length: 2\nContent-Length: 3"),
+                    b"{}",
+                )),
+            ),
+            (
+                "a head, then nothing",
+                Then::Stall(answer(&format!("{ok}\nContent-Length: 50"), b"{\"a\"")),
+            ),
+            ("nothing at all", Then::Stall(Vec::new())),
+        ];
+        let timeout = Duration::from_millis(400);
+        let plain = Transport::plain(timeout);
+        let reqwested = Transport::reqwest(false, |idle, policy| {
+            crate::tls::client_builder_for("http://127.0.0.1")
+                .redirect(policy)
+                .timeout(timeout)
+                .connect_timeout(timeout)
+                .no_proxy()
+                .pool_max_idle_per_host(idle)
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .unwrap();
+        assert!(plain.is_plain() && !reqwested.is_plain());
+        for (name, then) in scenarios {
+            let (url_a, heads_a) = scripted(then.clone()).await;
+            let (url_b, heads_b) = scripted(then).await;
+            let a = outcome(&plain, &url_a, 1_000).await;
+            let b = outcome(&reqwested, &url_b, 1_000).await;
+            let (a, b) = (a.replace(&url_a, "URL"), b.replace(&url_b, "URL"));
+            assert_eq!(a, b, "{name}");
+            assert_eq!(
+                *heads_a.lock().unwrap(),
+                *heads_b.lock().unwrap(),
+                "{name}: the requests sent"
+            );
+        }
+        // Refused: nothing listens on the port.
+        let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mall/list", closed.local_addr().unwrap());
+        drop(closed);
+        assert_eq!(
+            outcome(&plain, &url, 1_000).await,
+            outcome(&reqwested, &url, 1_000).await,
+            "refused"
+        );
+    }
+}
