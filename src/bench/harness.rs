@@ -12,6 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
@@ -318,33 +320,46 @@ async fn record_cases(env: &SuiteEnv, base_url: &str) -> Result<Recording, Strin
     })
 }
 
-/// A bare client configured as the suite's (pool, timeouts, no redirects), without checks.
-pub(crate) fn bare_client(env: &SuiteEnv) -> Result<reqwest::Client, String> {
-    // The bench's servers are plain HTTP on loopback, as the suite's client knows too.
-    crate::tls::client_builder_for("http://127.0.0.1")
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(env.target.client.timeout)
-        .connect_timeout(env.target.client.timeout)
-        .no_proxy()
+/// A bare client as the suite's own path for a plain `http://` URL is (hyper's pooled HTTP/1.1
+/// client, keep-alive, no redirects), without checks.
+pub(crate) type BareClient =
+    hyper_util::client::legacy::Client<HttpConnector, Full<bytes::Bytes>>;
+
+pub(crate) fn bare_client() -> BareClient {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .pool_max_idle_per_host(64)
-        .build()
-        .map_err(|e| format!("cannot build the bare client: {e}"))
+        .build(connector)
 }
 
 pub(crate) async fn send_recorded(
-    http: &reqwest::Client,
+    http: &BareClient,
     base_url: &str,
     r: &Recorded,
+    timeout: Duration,
 ) -> Result<usize, String> {
-    let mut builder = http
-        .request(r.method.clone(), format!("{base_url}{}", r.path))
-        .body(r.body.clone());
+    let mut request = http::Request::builder()
+        .method(r.method.clone())
+        .uri(format!("{base_url}{}", r.path));
     for (k, v) in &r.headers {
-        builder = builder.header(k, v);
+        request = request.header(k, v);
     }
-    let response = builder.send().await.map_err(|e| e.to_string())?;
-    let body = response.bytes().await.map_err(|e| e.to_string())?;
-    Ok(body.len())
+    let request = request
+        .body(Full::new(r.body.clone()))
+        .map_err(|e| e.to_string())?;
+    let exchange = async {
+        let response = http.request(request).await.map_err(|e| e.to_string())?;
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<usize, String>(body.to_bytes().len())
+    };
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .map_err(|_| "no answer in time".to_string())?
 }
 
 /// Sends every recorded request with `jobs` in flight across the whole suite: the runner also
@@ -356,7 +371,8 @@ async fn replay(
     cases: &Arc<Vec<Vec<Recorded>>>,
 ) -> Result<Duration, String> {
     let started = Instant::now();
-    let http = bare_client(env)?;
+    let http = bare_client();
+    let timeout = env.target.client.timeout;
     let permits = Arc::new(Semaphore::new(env.jobs.max(1)));
     let mut tasks = JoinSet::new();
     for (case, index) in cases
@@ -368,7 +384,7 @@ async fn replay(
         let base_url = base_url.to_string();
         tasks.spawn(async move {
             let _permit = permits.acquire_owned().await.map_err(|e| e.to_string())?;
-            send_recorded(&http, &base_url, &cases[case][index]).await?;
+            send_recorded(&http, &base_url, &cases[case][index], timeout).await?;
             Ok::<(), String>(())
         });
     }
