@@ -322,8 +322,7 @@ async fn record_cases(env: &SuiteEnv, base_url: &str) -> Result<Recording, Strin
 
 /// A bare client as the suite's own path for a plain `http://` URL is (hyper's pooled HTTP/1.1
 /// client, keep-alive, no redirects), without checks.
-pub(crate) type BareClient =
-    hyper_util::client::legacy::Client<HttpConnector, Full<bytes::Bytes>>;
+pub(crate) type BareClient = hyper_util::client::legacy::Client<HttpConnector, Full<bytes::Bytes>>;
 
 pub(crate) fn bare_client() -> BareClient {
     let mut connector = HttpConnector::new();

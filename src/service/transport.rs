@@ -302,17 +302,15 @@ pub enum BodyEnd {
 impl Answer {
     /// Reads the body (decoded), keeping at most `limit` bytes.
     pub async fn read(self, limit: usize) -> BodyEnd {
-        // Room for the whole body at once when its length is announced: a buffer that grows
-        // by doubling may hold twice the body (and a copy while it grows).
         let room = usize::try_from(self.content_length.unwrap_or(0))
             .unwrap_or(limit)
             .min(limit);
-        let mut body = BytesMut::with_capacity(room);
+        let mut body = Gathered::new(room);
         let end = match self.body {
             AnswerBody::Reqwest(mut response) => loop {
                 match response.chunk().await {
                     Ok(Some(chunk)) => {
-                        if !append_within(&mut body, &chunk, limit) {
+                        if !body.push(chunk, limit) {
                             break Some(None);
                         }
                     }
@@ -326,13 +324,7 @@ impl Answer {
                 .err()
                 .map(|e| e.map(TransportError::Plain)),
         };
-        // A body of unannounced length may have left its buffer up to twice its size: keep
-        // only the bytes.
-        let bytes = if body.capacity() > body.len() + body.len() / 4 + 64 * 1024 {
-            Bytes::copy_from_slice(&body)
-        } else {
-            body.freeze()
-        };
+        let bytes = body.finish();
         match end {
             None => BodyEnd::Complete(bytes),
             Some(None) => BodyEnd::TooLong(bytes),
@@ -341,24 +333,78 @@ impl Answer {
     }
 }
 
-/// Appends `chunk` to `body` unless that passes `limit`; then fills `body` up to it and says no.
-fn append_within(body: &mut BytesMut, chunk: &[u8], limit: usize) -> bool {
-    if body.len() + chunk.len() > limit {
-        let room = limit.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..room]);
-        return false;
+/// A body as it comes in. One that arrives in one piece (most answers: hyper hands over the
+/// body's bytes from its read buffer) is kept as that piece, not copied; a longer one is
+/// gathered in one buffer.
+struct Gathered {
+    first: Option<Bytes>,
+    rest: BytesMut,
+    /// The announced length (within the limit): room made at once for a body in pieces, as a
+    /// buffer that grows by doubling may hold twice the body (and a copy while it grows).
+    room: usize,
+}
+
+impl Gathered {
+    fn new(room: usize) -> Gathered {
+        Gathered {
+            first: None,
+            rest: BytesMut::new(),
+            room,
+        }
     }
-    body.extend_from_slice(chunk);
-    true
+
+    fn len(&self) -> usize {
+        self.first.as_ref().map_or(0, Bytes::len) + self.rest.len()
+    }
+
+    /// Adds `chunk` unless that passes `limit`; then fills the body up to it and says no.
+    fn push(&mut self, chunk: Bytes, limit: usize) -> bool {
+        let len = self.len();
+        if len + chunk.len() > limit {
+            self.spill();
+            self.rest
+                .extend_from_slice(&chunk[..limit.saturating_sub(len)]);
+            return false;
+        }
+        if self.first.is_none() && self.rest.is_empty() {
+            self.first = Some(chunk);
+            return true;
+        }
+        self.spill();
+        self.rest.extend_from_slice(&chunk);
+        true
+    }
+
+    /// Moves the first piece into the buffer, once a second one comes.
+    fn spill(&mut self) {
+        if let Some(first) = self.first.take() {
+            self.rest.reserve(self.room.max(first.len()));
+            self.rest.extend_from_slice(&first);
+        }
+    }
+
+    fn finish(self) -> Bytes {
+        if let Some(first) = self.first {
+            return first;
+        }
+        let body = self.rest;
+        // A body of unannounced length may have left its buffer up to twice its size: keep
+        // only the bytes.
+        if body.capacity() > body.len() + body.len() / 4 + 64 * 1024 {
+            Bytes::copy_from_slice(&body)
+        } else {
+            body.freeze()
+        }
+    }
 }
 
 impl PlainBody {
     /// Reads the body into `body` up to `limit`: `Err(None)` when it is longer,
     /// `Err(Some(e))` when reading or decoding failed.
-    async fn read(mut self, body: &mut BytesMut, limit: usize) -> Result<(), Option<PlainError>> {
+    async fn read(mut self, body: &mut Gathered, limit: usize) -> Result<(), Option<PlainError>> {
         let Some(coding) = self.coding else {
             while let Some(chunk) = self.frame().await.map_err(Some)? {
-                if !append_within(body, &chunk, limit) {
+                if !body.push(chunk, limit) {
                     return Err(None);
                 }
             }
@@ -397,7 +443,7 @@ impl PlainBody {
                 .read_to_end(&mut decoded),
         };
         let too_long = decoded.len() > limit || !whole;
-        if !append_within(body, &decoded, limit) || too_long {
+        if !body.push(Bytes::from(decoded), limit) || too_long {
             return Err(None);
         }
         if let Some(e) = failed {
