@@ -82,11 +82,11 @@ pub struct Target {
 impl Target {
     /// Parses `text` once for either transport.
     pub fn new(text: String) -> Target {
-        Target {
-            uri: text.parse().ok(),
-            url: reqwest::Url::parse(&text).ok(),
-            text,
-        }
+        let url = reqwest::Url::parse(&text).ok();
+        // The URL as the url crate normalises it (percent-encoded, dot segments resolved, the
+        // host in lower case), as reqwest sends it too.
+        let uri = url.as_ref().and_then(|u| u.as_str().parse().ok());
+        Target { uri, url, text }
     }
 }
 
@@ -1010,6 +1010,19 @@ mod tests {
                 "{name}: the requests sent"
             );
         }
+        // A path the url crate normalises: both send it as reqwest does.
+        let (url_a, heads_a) = scripted(Then::Close(with_length(ok, json))).await;
+        let (url_b, heads_b) = scripted(Then::Close(with_length(ok, json))).await;
+        let odd = |url: &str| url.replace("/mall/list", "/Prefix/./a/../mall/li st%41");
+        let a = outcome(&plain, &odd(&url_a), 1_000).await;
+        let b = outcome(&reqwested, &odd(&url_b), 1_000).await;
+        assert_eq!(a.replace(&url_a, "URL"), b.replace(&url_b, "URL"));
+        let heads = heads_a.lock().unwrap().clone();
+        assert!(
+            heads[0].starts_with("POST /Prefix/mall/li%20st%41 "),
+            "{heads:?}"
+        );
+        assert_eq!(heads, *heads_b.lock().unwrap(), "the normalised path");
         // Refused: nothing listens on the port.
         let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mall/list", closed.local_addr().unwrap());
