@@ -256,8 +256,20 @@ impl<'de> Visitor<'de> for RawVisitor {
     }
 }
 
-/// Parses YAML text with the strict options (crates.md §5) into a positioned tree.
+mod events;
+
+/// Parses YAML text with the strict options (crates.md §5) into a positioned tree: the common
+/// part of YAML straight from the parser's events, anything else (and every error) through
+/// serde-saphyr.
 pub fn parse_yaml(text: &str) -> Result<Node, SyntaxError> {
+    match events::parse(text) {
+        Some(node) => Ok(node),
+        None => parse_with_serde(text),
+    }
+}
+
+/// [`parse_yaml`] through serde-saphyr alone.
+fn parse_with_serde(text: &str) -> Result<Node, SyntaxError> {
     let options = serde_saphyr::options! {
         strict_booleans: true,
         leading_zero_numbers_as_strings: true,
