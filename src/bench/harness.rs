@@ -344,7 +344,10 @@ pub(crate) async fn send_recorded(
     for (k, v) in &r.headers {
         request = request.header(k, v);
     }
+    // What the suite's client adds to every request (hyper adds `host` and `content-length`).
     let request = request
+        .header(http::header::ACCEPT, "*/*")
+        .header(http::header::ACCEPT_ENCODING, "gzip,deflate")
         .body(Full::new(r.body.clone()))
         .map_err(|e| e.to_string())?;
     let exchange = async {

@@ -16,7 +16,8 @@ use crate::bench::canned::{Answer, Table, accept, request_key};
 
 /// Largest request body the recording proxy accepts.
 pub(crate) const PROXY_MAX_BODY: usize = 2 * 1024 * 1024;
-/// Headers reqwest sets by itself, so a replay must not set them again.
+/// Headers the client sets by itself (reqwest, and the plain HTTP path as reqwest does), left
+/// out of a recorded request: a replay sets them as its own client does.
 pub(crate) const AUTOMATIC_HEADERS: [&str; 6] = [
     "host",
     "content-length",

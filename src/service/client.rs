@@ -306,7 +306,7 @@ impl Client {
             }
         }
 
-        // The reqwest timeout already covers the body; the outer one is a second fence.
+        // The transport's own deadline already covers the body; the outer one is a second fence.
         let deadline = self.options.timeout + Duration::from_millis(500);
         let mut retries = 0u32;
         let mut throttled = 0u32;

@@ -3,20 +3,20 @@
 //! through hyper's pooled HTTP/1.1 client directly; anything else (TLS, `--follow-redirects`,
 //! credentials in the URL) goes through reqwest. Both put the same request on the wire (with
 //! reqwest's defaults `accept: */*` and `accept-encoding: gzip,deflate`), decode a gzip or
-//! deflate answer alike and fail in the same words, so a verdict never depends on which one
-//! carried it (`tests::both_transports_agree` holds them to it over hostile answers). What the
-//! plain path leaves out is reqwest's layers: its redirect policy parses the URL again from
-//! text on every request even when no redirect is followed, and with its decompression and
-//! retry layers a bare reqwest loop sends about half the requests per second of a bare hyper
-//! one on the same server (measured side by side with `mallcheck bench`'s generator).
+//! deflate answer with the same decoder (tower-http's, which reqwest wraps) and fail in the
+//! same words, so a verdict never depends on which one carried it
+//! (`tests::both_transports_agree` holds them to it over hostile answers). What the plain path
+//! leaves out is reqwest's other layers: its redirect policy parses the URL again from text on
+//! every request even when no redirect is followed, and with its retry layer and its futures a
+//! bare reqwest loop sends about 60 % of the requests per second of a bare hyper one on the
+//! same server (measured side by side with `mallcheck bench`'s generator).
 
 use std::error::Error as StdError;
 use std::fmt;
-use std::io::Read;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap};
+use http::header::{ACCEPT, HeaderMap};
 use http::{HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -25,14 +25,22 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use reqwest::redirect;
 use tokio::time::Instant;
+use tower_http::decompression::{Decompression, DecompressionBody};
+use tower_service::Service;
 
 /// Idle connections kept per host by the pooled client (as many as a run's `--jobs` may use).
 const IDLE_PER_HOST: usize = 64;
 
-/// reqwest's defaults, which the plain path keeps: idle connections are closed after 90 s, TCP
-/// keep-alive probes start after 15 s.
+/// reqwest's defaults, which the plain path keeps: idle connections are closed after 90 s; TCP
+/// keep-alive probes start after 15 s idle, every 15 s, 3 of them, and unacknowledged data
+/// gives up after 30 s (so that a connection the network dropped is found out within a minute).
 const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 const TCP_KEEPALIVE: Duration = Duration::from_secs(15);
+const TCP_KEEPALIVE_RETRIES: u32 = 3;
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// hyper's pooled client behind reqwest's decompression.
+type Decoding = Decompression<HyperClient<HttpConnector, Full<Bytes>>>;
 
 /// What the client asks of its transport.
 #[derive(Debug, Clone, Copy)]
@@ -55,9 +63,9 @@ pub enum Transport {
 /// hyper's pooled HTTP/1.1 client.
 #[derive(Debug, Clone)]
 pub struct Plain {
-    pooled: HyperClient<HttpConnector, Full<Bytes>>,
+    pooled: Decoding,
     /// Keeps no idle connection: every request it sends opens a new one.
-    fresh: HyperClient<HttpConnector, Full<Bytes>>,
+    fresh: Decoding,
     timeout: Duration,
 }
 
@@ -171,17 +179,24 @@ fn plain_applies(base_url: &str, follow_redirects: bool) -> bool {
         })
 }
 
-fn hyper_client(idle: usize, timeout: Duration) -> HyperClient<HttpConnector, Full<Bytes>> {
+fn hyper_client(idle: usize, timeout: Duration) -> Decoding {
     let mut connector = HttpConnector::new();
     connector.set_nodelay(true);
     connector.set_connect_timeout(Some(timeout));
     connector.set_keepalive(Some(TCP_KEEPALIVE));
-    HyperClient::builder(TokioExecutor::new())
+    connector.set_keepalive_interval(Some(TCP_KEEPALIVE));
+    connector.set_keepalive_retries(Some(TCP_KEEPALIVE_RETRIES));
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    connector.set_tcp_user_timeout(Some(TCP_USER_TIMEOUT));
+    let client = HyperClient::builder(TokioExecutor::new())
         .timer(TokioTimer::new())
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(IDLE_TIMEOUT)
         .pool_max_idle_per_host(idle)
-        .build(connector)
+        .build(connector);
+    // gzip and deflate, as reqwest is built here (it adds `accept-encoding: gzip,deflate` to a
+    // request that has none, and decodes an answer that is exactly `gzip` or `deflate`).
+    Decompression::new(client).gzip(true).deflate(true)
 }
 
 impl Plain {
@@ -206,13 +221,17 @@ impl Plain {
         for (name, value) in headers {
             sent.append(name, value.clone());
         }
-        // reqwest's client adds these when the request has none.
+        // reqwest's client adds this when the request has none (and the decompression layer
+        // adds `accept-encoding`).
         sent.entry(ACCEPT)
             .or_insert(HeaderValue::from_static("*/*"));
-        sent.entry(ACCEPT_ENCODING)
-            .or_insert(HeaderValue::from_static("gzip,deflate"));
-        let client = if fresh { &self.fresh } else { &self.pooled };
-        let response = match tokio::time::timeout_at(deadline, client.request(request)).await {
+        let mut client = if fresh { &self.fresh } else { &self.pooled }.clone();
+        // hyper-util's client is always ready; asked all the same, as a tower service must be.
+        let exchange = async {
+            std::future::poll_fn(|cx| client.poll_ready(cx)).await?;
+            client.call(request).await
+        };
+        let response = match tokio::time::timeout_at(deadline, exchange).await {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => {
                 let timed_out = chain_has_timeout(&e);
@@ -222,35 +241,13 @@ impl Plain {
             }
             Err(_) => return Err(PlainError::timeout(target).into()),
         };
-        let (mut parts, incoming) = response.into_parts();
-        // As reqwest's decompression does: only exactly `gzip` or `deflate` is decoded, and then
-        // the headers no longer describe the bytes.
-        let coding = match parts
-            .headers
-            .get(CONTENT_ENCODING)
-            .map(HeaderValue::as_bytes)
-        {
-            Some(b"gzip") => Some(Coding::Gzip),
-            Some(b"deflate") => Some(Coding::Deflate),
-            _ => None,
-        };
-        if coding.is_some() {
-            parts.headers.remove(CONTENT_ENCODING);
-            parts.headers.remove(CONTENT_LENGTH);
-        }
-        let content_length = match coding {
-            Some(_) => None,
-            None => hyper::body::Body::size_hint(&incoming).exact(),
-        };
+        let (parts, incoming) = response.into_parts();
+        let content_length = hyper::body::Body::size_hint(&incoming).exact();
         Ok(Answer {
             status: parts.status.as_u16(),
             headers: parts.headers,
             content_length,
-            body: AnswerBody::Plain(PlainBody {
-                incoming,
-                coding,
-                deadline,
-            }),
+            body: AnswerBody::Plain(Box::new(PlainBody { incoming, deadline })),
         })
     }
 }
@@ -269,23 +266,16 @@ pub struct Answer {
 
 #[derive(Debug)]
 enum AnswerBody {
-    Plain(PlainBody),
+    /// Boxed: the decoders' state is large.
+    Plain(Box<PlainBody>),
     Reqwest(reqwest::Response),
 }
 
-#[derive(Debug)]
 struct PlainBody {
-    incoming: Incoming,
-    coding: Option<Coding>,
+    /// Decoded as it comes when it is gzip or deflate.
+    incoming: DecompressionBody<Incoming>,
     /// The exchange's deadline: the body must be complete by then.
     deadline: Instant,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Coding {
-    Gzip,
-    /// HTTP's `deflate` is the zlib format.
-    Deflate,
 }
 
 /// How reading an answer's body ended.
@@ -333,61 +323,41 @@ impl Answer {
     }
 }
 
-/// A body as it comes in. One that arrives in one piece (most answers: hyper hands over the
-/// body's bytes from its read buffer) is kept as that piece, not copied; a longer one is
-/// gathered in one buffer.
+/// A body as it comes in, gathered in one buffer of its own. (A body that arrives in one piece
+/// could be kept as hyper hands it over, but that piece is a slice of a read buffer of 8 KiB to
+/// 400 KiB, which the answer would keep alive as long as it is held.)
 struct Gathered {
-    first: Option<Bytes>,
-    rest: BytesMut,
-    /// The announced length (within the limit): room made at once for a body in pieces, as a
-    /// buffer that grows by doubling may hold twice the body (and a copy while it grows).
+    body: BytesMut,
+    /// The announced length (within the limit): room made at once, as a buffer that grows by
+    /// doubling may hold twice the body (and a copy while it grows).
     room: usize,
 }
 
 impl Gathered {
     fn new(room: usize) -> Gathered {
         Gathered {
-            first: None,
-            rest: BytesMut::new(),
+            body: BytesMut::new(),
             room,
         }
     }
 
-    fn len(&self) -> usize {
-        self.first.as_ref().map_or(0, Bytes::len) + self.rest.len()
-    }
-
     /// Adds `chunk` unless that passes `limit`; then fills the body up to it and says no.
     fn push(&mut self, chunk: Bytes, limit: usize) -> bool {
-        let len = self.len();
+        if self.body.capacity() == 0 {
+            self.body.reserve(self.room.max(chunk.len().min(limit)));
+        }
+        let len = self.body.len();
         if len + chunk.len() > limit {
-            self.spill();
-            self.rest
+            self.body
                 .extend_from_slice(&chunk[..limit.saturating_sub(len)]);
             return false;
         }
-        if self.first.is_none() && self.rest.is_empty() {
-            self.first = Some(chunk);
-            return true;
-        }
-        self.spill();
-        self.rest.extend_from_slice(&chunk);
+        self.body.extend_from_slice(&chunk);
         true
     }
 
-    /// Moves the first piece into the buffer, once a second one comes.
-    fn spill(&mut self) {
-        if let Some(first) = self.first.take() {
-            self.rest.reserve(self.room.max(first.len()));
-            self.rest.extend_from_slice(&first);
-        }
-    }
-
     fn finish(self) -> Bytes {
-        if let Some(first) = self.first {
-            return first;
-        }
-        let body = self.rest;
+        let body = self.body;
         // A body of unannounced length may have left its buffer up to twice its size: keep
         // only the bytes.
         if body.capacity() > body.len() + body.len() / 4 + 64 * 1024 {
@@ -398,59 +368,24 @@ impl Gathered {
     }
 }
 
+impl fmt::Debug for PlainBody {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PlainBody")
+            .field("deadline", &self.deadline)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PlainBody {
     /// Reads the body into `body` up to `limit`: `Err(None)` when it is longer,
     /// `Err(Some(e))` when reading or decoding failed.
     async fn read(mut self, body: &mut Gathered, limit: usize) -> Result<(), Option<PlainError>> {
-        let Some(coding) = self.coding else {
-            while let Some(chunk) = self.frame().await.map_err(Some)? {
-                if !body.push(chunk, limit) {
-                    return Err(None);
-                }
-            }
-            return Ok(());
-        };
-        // A coded body is gathered, then decoded at once (as far as `limit` + 1 bytes). A
-        // compressed body longer than the limit stands for a longer decoded one: its decoded
-        // start is kept.
-        let mut coded = Vec::new();
-        let mut failed = None;
-        let mut whole = true;
-        loop {
-            match self.frame().await {
-                Ok(Some(piece)) => {
-                    if coded.len() + piece.len() > limit {
-                        coded.extend_from_slice(&piece[..limit - coded.len()]);
-                        whole = false;
-                        break;
-                    }
-                    coded.extend_from_slice(&piece);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    failed = Some(e);
-                    break;
-                }
+        while let Some(chunk) = self.frame().await.map_err(Some)? {
+            if !body.push(chunk, limit) {
+                return Err(None);
             }
         }
-        let mut decoded = Vec::new();
-        let read = match coding {
-            Coding::Gzip => flate2::read::GzDecoder::new(coded.as_slice())
-                .take(limit as u64 + 1)
-                .read_to_end(&mut decoded),
-            Coding::Deflate => flate2::read::ZlibDecoder::new(coded.as_slice())
-                .take(limit as u64 + 1)
-                .read_to_end(&mut decoded),
-        };
-        let too_long = decoded.len() > limit || !whole;
-        if !body.push(Bytes::from(decoded), limit) || too_long {
-            return Err(None);
-        }
-        if let Some(e) = failed {
-            return Err(Some(e));
-        }
-        read.map(|_| ())
-            .map_err(|e| Some(PlainError::undecodable(&e)))
+        Ok(())
     }
 
     /// The next data frame of the body, within the deadline.
@@ -460,7 +395,7 @@ impl PlainBody {
             match next {
                 Err(_) => return Err(PlainError::body(Box::new(TimedOut))),
                 Ok(None) => return Ok(None),
-                Ok(Some(Err(e))) => return Err(PlainError::body(Box::new(e))),
+                Ok(Some(Err(e))) => return Err(PlainError::body(e)),
                 Ok(Some(Ok(frame))) => {
                     if let Ok(data) = frame.into_data() {
                         return Ok(Some(data));
@@ -634,24 +569,6 @@ impl PlainError {
             connect: false,
         }
     }
-
-    /// An error of the decompressor, in the words of reqwest's (async-compression's) where
-    /// they differ from flate2's.
-    fn undecodable(e: &std::io::Error) -> PlainError {
-        let text = e.to_string();
-        let words = if e.kind() == std::io::ErrorKind::UnexpectedEof
-            || text == "incomplete deflate stream"
-        {
-            "unexpected end of file".to_string()
-        } else if text == "invalid gzip header" {
-            "Invalid gzip header".to_string()
-        } else if text == "corrupt deflate stream" {
-            "deflate decompression error".to_string()
-        } else {
-            text
-        };
-        PlainError::body(words.into())
-    }
 }
 
 impl fmt::Display for PlainError {
@@ -766,9 +683,50 @@ mod tests {
         Close(Vec<u8>),
         /// Writes these bytes and keeps the connection open without a word more.
         Stall(Vec<u8>),
+        /// Writes these bytes and keeps the connection open; closes it when the next request
+        /// has come, without an answer (uvicorn after a 500).
+        KeepThenDrop(Vec<u8>),
     }
 
-    /// A server that reads one request per connection, logs its head and does `then`.
+    /// Reads one request (head and `content-length` body); its head without the `host` line
+    /// (the port differs from server to server), or `None` when the peer closed.
+    async fn request(stream: &mut tokio::net::TcpStream) -> Option<String> {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        let head_end = loop {
+            if let Some(i) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        };
+        let head = String::from_utf8_lossy(&seen[..head_end]).to_string();
+        let length: usize = head
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().unwrap_or(0))
+            })
+            .unwrap_or(0);
+        while seen.len() < head_end + length {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        Some(
+            head.trim_end()
+                .lines()
+                .filter(|l| !l.to_ascii_lowercase().starts_with("host:"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
+    }
+
+    /// A server that reads a request on each connection, logs its head and does `then`.
     async fn scripted(then: Then) -> (String, Arc<Mutex<Vec<String>>>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mall/list", listener.local_addr().unwrap());
@@ -778,22 +736,9 @@ mod tests {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let (then, heads) = (then.clone(), Arc::clone(&heads));
                 tokio::spawn(async move {
-                    let mut seen = Vec::new();
-                    let mut buf = [0u8; 4096];
-                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match stream.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => seen.extend_from_slice(&buf[..n]),
-                        }
-                    }
-                    let head = String::from_utf8_lossy(&seen);
-                    let head = head.split("\r\n\r\n").next().unwrap_or("").to_string();
-                    // The port differs from server to server.
-                    let head = head
-                        .lines()
-                        .filter(|l| !l.to_ascii_lowercase().starts_with("host:"))
-                        .collect::<Vec<_>>()
-                        .join("\n");
+                    let Some(head) = request(&mut stream).await else {
+                        return;
+                    };
                     heads.lock().unwrap().push(head);
                     match then {
                         Then::Close(bytes) => {
@@ -803,6 +748,12 @@ mod tests {
                         Then::Stall(bytes) => {
                             let _ = stream.write_all(&bytes).await;
                             tokio::time::sleep(Duration::from_secs(30)).await;
+                        }
+                        Then::KeepThenDrop(bytes) => {
+                            let _ = stream.write_all(&bytes).await;
+                            if let Some(head) = request(&mut stream).await {
+                                heads.lock().unwrap().push(head);
+                            }
                         }
                     }
                 });
@@ -964,6 +915,63 @@ mod tests {
                 "shorter than its length",
                 Then::Close(answer(&format!("{ok}\nContent-Length: 500"), json)),
             ),
+            (
+                "an empty gzip body, 401",
+                Then::Close(answer(
+                    "HTTP/1.1 401 Unauthorized\nContent-Encoding: gzip\nContent-Length: 0",
+                    b"",
+                )),
+            ),
+            (
+                "an empty deflate body, 204",
+                Then::Close(answer(
+                    "HTTP/1.1 204 No Content\nContent-Encoding: deflate",
+                    b"",
+                )),
+            ),
+            (
+                "not gzip, then a stall",
+                Then::Stall(answer(
+                    &format!("{ok}\nContent-Encoding: gzip\nContent-Length: 100"),
+                    b"not gzip",
+                )),
+            ),
+            (
+                "gzip with reserved flag bits",
+                Then::Close(with_length(&format!("{ok}\nContent-Encoding: gzip"), &{
+                    let mut z = zipped.clone();
+                    z[3] |= 0xe0;
+                    z
+                })),
+            ),
+            (
+                "gzip, then more in another chunk",
+                Then::Close(answer(
+                    &format!("{ok}\nContent-Encoding: gzip\nTransfer-Encoding: chunked"),
+                    &[
+                        format!("{:x}\r\n", zipped.len()).as_bytes(),
+                        &zipped,
+                        b"\r\n1\r\nx\r\n0\r\n\r\n",
+                    ]
+                    .concat(),
+                )),
+            ),
+            (
+                "two gzip members",
+                Then::Close(with_length(
+                    &format!("{ok}\nContent-Encoding: gzip"),
+                    &[zipped.clone(), zipped.clone()].concat(),
+                )),
+            ),
+            (
+                "gzip with a wrong checksum",
+                Then::Close(with_length(&format!("{ok}\nContent-Encoding: gzip"), &{
+                    let mut z = zipped.clone();
+                    let at = z.len() - 8;
+                    z[at] ^= 0xff;
+                    z
+                })),
+            ),
             ("no answer, closed", Then::Close(Vec::new())),
             ("not HTTP", Then::Close(b"HELLO\r\n\r\n".to_vec())),
             (
@@ -1023,6 +1031,23 @@ mod tests {
             "{heads:?}"
         );
         assert_eq!(heads, *heads_b.lock().unwrap(), "the normalised path");
+        // A keep-alive connection the service drops when the next request comes: the second
+        // request is lost on it, in the same words.
+        let mut kept = Vec::new();
+        for transport in [&plain, &reqwested] {
+            let (url, heads) = scripted(Then::KeepThenDrop(with_length(ok, json))).await;
+            let first = outcome(transport, &url, 1_000).await;
+            let second = outcome(transport, &url, 1_000).await;
+            kept.push((
+                first.replace(&url, "URL"),
+                second.replace(&url, "URL"),
+                heads.lock().unwrap().len(),
+            ));
+        }
+        assert_eq!(kept[0], kept[1], "a dropped keep-alive connection");
+        assert!(kept[0].0.contains(" complete "), "{kept:?}");
+        assert!(kept[0].1.contains("lost true"), "{kept:?}");
+        assert_eq!(kept[0].2, 2, "both requests reached the service: {kept:?}");
         // Refused: nothing listens on the port.
         let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mall/list", closed.local_addr().unwrap());
