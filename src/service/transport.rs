@@ -132,13 +132,14 @@ impl Transport {
         }))
     }
 
-    /// Whether this is the plain path (for tests and the bench).
-    pub fn is_plain(&self) -> bool {
+    /// Whether this is the plain path.
+    #[cfg(test)]
+    fn is_plain(&self) -> bool {
         matches!(self, Transport::Plain(_))
     }
 
     /// Sends a POST of `body` with `headers` to `target`, on a new connection when `fresh`, and
-    /// gives the answer's head; its body is read with [`Answer::chunk`].
+    /// gives the answer's head; its body is read with [`Answer::read`].
     pub async fn post(
         &self,
         target: &Target,
