@@ -477,9 +477,9 @@ impl Client {
                 finding: self.transport_finding(&e),
                 lost_connection: e.is_lost_connection(),
             })?;
-        let (status, headers) = (answer.status, answer.headers.clone());
         let limit = self.options.max_body;
-        let body = match answer.read(limit).await {
+        let (status, headers, end) = answer.read(limit).await;
+        let body = match end {
             BodyEnd::Complete(body) => body,
             BodyEnd::TooLong(body) => {
                 let record = response_record(&self.redactor, status, &headers, &body, false);

@@ -291,8 +291,8 @@ pub enum BodyEnd {
 }
 
 impl Answer {
-    /// Reads the body (decoded), keeping at most `limit` bytes.
-    pub async fn read(self, limit: usize) -> BodyEnd {
+    /// Reads the body (decoded), keeping at most `limit` bytes; gives it with the head.
+    pub async fn read(self, limit: usize) -> (u16, HeaderMap, BodyEnd) {
         let room = usize::try_from(self.content_length.unwrap_or(0))
             .unwrap_or(limit)
             .min(limit);
@@ -316,11 +316,12 @@ impl Answer {
                 .map(|e| e.map(TransportError::Plain)),
         };
         let bytes = body.finish();
-        match end {
+        let end = match end {
             None => BodyEnd::Complete(bytes),
             Some(None) => BodyEnd::TooLong(bytes),
             Some(Some(e)) => BodyEnd::Failed(bytes, e),
-        }
+        };
+        (self.status, self.headers, end)
     }
 }
 
@@ -811,7 +812,7 @@ mod tests {
                     "{} {:?} {:?}",
                     answer.status, answer.headers, answer.content_length
                 );
-                match answer.read(limit).await {
+                match answer.read(limit).await.2 {
                     BodyEnd::Complete(b) => format!("{head} complete {b:?}"),
                     BodyEnd::TooLong(b) => format!("{head} too long {b:?}"),
                     BodyEnd::Failed(b, e) => format!("{head} failed {b:?} {}", error(&e)),
