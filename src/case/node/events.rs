@@ -452,6 +452,10 @@ mod tests {
             if g.next(8) == 0 {
                 text = format!("# leading comment\n---\n{text}");
             }
+            // A file saved on Windows.
+            if g.next(4) == 0 {
+                text = text.replace('\n', "\r\n");
+            }
             total += 1;
             took += usize::from(agree(&text, &format!("document {i}")));
         }
