@@ -24,7 +24,7 @@ use crate::bench::measure::{
     Goal, Measurement, cpu_time, machine, median, median_ratio, mib, ms, ratio, skipped,
 };
 use crate::bench::memory::{MEMORY_TARGET, memory};
-use crate::bench::proxy::{Log, Proxy, Recorded};
+use crate::bench::proxy::{CLIENT_ADDS, Log, Proxy, Recorded};
 use crate::bench::validation::validation;
 use crate::case::parse::ParseContext;
 use crate::case::parse::files::load_paths_or_shipped;
@@ -344,10 +344,10 @@ pub(crate) async fn send_recorded(
     for (k, v) in &r.headers {
         request = request.header(k, v);
     }
-    // What the suite's client adds to every request (hyper adds `host` and `content-length`).
+    for (k, v) in CLIENT_ADDS {
+        request = request.header(k, v);
+    }
     let request = request
-        .header(http::header::ACCEPT, "*/*")
-        .header(http::header::ACCEPT_ENCODING, "gzip,deflate")
         .body(Full::new(r.body.clone()))
         .map_err(|e| e.to_string())?;
     let exchange = async {

@@ -16,7 +16,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 
-use crate::bench::proxy::Recorded;
+use crate::bench::proxy::{CLIENT_ADDS, Recorded};
 
 /// What one load run did.
 #[derive(Debug, Clone, Copy)]
@@ -115,6 +115,9 @@ async fn send(sender: &mut Sender, addr: SocketAddr, r: &Recorded) -> Result<usi
         .uri(r.path.as_str())
         .header(header::HOST, addr.to_string());
     for (k, v) in &r.headers {
+        request = request.header(k, v);
+    }
+    for (k, v) in CLIENT_ADDS {
         request = request.header(k, v);
     }
     let request = request

@@ -27,6 +27,14 @@ pub(crate) const AUTOMATIC_HEADERS: [&str; 6] = [
     "user-agent",
 ];
 
+/// The headers the suite's and the fuzz run's client adds to every request besides `host` and
+/// `content-length` (see `service::transport`): a replay of a recorded request adds them too, so
+/// that both sides of a line put the same bytes on the wire.
+pub(crate) const CLIENT_ADDS: [(HeaderName, &str); 2] = [
+    (header::ACCEPT, "*/*"),
+    (header::ACCEPT_ENCODING, "gzip,deflate"),
+];
+
 /// Answer headers that belong to the connection, set again by whoever sends the answer.
 const HOP_HEADERS: [HeaderName; 4] = [
     header::CONTENT_LENGTH,

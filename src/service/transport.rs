@@ -212,7 +212,10 @@ impl Plain {
         let request_error =
             |source: Option<BoxError>| PlainError::new(PlainKind::Request, source, target);
         let Some(uri) = &target.uri else {
-            return Err(request_error(Some("not a valid URI".into())).into());
+            // A URL the url crate parses and `http::Uri` does not (over 64 KiB), in reqwest's
+            // words.
+            let source: BoxError = "Parsed Url is not a valid Uri".into();
+            return Err(PlainError::new(PlainKind::Builder, Some(source), target).into());
         };
         let mut request = Request::new(Full::new(body.clone()));
         *request.method_mut() = Method::POST;
@@ -521,6 +524,7 @@ pub struct PlainError {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PlainKind {
+    Builder,
     Request,
     Body,
     Decode,
@@ -576,6 +580,7 @@ impl PlainError {
 impl fmt::Display for PlainError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.kind {
+            PlainKind::Builder => "builder error",
             PlainKind::Request => "error sending request",
             PlainKind::Body => "request or response body error",
             PlainKind::Decode => "error decoding response body",
@@ -1033,6 +1038,14 @@ mod tests {
             "{heads:?}"
         );
         assert_eq!(heads, *heads_b.lock().unwrap(), "the normalised path");
+        // The bench replays recorded requests with the headers the client adds to each.
+        for (name, value) in crate::bench::proxy::CLIENT_ADDS {
+            let line = format!("{name}: {value}");
+            assert!(
+                heads[0].lines().any(|l| l.eq_ignore_ascii_case(&line)),
+                "{line} in {heads:?}"
+            );
+        }
         // A keep-alive connection the service drops when the next request comes: the second
         // request is lost on it, in the same words.
         let mut kept = Vec::new();
@@ -1050,6 +1063,20 @@ mod tests {
         assert!(kept[0].0.contains(" complete "), "{kept:?}");
         assert!(kept[0].1.contains("lost true"), "{kept:?}");
         assert_eq!(kept[0].2, 2, "both requests reached the service: {kept:?}");
+        // A URL over 64 KiB: the url crate parses it, hyper's `Uri` does not; nothing is sent.
+        let (url, heads) = scripted(Then::Close(with_length(ok, json))).await;
+        let long = format!("{url}/{}", "a".repeat(70_000));
+        let (a, b) = (
+            outcome(&plain, &long, 1_000).await,
+            outcome(&reqwested, &long, 1_000).await,
+        );
+        assert_eq!(
+            a.replace(&long, "URL"),
+            b.replace(&long, "URL"),
+            "a long URL"
+        );
+        assert!(a.contains("Parsed Url is not a valid Uri"), "{a}");
+        assert!(heads.lock().unwrap().is_empty(), "nothing sent");
         // Refused: nothing listens on the port.
         let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/mall/list", closed.local_addr().unwrap());
