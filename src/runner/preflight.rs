@@ -33,6 +33,9 @@ pub enum Stop {
     WrongPath,
     /// The configured signer gave no signature (the sign command failed), so nothing was sent.
     Signer,
+    /// An answer that breaks the contract (a 5xx, a body that is not JSON or not HTTP, a body
+    /// that stalls): the run fails on it, rather than go on without it.
+    Broken,
 }
 
 /// A preflight that stopped the run: the one message and the case result for the reports.
@@ -254,6 +257,10 @@ fn headline(stop: Stop, url: &str, f: &Finding) -> String {
         ),
         Stop::WrongPath => format!("{url} does not answer as the interface: {}", f.actual),
         Stop::Signer => format!("the signer gave no signature: {}", f.actual),
+        Stop::Broken => format!(
+            "the service answered a signed first mall-list page of the configured merchant with a broken answer: {}",
+            f.actual
+        ),
     }
 }
 
@@ -279,6 +286,10 @@ fn causes(stop: Stop, base_url: &str, signer: &str, appid: &str) -> Vec<String> 
             format!("the sign command (MALLCHECK_SIGN_COMMAND, signer `{signer}`) exits non-zero, prints no signature or runs past --timeout: run it by hand with a request body on its stdin"),
             "a program or file the command needs is missing on this machine (PATH, working directory)".to_string(),
         ],
+        Stop::Broken => vec![
+            "the service fails on a valid signed request: the answer breaks the contract (see the finding)".to_string(),
+            "a gateway or proxy in front of the service answers in its place, or cuts or changes its answers".to_string(),
+        ],
     }
 }
 
@@ -295,13 +306,22 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
                 || matches!(status, Some(404 | 405));
             return if id == catalog::HARNESS_SIGNER.id {
                 Some((Stop::Signer, f))
-            } else if id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_TIMEOUT.id {
-                // A body that stalls after the status line was an answer all the same.
-                status.is_none().then_some((Stop::Unreachable, f))
+            } else if (id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_TIMEOUT.id)
+                && status.is_none()
+            {
+                Some((Stop::Unreachable, f))
             } else if wrong_path {
                 Some((Stop::WrongPath, f))
-            } else {
+            } else if id == catalog::TRANSPORT_RATE_LIMITED.id
+                || id == catalog::RESPONSE_TREE_SIZE.id
+            {
+                // Errors of the run, not of the answer: the suite meets them in its own cases.
                 None
+            } else {
+                // Any other finding on the answer (a body that stalls after the status line,
+                // not JSON, not HTTP, too large, a 5xx) is a broken answer the run must not
+                // leave behind: a suite that passed after it would drop the failure it saw.
+                Some((Stop::Broken, f))
             };
         }
     };
@@ -315,6 +335,15 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
     };
     let msg = envelope_text(&response.json);
     match response.status {
+        status @ 500.. => Some((
+            Stop::Broken,
+            Finding::new(
+                &catalog::HTTP_SERVER_ERROR,
+                "",
+                "a status below 500",
+                format!("HTTP {status}{msg}"),
+            ),
+        )),
         401 | 403 => Some((
             Stop::Refused,
             refused(format!("HTTP {}{msg}", response.status)),

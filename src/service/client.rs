@@ -597,6 +597,13 @@ impl Client {
                 "a complete, decodable response body",
                 chain,
             )
+        } else if e.is_malformed_answer() {
+            Finding::new(
+                &catalog::RESPONSE_JSON,
+                "",
+                "a well-formed HTTP/1.1 answer (status line, headers, one body length)",
+                chain,
+            )
         } else {
             Finding::new(&catalog::TRANSPORT_CONNECT, "", "an HTTP response", chain)
         }

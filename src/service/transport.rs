@@ -469,6 +469,25 @@ impl TransportError {
         chain
     }
 
+    /// Whether the service answered with bytes that are not an HTTP/1.1 answer: no status line
+    /// (HTTP/0.9, a garbage or out-of-range status), a header that does not parse, two
+    /// `Content-Length`s that disagree, or a head larger than hyper reads. The service was
+    /// reached and answered: a broken answer, not a service that could not be reached.
+    pub fn is_malformed_answer(&self) -> bool {
+        let error: &dyn StdError = match self {
+            TransportError::Plain(e) => e,
+            TransportError::Reqwest(e) => e,
+        };
+        let mut source = error.source();
+        while let Some(s) = source {
+            if let Some(h) = s.downcast_ref::<hyper::Error>() {
+                return h.is_parse() || h.is_parse_status() || h.is_parse_too_large();
+            }
+            source = s.source();
+        }
+        false
+    }
+
     /// Whether the request failed because its connection was reset or closed before any byte
     /// of the answer, not because no connection could be made or the answer was late.
     pub fn is_lost_connection(&self) -> bool {

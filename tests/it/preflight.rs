@@ -165,3 +165,74 @@ fn no_preflight_runs_the_whole_suite_against_a_wrong_key() {
     );
     assert!(cases.iter().all(|c| c["outcome"] != "fail"), "{stdout}");
 }
+
+/// A server that reads each request's head and body and answers every one with `answer`,
+/// then closes the connection.
+fn answering(answer: &'static [u8]) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let _ = (&stream).write_all(answer);
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_broken_answer_to_the_preflight_fails_the_run_instead_of_being_dropped() {
+    // Each is an answer of the service to a valid signed request that breaks the contract:
+    // the run fails on it (exit 1) and says so, even when the suite after it would pass.
+    let cases: [(&[u8], &str); 4] = [
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{\"success\":true,\"data\":[{",
+            "not JSON",
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n",
+            "an empty body",
+        ),
+        (
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 45\r\n\r\n{\"success\":false,\"code\":\"9999\",\"msg\":\"boom\"}",
+            "HTTP 503",
+        ),
+        // HTTP/0.9: a body without a status line. The service was reached and answered.
+        (b"{\"success\":true}\n", "well-formed HTTP/1.1 answer"),
+    ];
+    for (answer, words) in cases {
+        let url = answering(answer);
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_against(&url, dir.path()).output().unwrap();
+        let (stdout, stderr) = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{words}: {stdout}{stderr}");
+        assert!(stderr.contains("preflight failed"), "{stderr}");
+        assert!(stderr.contains("broken answer"), "{stderr}");
+        assert!(stdout.contains(words), "{words}: {stdout}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+                .unwrap();
+        let cases = report["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 1, "{report}");
+        assert_eq!(cases[0]["id"]["name"], "preflight");
+        assert_eq!(cases[0]["outcome"], "fail", "{report}");
+    }
+}
