@@ -128,6 +128,8 @@ const AUTH_MODES: &[&str] = &[
     "signed",
     "missing",
     "wrong-signature",
+    "empty-signature",
+    "empty-authorization",
     "appid-mismatch",
     "signature-of-other-body",
     "signature-of-other-operation",

@@ -267,6 +267,10 @@ faults! {
     FuzzOddJsonCrashCloses = ("fuzz-odd-json-crash-closes", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 (plain text) when the request body holds NaN, Infinity, a number out of range (1e999) or a lone surrogate, and the connection is then dropped at the next request without Connection: close, as a stock FastAPI service on uvicorn does");
     /// The signature is checked over the re-serialized parsed body, not the raw bytes.
     AuthSignatureOverReserializedJson = ("auth-signature-over-reserialized-json", Contract(&AUTH_SIGNATURE_RAW_BYTES), "the signature is checked over the parsed body serialized again (JSON.stringify(parsedBody)), not over the raw bytes: compact bodies pass, the same JSON with other whitespace, key order or escapes is refused");
+    /// A signature compared only when one is given.
+    AuthEmptySignatureAccepted = ("auth-empty-signature-accepted", Contract(&AUTH_SIGNATURE), "an Authorization value of the appid alone (no signature part) is served: the signature is compared only when one is given");
+    /// An empty Authorization value served: only the header's presence is checked.
+    AuthEmptyHeaderAccepted = ("auth-empty-header-accepted", Contract(&AUTH_REQUIRED), "a request whose Authorization header is empty is served: only the header's presence is checked");
     /// A cursor looked up among every merchant's malls, continuing that mall's merchant's list.
     PagingCursorAnyMerchant = ("paging-cursor-any-merchant", Contract(&OWNERSHIP_CURSOR_MERCHANT), "the cursor is looked up among every merchant's malls and the page continues the list of the cursor mall's merchant, whatever filter.seller says: another merchant's cursor lists that merchant's malls");
 

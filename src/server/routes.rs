@@ -515,15 +515,24 @@ async fn authenticate(
     let text = value
         .to_str()
         .map_err(|_| Failure::unauthorized("the Authorization header is not visible ASCII"))?;
-    let Some((appid, signature)) = text.split_once(' ') else {
-        return Err(Failure::unauthorized(
-            "Authorization must be `<appid> <signature>`",
-        ));
+    if text.is_empty() && fault == Some(Fault::AuthEmptyHeaderAccepted) {
+        return Ok(None);
+    }
+    let (appid, signature) = match text.split_once(' ') {
+        Some(parts) => parts,
+        None if fault == Some(Fault::AuthEmptySignatureAccepted) => (text, ""),
+        None => {
+            return Err(Failure::unauthorized(
+                "Authorization must be `<appid> <signature>`",
+            ));
+        }
     };
     if fault != Some(Fault::AuthAppidIgnored) && appid != state.appid {
         return Err(Failure::unauthorized("unknown appid"));
     }
-    if fault == Some(Fault::AuthAnySignature) {
+    if fault == Some(Fault::AuthAnySignature)
+        || (signature.is_empty() && fault == Some(Fault::AuthEmptySignatureAccepted))
+    {
         return Ok(Some(appid.to_string()));
     }
     // The signature-cache faults remember valid signatures: globally, or per operation.

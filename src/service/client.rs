@@ -226,8 +226,15 @@ impl Client {
         let mut headers: Vec<(String, String)> =
             vec![("Content-Type".to_string(), "application/json".to_string())];
         let mut secret_header: Option<Secret> = None;
+        // An Authorization value of a refusal probe that holds no credential: sent and shown as
+        // it is (registered as a secret, the appid alone would be redacted from every report).
+        let plain_authorization = match auth {
+            AuthMode::EmptySignature => Some(appid),
+            AuthMode::EmptyAuthorization => Some(""),
+            _ => None,
+        };
         let authorization = match auth {
-            AuthMode::Missing => Ok(None),
+            AuthMode::Missing | AuthMode::EmptySignature | AuthMode::EmptyAuthorization => Ok(None),
             AuthMode::Signed | AuthMode::SignedOtherSpelling => {
                 self.sign(appid, &body).await.map(Some)
             }
@@ -269,7 +276,12 @@ impl Client {
         for (k, v) in extra_headers {
             headers.push((k.clone(), v.clone()));
         }
-        let request = self.record(url, &headers, secret_header.as_ref(), record_body);
+        let mut request = self.record(url, &headers, secret_header.as_ref(), record_body);
+        if let Some(value) = plain_authorization {
+            request
+                .headers
+                .push(("Authorization".to_string(), value.to_string()));
+        }
 
         let body = Bytes::from(body);
         let mut sent_headers = HeaderMap::with_capacity(headers.len() + 1);
@@ -287,6 +299,18 @@ impl Client {
                 return self.failed(request, started, f);
             };
             sent_headers.append(name, value);
+        }
+        if let Some(value) = plain_authorization {
+            let Ok(value) = HeaderValue::from_str(value) else {
+                let f = Finding::new(
+                    &catalog::TRANSPORT_CONNECT,
+                    "",
+                    "an appid that is a valid header value",
+                    "the appid holds characters not allowed in a header",
+                );
+                return self.failed(request, started, f);
+            };
+            sent_headers.append(reqwest::header::AUTHORIZATION, value);
         }
         if let Some(secret) = &secret_header {
             match HeaderValue::from_str(secret.expose()) {

@@ -48,6 +48,12 @@ pub enum AuthMode {
     Missing,
     /// The right appid with a signature that cannot be valid.
     WrongSignature,
+    /// The appid alone, without the signature part (`Authorization: <appid>`): a service that
+    /// checks a signature only when one is given serves it.
+    EmptySignature,
+    /// An `Authorization` header with an empty value: a service that checks only whether the
+    /// header is there serves it.
+    EmptyAuthorization,
     /// Signed correctly but with an appid different from the body's.
     AppidMismatch,
     /// The valid signature of another body of the same operation, sent just before (a replay).

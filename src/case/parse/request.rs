@@ -202,6 +202,8 @@ impl Lower<'_> {
             "signed" => Some(AuthMode::Signed),
             "missing" => Some(AuthMode::Missing),
             "wrong-signature" => Some(AuthMode::WrongSignature),
+            "empty-signature" => Some(AuthMode::EmptySignature),
+            "empty-authorization" => Some(AuthMode::EmptyAuthorization),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
             "signature-of-other-body" => Some(AuthMode::SignatureOfOtherBody),
             "signature-of-other-operation" => Some(AuthMode::SignatureOfOtherOperation),
