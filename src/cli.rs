@@ -338,15 +338,15 @@ pub struct RunArgs {
     /// Run only shard K of N (1-based), e.g. `--shard 2/3`: N jobs cover every case once.
     #[arg(long, value_name = "K/N", help_heading = "Cases")]
     pub shard: Option<String>,
-    /// Page limit of a cursor walk (default: enough for 10,000 records at page size 1).
+    /// Page limit of a cursor walk (default: enough for 10,000 records at page size 1); given,
+    /// it also caps a case's own `max-pages`.
     #[arg(
         long,
         value_name = "N",
-        default_value_t = 10_001,
         value_parser = crate::flag_range::int::<u64>(crate::flag_range::PAGES),
         help_heading = "Limits"
     )]
-    pub max_pages: u64,
+    pub max_pages: Option<u64>,
     /// Cursor convention of walks that do not set one: `last-record:/POINTER` (into the last
     /// record of the previous page; default `last-record:/mallSn`) or `response:/POINTER`
     /// (into the previous response body) [env: MALLCHECK_CURSOR].

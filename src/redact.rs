@@ -573,6 +573,10 @@ struct Registry {
     marked: HashSet<String>,
     /// The sign command as configured, whatever its length, for the errors that quote it.
     sign_command: Option<String>,
+    /// Values that are no secret (the configured appid): a credential header holding one alone
+    /// (`Authorization: <appid>`, sent by a refusal probe or echoed by the service) registers
+    /// nothing, or the appid would be redacted from every report after it.
+    public: HashSet<String>,
 }
 
 impl Registry {
@@ -617,6 +621,13 @@ impl Registry {
                 self.raw.add_request_token(&form);
             }
         }
+        // Its bytes in hex (lower case; its normalised view is the same, and the upper case is
+        // found through it).
+        form.clear();
+        form.resize(secret.len() * 2, 0);
+        hex::encode_to_slice(secret, &mut form).expect("twice the length");
+        self.raw.add_request_token(&form);
+        self.normal.add_request_token(&form);
         let mut padded = Vec::with_capacity(secret.len() + 2);
         padded.extend_from_slice(&[0, 0]);
         padded.extend_from_slice(secret);
@@ -648,11 +659,13 @@ impl Registry {
     fn add_credential(&mut self, value: &str, lifetime: Lifetime) {
         let value = value.trim();
         let Some((scheme, rest)) = value.split_once(' ') else {
-            self.add_labelled(value, Label::Secret, lifetime);
+            if !self.public.contains(value) {
+                self.add_labelled(value, Label::Secret, lifetime);
+            }
             return;
         };
         let rest = rest.trim();
-        if !self.add_labelled(rest, Label::Secret, lifetime) {
+        if !self.add_labelled(rest, Label::Secret, lifetime) && !self.public.contains(scheme) {
             self.add_labelled(value, Label::Secret, lifetime);
         }
         if scheme.eq_ignore_ascii_case("basic")
@@ -925,6 +938,12 @@ impl Redactor {
         self.write().add_credential(value, Lifetime::Run);
     }
 
+    /// Declares `value` no secret (the configured appid): a credential header that holds it
+    /// alone, or with a credential too short to register, registers nothing.
+    pub fn add_public(&self, value: &str) {
+        self.write().public.insert(value.trim().to_string());
+    }
+
     /// Notes the Authorization value of one request (see [`Redactor::add_credential`]): it is
     /// registered before the next search of any text ([`Pending`]).
     pub fn add_request_credential(&self, value: &str) {
@@ -1155,6 +1174,9 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
         out.push(secret.to_ascii_lowercase());
         out.push(secret.to_ascii_uppercase());
     }
+    // Its bytes written in hex, as a debugging page or a byte dump shows them (`%x`, `xxd -p`);
+    // in upper case it is found through its normalised view.
+    out.push(hex::encode(secret.as_bytes()));
     for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
         out.extend(base64_fragments(secret.as_bytes(), engine));
     }
@@ -1614,6 +1636,29 @@ mod tests {
         assert_eq!(
             r.header_value("Content-Type", "application/json"),
             "application/json"
+        );
+    }
+
+    #[test]
+    fn an_authorization_value_of_the_public_appid_alone_registers_nothing() {
+        let r = Redactor::new();
+        r.add_public("mallcheck-demo-app");
+        r.add_credential("mallcheck-demo-app");
+        r.add_request_credential("mallcheck-demo-app");
+        r.add_request_credential("mallcheck-demo-app x");
+        let text = "appid mallcheck-demo-app in a body";
+        assert_eq!(r.scrub(text), text);
+        // The credential beside it is registered; the appid stays.
+        r.add_request_credential("mallcheck-demo-app 0123456789abcdef0123456789abcdef");
+        assert_eq!(
+            r.scrub("mallcheck-demo-app 0123456789abcdef0123456789abcdef"),
+            format!("mallcheck-demo-app {REDACTED}")
+        );
+        // Any other value alone still is.
+        r.add_credential("mallcheck-demo-app-other");
+        assert_eq!(
+            r.scrub("x mallcheck-demo-app-other"),
+            format!("x {REDACTED}")
         );
     }
 

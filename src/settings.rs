@@ -861,6 +861,8 @@ pub fn resolve(
             "00000000-0000-4000-8000-0000000000ef".to_string(),
         )
     };
+    // The appid is no secret: an Authorization value that holds it alone registers nothing.
+    redactor.add_public(&appid);
     let identity = Identity {
         appid,
         merchant_id,

@@ -433,6 +433,9 @@ async fn prepare(
             &target.identity.appid,
         )
         .await
+        // A broken answer to the first page (a 5xx, not JSON) is what the fuzzer is there to
+        // find and shrink: it goes on, and its properties report it.
+        && stopped.stop != preflight::Stop::Broken
     {
         let result = stopped.result.seal(redactor);
         write_junit(

@@ -115,7 +115,7 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
             Some("--exhaustive walks every size to the end"),
         ));
     }
-    if args.max_pages == 0 {
+    if args.max_pages == Some(0) {
         return Err(UsageError::setting(
             "--max-pages",
             "must be at least 1",
@@ -269,7 +269,8 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         jobs,
         strict: args.strict,
         robustness: args.robustness,
-        max_pages: args.max_pages,
+        max_pages: args.max_pages.unwrap_or(crate::runner::DEFAULT_MAX_PAGES),
+        max_pages_cap: args.max_pages,
         sample: args.sample,
         exhaustive: settings.exhaustive,
         walk_prefix: settings

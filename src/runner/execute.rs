@@ -689,7 +689,7 @@ struct ClientPages<'r> {
     part: Part,
     merchant: Option<String>,
     /// When set, every listed mall is kept here (a products sweep's list).
-    listed: Option<Vec<Listed>>,
+    listed: Option<ListedMalls>,
     /// The walk reads only each record's `mallSn` (the default cursor rule): a page the fast
     /// path read is handed on as the `mallSn`s alone, and its tree is never built.
     slim: bool,
@@ -701,6 +701,39 @@ struct Listed {
     sn: String,
     signature: String,
     deleted: bool,
+}
+
+/// Bytes of mall numbers and signatures a sweep keeps of its list: a service whose list never
+/// ends, its mall numbers a digit longer each time, made a sweep keep gigabytes.
+const LISTED_BYTES: usize = 64 * 1024 * 1024;
+
+/// The malls a sweep's walk listed, within [`LISTED_BYTES`].
+#[derive(Debug, Default)]
+struct ListedMalls {
+    malls: Vec<Listed>,
+    bytes: usize,
+    /// A mall was left out: the list outgrew the bound.
+    full: bool,
+}
+
+impl ListedMalls {
+    fn push(&mut self, mall: Listed) {
+        let bytes = mall.sn.len() + mall.signature.len();
+        if self.full || self.bytes + bytes > LISTED_BYTES {
+            self.full = true;
+            return;
+        }
+        self.bytes += bytes;
+        self.malls.push(mall);
+    }
+}
+
+impl Extend<Listed> for ListedMalls {
+    fn extend<I: IntoIterator<Item = Listed>>(&mut self, malls: I) {
+        for mall in malls {
+            self.push(mall);
+        }
+    }
 }
 
 impl PageSource for ClientPages<'_> {
@@ -906,7 +939,11 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             .unwrap_or_default()
             .to_string()
     });
-    let max_pages = w.max_pages.unwrap_or(runner.options.max_pages);
+    let max_pages = match (w.max_pages, runner.options.max_pages_cap) {
+        (Some(own), Some(cap)) => own.min(cap),
+        (Some(own), None) => own,
+        (None, _) => runner.options.max_pages,
+    };
     let exhaustive = runner.options.exhaustive;
     let sizes = served_sizes(runner, &body, &w.sizes, c).await;
     let largest = sizes.iter().copied().max().unwrap_or(0);
@@ -1319,13 +1356,17 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         body: list_body.clone(),
         part: Part::new(c.findings.cap()),
         merchant: None,
-        listed: Some(Vec::new()),
+        listed: Some(ListedMalls::default()),
         slim: options.cursor == CursorRule::default(),
     };
     let mut walk = paging::walk(&mut source, &options).await;
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its
     // products, so only live malls must (a deleted one must still not leak another's data).
-    let listed = source.listed.take().unwrap_or_default();
+    let ListedMalls {
+        malls: listed,
+        full,
+        ..
+    } = source.listed.take().unwrap_or_default();
     c.merge(source.part, &span);
     let found = std::mem::replace(&mut walk.findings, c.bounded());
     c.absorb(found, &span);
@@ -1353,7 +1394,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     let deleted = |sn: &str| listed.iter().any(|m| m.sn == sn && m.deleted);
     c.covered(
         "products.listed-mall, products.distinct-per-mall, schema",
-        sweep_scope(&listed, &picked, walk.complete, seed),
+        sweep_scope(&listed, &picked, walk.complete, full, seed),
     );
     let appid = list_body.get("appid").cloned().unwrap_or(Value::Null);
     let products_body = |seller: &Value, sn: &str, sig: &str| json!({"appid": appid, "seller": seller, "mallID": {"mallSn": sn, "signature": sig}});
@@ -1495,9 +1536,20 @@ async fn products_call(
 }
 
 /// `8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled`.
-fn sweep_scope(listed: &[Listed], picked: &[usize], complete: bool, seed: &str) -> String {
+fn sweep_scope(
+    listed: &[Listed],
+    picked: &[usize],
+    complete: bool,
+    full: bool,
+    seed: &str,
+) -> String {
     let total = thousands(listed.len());
-    let list = if complete {
+    let list = if full {
+        format!(
+            "{total} malls kept of a list that outgrew mallcheck's bound ({} MiB of mall numbers and signatures)",
+            LISTED_BYTES / (1024 * 1024)
+        )
+    } else if complete {
         format!("{total} listed malls")
     } else {
         format!("{total} malls listed before the list stopped")
@@ -1607,11 +1659,40 @@ mod tests {
         );
         assert_eq!(sample_malls(&malls[..5], 8, "s1"), vec![0, 1, 2, 3, 4]);
         assert_eq!(sample_malls(&malls, 2, "s1"), vec![0, 9_999]);
-        let scope = sweep_scope(&malls, &picked, true, "s1");
+        let scope = sweep_scope(&malls, &picked, true, false, "s1");
         assert!(
             scope.starts_with(
                 "8 of 10,000 listed malls: the first, the last, a deleted one and 5 sampled"
             ),
+            "{scope}"
+        );
+    }
+
+    #[test]
+    fn a_sweep_keeps_its_list_within_its_bound() {
+        // Mall numbers a digit longer each time (a hostile list): kept until the bound.
+        let mut kept = ListedMalls::default();
+        let mut given = 0usize;
+        for i in 0..20_000 {
+            kept.push(Listed {
+                sn: format!("1{}", "0".repeat(i)),
+                signature: "0".repeat(32),
+                deleted: false,
+            });
+            given += 1;
+        }
+        assert!(
+            kept.full,
+            "{} malls, {} bytes",
+            kept.malls.len(),
+            kept.bytes
+        );
+        assert!(kept.bytes <= LISTED_BYTES && kept.malls.len() < given);
+        let bytes: usize = kept.malls.iter().map(|m| m.sn.len() + 32).sum();
+        assert_eq!(bytes, kept.bytes);
+        let scope = sweep_scope(&kept.malls, &[0, 1], false, true, "s1");
+        assert!(
+            scope.contains("outgrew mallcheck's bound (64 MiB"),
             "{scope}"
         );
     }

@@ -42,6 +42,9 @@ pub struct RunOptions {
     pub strict: bool,
     /// Page limit of a paging walk, unless the case sets one.
     pub max_pages: u64,
+    /// `--max-pages` as given: a case's own `max-pages` is lowered to it (a user who bounds
+    /// the walks of a run against an endless list bounds them all).
+    pub max_pages_cap: Option<u64>,
     /// Cursor convention of walks whose case keeps the default one.
     pub cursor: Option<crate::case::model::CursorRule>,
     /// Products sweeps call at most this many malls, unless the case sets `sample`.
@@ -64,6 +67,10 @@ pub struct RunOptions {
 /// Records the smaller page sizes of a bounded run walk by default.
 pub const DEFAULT_WALK_PREFIX: usize = 200;
 
+/// Page limit of a walk whose case sets none: 10,000 records at page size 1, and the closing
+/// short page.
+pub const DEFAULT_MAX_PAGES: u64 = 10_001;
+
 /// The fewest malls whose products a bounded sweep calls (first, last, a deleted one, the
 /// rest a seeded sample), however large the merchant.
 pub const DEFAULT_SWEEP_SAMPLE: usize = 8;
@@ -79,8 +86,8 @@ impl Default for RunOptions {
         RunOptions {
             jobs: 4,
             strict: false,
-            // Enough for 10,000 records at page size 1, plus the closing short page.
-            max_pages: 10_001,
+            max_pages: DEFAULT_MAX_PAGES,
+            max_pages_cap: None,
             cursor: None,
             sample: None,
             max_findings_per_check: 50,

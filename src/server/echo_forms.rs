@@ -33,11 +33,15 @@ pub enum EchoForm {
     MimeBase64Json,
     /// With a line break after its 13th character.
     LineBreak,
+    /// Its bytes in hex, as a byte dump shows them.
+    Hex,
+    /// Its bytes in upper-case hex (`%X`).
+    HexUpper,
 }
 
 impl EchoForm {
     /// Every form, in the order of the bar of the secrets tests.
-    pub const ALL: [EchoForm; 9] = [
+    pub const ALL: [EchoForm; 11] = [
         EchoForm::Plain,
         EchoForm::Upper,
         EchoForm::Lower,
@@ -47,6 +51,8 @@ impl EchoForm {
         EchoForm::MimeBase64,
         EchoForm::MimeBase64Json,
         EchoForm::LineBreak,
+        EchoForm::Hex,
+        EchoForm::HexUpper,
     ];
 
     /// The name of the form in the fault's path: `/fault/echo-signature/NAME/...`.
@@ -61,6 +67,8 @@ impl EchoForm {
             EchoForm::MimeBase64 => "mime-base64",
             EchoForm::MimeBase64Json => "mime-base64-json",
             EchoForm::LineBreak => "line-break",
+            EchoForm::Hex => "hex",
+            EchoForm::HexUpper => "hex-upper",
         }
     }
 
@@ -84,6 +92,8 @@ impl EchoForm {
                 .map(|u| format!("\\u{u:04x}"))
                 .collect(),
             EchoForm::Percent => signature.bytes().map(|b| format!("%{b:02X}")).collect(),
+            EchoForm::Hex => hex::encode(signature),
+            EchoForm::HexUpper => hex::encode_upper(signature),
             EchoForm::HtmlEntities => signature
                 .chars()
                 .map(|c| format!("&#{};", c as u32))

@@ -257,7 +257,7 @@ faults! {
     EchoErrorPage = ("echo-error-page", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page quoting the request's headers (Authorization included) and body");
 
     /// A refusal quoting the signature, spelt as the path says.
-    EchoSignature = ("echo-signature", SecretEcho, "every request is answered 401 with a message, after a raw U+202E, quoting the Authorization signature (the key, with --signer static); /fault/echo-signature/FORM/... spells it plain, upper, lower, json-u, percent, html-entities, mime-base64, mime-base64-json or line-break");
+    EchoSignature = ("echo-signature", SecretEcho, "every request is answered 401 with a message, after a raw U+202E, quoting the Authorization signature (the key, with --signer static); /fault/echo-signature/FORM/... spells it plain, upper, lower, json-u, percent, html-entities, mime-base64, mime-base64-json, line-break, hex or hex-upper");
     /// A huge response header.
     HugeHeader = ("huge-header", Variation, "every answer carries a 380 KB x-padding response header");
     // ---- Faults of real stacks (issue 22: connections, robustness, raw-byte signatures,
