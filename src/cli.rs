@@ -531,6 +531,11 @@ pub struct FuzzArgs {
     /// stops the run (exit 1) when the service refuses it or cannot be reached.
     #[arg(long)]
     pub no_preflight: bool,
+    /// A merchant that lists no mall is expected: fuzz it all the same (profile key
+    /// `allow_empty_merchant`). Without it, a merchant with no mall (and none named with
+    /// MALLCHECK_MALL_SN) stops the run before fuzzing, exit 3.
+    #[arg(long)]
+    pub allow_empty_merchant: bool,
 }
 
 /// What to do with pending snapshots.

@@ -792,11 +792,19 @@ pub fn resolve(
                     .to_string(),
             ));
         } else if kind != SignerKind::Command && key.is_none() {
+            // Set but empty is what a CI secret that was not passed on looks like.
+            let empty = env.names().any(|n| n == SIGN_KEY_VAR);
             missing.push((
                 SIGN_KEY_VAR,
-                "export the signing key in MALLCHECK_SIGN_KEY, or pass --sign-key-file PATH \
-                 (or `sign_key_file` in the profile)"
-                    .to_string(),
+                if empty {
+                    "MALLCHECK_SIGN_KEY is set but empty (a CI secret that was not passed on is \
+                     often empty): export the signing key in it, or pass --sign-key-file PATH \
+                     (or `sign_key_file` in the profile)"
+                } else {
+                    "export the signing key in MALLCHECK_SIGN_KEY, or pass --sign-key-file PATH \
+                     (or `sign_key_file` in the profile)"
+                }
+                .to_string(),
             ));
         }
         if !missing.is_empty() {
@@ -949,6 +957,9 @@ fn register_secrets(kind: SignerKind, secret: &str, redactor: &Redactor) -> Opti
 /// string or a fragment is refused without being shown (a query may hold a token), and the
 /// operation paths could not be appended after it.
 fn validate_base_url(raw: &str, source: &str, redactor: &Redactor) -> Result<String, UsageError> {
+    // White space around it (a quoted `" $URL"`, a line break of `$(cat file)`) is no part of
+    // it: the url crate drops it when it parses, so it is dropped from what is used too.
+    let raw = raw.trim();
     redactor.add_url_userinfo(raw);
     let shown = redact::url_for_display(raw);
     // What follows `?` or `#` is never shown: a query may carry a token.
@@ -1393,6 +1404,27 @@ mod tests {
             what,
             "--merchant-id, --merchant-user-id, MALLCHECK_SIGN_COMMAND"
         );
+    }
+
+    #[test]
+    fn white_space_around_a_base_url_is_dropped_and_an_empty_key_named() {
+        let flags = Flags {
+            base_url: Some(" https://staging.example.com/ \n".into()),
+            appid: Some("a".into()),
+            merchant_id: Some("m".into()),
+            merchant_user_id: Some("u".into()),
+            ..Flags::default()
+        };
+        let t = resolve(&flags, &env(&[KEY]), Profile::default()).unwrap();
+        assert_eq!(t.base_url.as_deref(), Some("https://staging.example.com"));
+        let err = resolve(
+            &flags,
+            &env(&[("MALLCHECK_SIGN_KEY", "")]),
+            Profile::default(),
+        )
+        .unwrap_err()
+        .render(false);
+        assert!(err.contains("is set but empty"), "{err}");
     }
 
     #[test]

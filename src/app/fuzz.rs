@@ -280,7 +280,7 @@ pub fn fuzz(args: FuzzArgs, redactor: &Redactor) -> Result<i32, UsageError> {
 async fn fuzz_target(
     session: &Session,
     base_url: &str,
-    options: FuzzOptions,
+    mut options: FuzzOptions,
     schemas: Arc<SchemaSet>,
     stored: regressions::Stored,
     args: &FuzzArgs,
@@ -335,8 +335,18 @@ async fn fuzz_target(
         ),
     );
     let signer = target.signer.clone();
+    // --max-time bounds the whole run: the preflight and the discovery of malls too (against a
+    // service that trickles its answers they alone took several times the budget).
+    let preparing = std::time::Instant::now();
     let prepared = tokio::select! {
         prepared = prepare(target, &client, &options, args, lines, redactor) => prepared,
+        () = tokio::time::sleep(options.max_time) => {
+            let (message, result) = preflight::out_of_time(options.max_time);
+            let result = result.seal(redactor);
+            write_junit(&args.junit, render::preflight_junit(&result), lines, redactor);
+            print_error(redactor, &format!("error: {message}"));
+            return exit::COULD_NOT_TEST;
+        }
         cause = stop.wait() => {
             let report = FuzzReport {
                 seed: options.seed,
@@ -354,6 +364,7 @@ async fn fuzz_target(
         Ok(known) => known,
         Err(code) => return code,
     };
+    options.max_time = options.max_time.saturating_sub(preparing.elapsed());
     let saved = replays(stored, &options, &known, lines, redactor);
     let replays = saved
         .iter()
@@ -468,6 +479,23 @@ async fn prepare(
     })?;
     for note in &known.notes {
         print(lines, redactor, &format!("note: {note}\n"));
+    }
+    // As `run`: a merchant that lists no mall (a mistyped id looks just like it) leaves the
+    // fuzzer nothing real to target, and its pass would rest on nothing.
+    if known.lists_no_mall
+        && known.target_mall.is_none()
+        && !(args.allow_empty_merchant || target.allow_empty_merchant)
+    {
+        let (message, result) = preflight::empty_merchant_stop();
+        let result = result.seal(redactor);
+        write_junit(
+            &args.junit,
+            render::preflight_junit(&result),
+            lines,
+            redactor,
+        );
+        print_error(redactor, &format!("error: {message}"));
+        return Err(exit::COULD_NOT_TEST);
     }
     Ok(known)
 }

@@ -61,6 +61,9 @@ pub struct Known {
     pub target_mall: Option<(String, String)>,
     /// Problems met while discovering (shown as notes, never fatal).
     pub notes: Vec<String>,
+    /// The configured merchant's first mall-list page was a success that listed no mall (not
+    /// a page that failed): what a mistyped merchant id looks like.
+    pub lists_no_mall: bool,
 }
 
 impl Known {
@@ -109,6 +112,7 @@ pub async fn discover(
         malls: Vec::new(),
         target_mall: given_mall,
         notes: Vec::new(),
+        lists_no_mall: false,
     };
     for (i, identity) in known.identities.clone().iter().enumerate() {
         if i > 0 && !pause.is_zero() {
@@ -161,7 +165,10 @@ pub async fn discover(
             }
         }
         let malls = match page {
-            Some(Ok(malls)) => malls,
+            Some(Ok(malls)) => {
+                known.lists_no_mall |= i == 0 && malls.is_empty();
+                malls
+            }
             Some(Err(note)) => {
                 known.notes.push(note);
                 continue;
@@ -221,6 +228,7 @@ pub(crate) fn example() -> Known {
         }],
         target_mall: None,
         notes: vec![],
+        lists_no_mall: false,
     }
 }
 
@@ -241,6 +249,7 @@ mod tests {
             malls: vec![],
             target_mall: None,
             notes: vec![],
+            lists_no_mall: false,
         };
         let body = known.list_body(known.me(), 10);
         assert_eq!(body["filter"]["seller"]["merchantUserId"], "u");

@@ -496,6 +496,7 @@ pub fn judge(
         malls: Vec::new(),
         target_mall: None,
         notes: Vec::new(),
+        lists_no_mall: false,
     };
     // The 5xx is judged apart (`run` says it as robustness), so the gate does not matter here.
     properties::evaluate_response(

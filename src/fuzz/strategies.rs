@@ -187,6 +187,7 @@ mod tests {
             ],
             target_mall: Some(("1000007919".into(), "sig-a".into())),
             notes: vec![],
+            lists_no_mall: false,
         }
     }
 

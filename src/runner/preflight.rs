@@ -179,6 +179,48 @@ pub fn discovery_stop(
     ))
 }
 
+/// The `discovery` case and message of a fuzz run whose configured merchant lists no mall
+/// (and no mall was named): what the fuzzer would send to the products operation has no real
+/// mall, and nothing it gets back could show another merchant's data. Exit 3 unless expected.
+pub fn empty_merchant_stop() -> (String, CaseResult) {
+    let finding = Finding::new(
+        &catalog::PREFLIGHT,
+        "",
+        "a mall of the configured merchant to test, from its mall list",
+        "the configured merchant lists no mall",
+    )
+    .with_detail(EMPTY_MERCHANT_HINT);
+    let message =
+        format!("nothing covered: the configured merchant lists no mall\n  {EMPTY_MERCHANT_HINT}");
+    (
+        message,
+        result_named(DISCOVERY_CASE, finding, vec![], Instant::now()),
+    )
+}
+
+/// The `discovery` case and message of a fuzz run whose preflight and discovery of malls
+/// outlasted `--max-time`: nothing was fuzzed (exit 3).
+pub fn out_of_time(max_time: std::time::Duration) -> (String, CaseResult) {
+    let finding = Finding::new(
+        &catalog::PREFLIGHT,
+        "",
+        format!(
+            "the preflight and the discovery of malls within --max-time ({} s)",
+            max_time.as_secs()
+        ),
+        "still waiting for the service when the time ran out",
+    )
+    .with_detail("the service answers slowly (see --timeout), or --max-time is too short");
+    let message = format!(
+        "the preflight and the discovery of malls took longer than --max-time ({} s): nothing was fuzzed",
+        max_time.as_secs()
+    );
+    (
+        message,
+        result_named(DISCOVERY_CASE, finding, vec![], Instant::now()),
+    )
+}
+
 /// What to check when the configured merchant lists no mall.
 const EMPTY_MERCHANT_HINT: &str = "if the merchant should have malls, check \
      MALLCHECK_MERCHANT_ID (and MALLCHECK_MERCHANT_USER_ID) or name a mall with \

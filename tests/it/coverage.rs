@@ -213,3 +213,38 @@ fn a_large_merchant_is_sampled_with_a_printed_seed_that_replays() {
         "{text}"
     );
 }
+
+/// `fuzz` as `run`: a merchant that lists no mall (a mistyped id looks just like it) stops the
+/// run before anything is generated, exit 3 with a `discovery` error in the JUnit report;
+/// `--allow-empty-merchant` fuzzes it all the same.
+#[test]
+fn fuzz_against_a_merchant_with_no_mall_does_not_pass_unless_expected() {
+    let server = Server::start(&[]);
+    let url = server.fault_url("no-malls");
+    let dir = tempfile::tempdir().unwrap();
+    let fuzz = |extra: &[&str]| {
+        crate::common::fuzz_as_main(&url, dir.path(), "3")
+            .args(["--count", "5", "--max-time", "30"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let stopped = fuzz(&[]);
+    assert_exit(&stopped, 3);
+    let text = output_text(&stopped);
+    assert!(text.contains("lists no mall"), "{text}");
+    assert!(text.contains("--allow-empty-merchant"), "{text}");
+    assert!(!text.contains("sent "), "nothing fuzzed: {text}");
+    let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
+    assert!(
+        junit.contains("discovery") && junit.contains("<error"),
+        "{junit}"
+    );
+    let allowed = fuzz(&["--allow-empty-merchant"]);
+    assert_exit(&allowed, 0);
+    assert!(
+        output_text(&allowed).contains("sent "),
+        "{}",
+        output_text(&allowed)
+    );
+}

@@ -6,7 +6,7 @@ use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::common::{Server, fuzz_as_main};
 use crate::politeness::{empty_answer, raw_server};
@@ -142,10 +142,11 @@ fn cases_started_ahead_never_put_more_than_jobs_requests_out() {
 
 #[test]
 fn cases_started_ahead_do_not_go_out_after_max_time() {
-    // Every answer takes 1.5 s; --max-time 2 with --jobs 2. Whatever the phase of the answers
-    // against the deadline, the first places that free after it go to cases started ahead,
-    // and those are not sent: the run ends with the answers in flight at its deadline (within
-    // one answer's time, 3.5 s), where sending them would end it one answer later.
+    // Every answer takes 1.5 s; --max-time 8 (the discovery of malls takes about half of it)
+    // with --jobs 2. Whatever the phase of the answers against the deadline, the first places
+    // that free after it go to cases started ahead, and those are not sent: the whole command
+    // ends with the answers in flight at its deadline (within one answer's time), where
+    // sending them would end it one answer later.
     let (url, log) = raw_server(|request, _| {
         std::thread::sleep(Duration::from_millis(1500));
         empty_answer(request, 0)
@@ -153,21 +154,20 @@ fn cases_started_ahead_do_not_go_out_after_max_time() {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = Command::from_std(fuzz_as_main(&url, dir.path(), "1"));
     cmd.args(["--jobs", "2", "--cases", "1000", "--endpoint", "mall-list"])
-        .args(["--max-time", "2", "--no-preflight"]);
+        .args([
+            "--max-time",
+            "8",
+            "--no-preflight",
+            "--allow-empty-merchant",
+        ]);
+    let started = Instant::now();
     let out = cmd.output().unwrap();
+    let took = started.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(stdout.contains("stopped by --max-time"), "{stdout}");
-    // `sent N requests in X s`: the run's own duration.
-    let took: f64 = stdout
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("sent "))
-        .and_then(|l| l.split(" in ").nth(1))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no `sent N requests in X s` line:\n{stdout}"));
     assert!(
-        took < 3.75,
-        "the run overran --max-time 2 by more than one answer: {took} s ({} requests)\n{stdout}",
+        took < 8.0 + 1.75,
+        "the command overran --max-time 8 by more than one answer: {took} s ({} requests)\n{stdout}",
         log.lock().unwrap().len()
     );
 }
