@@ -370,6 +370,11 @@ pub struct RunArgs {
     /// exits 3.
     #[arg(long, help_heading = "Cases")]
     pub allow_empty_merchant: bool,
+    /// Stop the run after this many seconds, as a signal does: the reports hold the cases that
+    /// finished and list the others as not run, and the run does not pass (exit 1). A service
+    /// that answers every request just within --timeout cannot hold a gate for hours.
+    #[arg(long, value_name = "SECS", value_parser = crate::flag_range::int::<u64>(crate::flag_range::FUZZ_SECONDS), help_heading = "Limits")]
+    pub max_time: Option<u64>,
     /// Walk every page size to the end of the list and sweep every listed mall: the run's
     /// request count then grows with the merchant's data (profile key `exhaustive`).
     #[arg(long, help_heading = "Limits")]

@@ -331,6 +331,17 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         // Before anything starts: a signal from here on stops the run and finishes the reports.
         let mut stop = Stop::listen();
         let no_preflight = args.no_preflight;
+        // --max-time counts from here, the service started and nothing sent yet.
+        let max_time = args.max_time.map(std::time::Duration::from_secs);
+        let out_of_time = async move {
+            match max_time {
+                Some(t) => {
+                    tokio::time::sleep(t).await;
+                    format!("--max-time ({} s)", t.as_secs())
+                }
+                None => std::future::pending().await,
+            }
+        };
         let preflight_body = settings.first_page_body(10);
         let signer = settings.signer.kind_name();
         let appid = settings.identity.appid.clone();
@@ -392,7 +403,8 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                 };
                 let done = tokio::select! {
                     done = work => Ok(done),
-                    signal = stop.wait() => Err(signal),
+                    signal = stop.wait() => Err(signal.to_string()),
+                    limit = out_of_time => Err(limit),
                 };
                 if let Some(note) = discovery_note {
                     crate::say::stderr_line!("note: {note}");

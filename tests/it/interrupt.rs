@@ -275,3 +275,44 @@ fn an_interrupted_passing_run_says_interrupted_and_its_merge_fails() {
         );
     }
 }
+
+/// `--max-time` stops a run as a signal does: against a service that answers every request
+/// just within the timeout, the run ends at its budget, the reports say INTERRUPTED and list
+/// the cases not run, and it exits 1.
+#[test]
+fn max_time_stops_a_slow_run_and_finishes_its_reports() {
+    let server = Server::start(&["--latency-ms", "400"]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let started = std::time::Instant::now();
+    let out = run_against(&server.base_url, dir.path())
+        .args([
+            "--jobs",
+            "1",
+            "--quiet",
+            "--snapshots",
+            "off",
+            "--max-time",
+            "2",
+        ])
+        .output()
+        .expect("run mallcheck");
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("interrupted by --max-time (2 s)"),
+        "{stderr}"
+    );
+    // The budget, and the answer in flight at its end.
+    assert!(took.as_secs_f64() < 2.0 + 1.5, "{took:?}");
+    let report: Value = serde_json::from_str(&read(dir.path(), "report.json")).expect("JSON");
+    let reason = "not run: the run was interrupted by --max-time (2 s) before this case";
+    let not_run = report["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter(|c| c["skip_reason"] == reason)
+        .count();
+    assert!(not_run > 0, "{report}");
+    assert_eq!(report["verdict"], "interrupted", "{report}");
+}
