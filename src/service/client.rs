@@ -300,34 +300,30 @@ impl Client {
             };
             sent_headers.append(name, value);
         }
-        if let Some(value) = plain_authorization {
-            let Ok(value) = HeaderValue::from_str(value) else {
-                let f = Finding::new(
-                    &catalog::TRANSPORT_CONNECT,
-                    "",
-                    "an appid that is a valid header value",
-                    "the appid holds characters not allowed in a header",
-                );
+        // The signed value is sensitive (hyper keeps it out of its debug output); a probe's
+        // plain one holds no credential.
+        let authorization = match (&secret_header, plain_authorization) {
+            (Some(secret), _) => Some((
+                secret.expose(),
+                true,
+                "a signature that is a valid header value",
+                "the signer printed characters not allowed in a header",
+            )),
+            (None, Some(value)) => Some((
+                value,
+                false,
+                "an appid that is a valid header value",
+                "the appid holds characters not allowed in a header",
+            )),
+            (None, None) => None,
+        };
+        if let Some((value, sensitive, expected, actual)) = authorization {
+            let Ok(mut value) = HeaderValue::from_str(value) else {
+                let f = Finding::new(&catalog::TRANSPORT_CONNECT, "", expected, actual);
                 return self.failed(request, started, f);
             };
+            value.set_sensitive(sensitive);
             sent_headers.append(reqwest::header::AUTHORIZATION, value);
-        }
-        if let Some(secret) = &secret_header {
-            match HeaderValue::from_str(secret.expose()) {
-                Ok(mut v) => {
-                    v.set_sensitive(true);
-                    sent_headers.append(reqwest::header::AUTHORIZATION, v);
-                }
-                Err(_) => {
-                    let f = Finding::new(
-                        &catalog::TRANSPORT_CONNECT,
-                        "",
-                        "a signature that is a valid header value",
-                        "the signer printed characters not allowed in a header",
-                    );
-                    return self.failed(request, started, f);
-                }
-            }
         }
 
         // The transport's own deadline already covers the body; the outer one is a second fence.
