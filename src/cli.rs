@@ -411,7 +411,8 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Snapshots")]
     pub ci: bool,
     /// Skip the preflight: the one signed first mall-list page sent before the suite, which
-    /// stops the run (exit 1) when the service refuses it or cannot be reached.
+    /// stops the run when the service refuses it or cannot be reached (exit 3) or breaks the
+    /// contract answering it (exit 1).
     #[arg(long, help_heading = "Verdict")]
     pub no_preflight: bool,
 }
@@ -533,12 +534,12 @@ pub struct FuzzArgs {
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     pub color: ColorChoice,
     /// Skip the preflight: the one signed first mall-list page sent before fuzzing, which
-    /// stops the run (exit 1) when the service refuses it or cannot be reached.
+    /// stops the run when the service refuses it or cannot be reached (exit 3).
     #[arg(long)]
     pub no_preflight: bool,
     /// A merchant that lists no mall is expected: fuzz it all the same (profile key
     /// `allow_empty_merchant`). Without it, a merchant with no mall (and none named with
-    /// MALLCHECK_MALL_SN) stops the run before fuzzing, exit 3.
+    /// MALLCHECK_MALL_SN and MALLCHECK_MALL_SIGNATURE) stops the run before fuzzing, exit 3.
     #[arg(long)]
     pub allow_empty_merchant: bool,
 }

@@ -600,6 +600,22 @@ impl Registry {
         true
     }
 
+    /// A secret of the run's settings (the signing key, a URL's user and password), also in
+    /// the separated hex of byte dumps: not every credential a header carries, whose forms
+    /// would fill automata (a service that echoes the Authorization header in a header of its
+    /// own gives one a request).
+    fn add_setting_secret(&mut self, secret: &str) -> bool {
+        if !self.add_labelled(secret, Label::Secret, Lifetime::Run) {
+            return false;
+        }
+        // Remembered apart from the secret's own forms (a NUL is in no secret).
+        let key = (format!("{secret}\u{0}dumps"), Label::Secret, Lifetime::Run);
+        if self.registered.insert(key) {
+            self.add(byte_dump_forms(secret), Label::Secret, Lifetime::Run);
+        }
+        true
+    }
+
     /// The forms of a per-request secret of letters and digits (a hex or base64url signature,
     /// the one secret a run registers thousands of): every form [`forms`] gives it (itself, a
     /// hex value in either case, its base64 fragments) is made of token bytes and its
@@ -906,8 +922,7 @@ impl Redactor {
     /// Registers a secret in every form an echo can take. Returns false (and registers nothing)
     /// when it is shorter than [`MIN_SECRET_LEN`].
     pub fn add_secret(&self, secret: &str) -> bool {
-        self.write()
-            .add_labelled(secret, Label::Secret, Lifetime::Run)
+        self.write().add_setting_secret(secret)
     }
 
     /// Registers the sign command; it is replaced by [`SIGN_COMMAND_LABEL`].
@@ -1184,6 +1199,23 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// `secret`'s bytes in hex as byte dumps and debuggers separate them: `6d:61`, `6d-61`,
+/// `\x6d\x61`, `0x6d, 0x61` (white space between the bytes, and upper case, are found
+/// through the normalised view, which drops the one and lowers the other).
+fn byte_dump_forms(secret: &str) -> Vec<String> {
+    let bytes: Vec<String> = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    vec![
+        bytes.join(":"),
+        bytes.join("-"),
+        bytes.iter().map(|b| format!("\\x{b}")).collect(),
+        bytes
+            .iter()
+            .map(|b| format!("0x{b}"))
+            .collect::<Vec<_>>()
+            .join(","),
+    ]
 }
 
 /// `secret` as each escaping (JSON, percent-encoding, markup, shell) writes it.
@@ -1637,6 +1669,39 @@ mod tests {
             r.header_value("Content-Type", "application/json"),
             "application/json"
         );
+    }
+
+    #[test]
+    fn a_key_echoed_in_hex_however_its_bytes_are_separated_is_scrubbed() {
+        let key = "mallcheck-demo-key";
+        let r = Redactor::new();
+        r.add_secret(key);
+        let hex: Vec<String> = key.bytes().map(|b| format!("{b:02x}")).collect();
+        let echoes = [
+            hex.concat(),
+            hex.concat().to_ascii_uppercase(),
+            hex.join(" "),
+            hex.join(":"),
+            hex.join(":").to_ascii_uppercase(),
+            hex.join("-"),
+            hex.iter().map(|b| format!("\\x{b}")).collect(),
+            // The same in a JSON string: its backslashes escaped.
+            hex.iter().map(|b| format!("\\\\x{b}")).collect(),
+            hex.iter()
+                .map(|b| format!("0x{b}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            format!("{}\n{}", hex[..9].concat(), hex[9..].concat()),
+        ];
+        for echo in echoes {
+            let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
+            let scrubbed = r.scrub(&text);
+            assert!(scrubbed.contains(REDACTED), "{text} -> {scrubbed}");
+            assert!(
+                !scrubbed.to_ascii_lowercase().contains(&hex[3..8].concat()),
+                "{text} -> {scrubbed}"
+            );
+        }
     }
 
     #[test]

@@ -363,7 +363,16 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                 let mut discovery_stop = None;
                 let mut discovery_note = None;
                 let mut sampled = false;
+                // Whether the reports have heard of the run: a signal or --max-time during the
+                // preflight comes before the runner's start, and they must still name the
+                // target and list the cases not run.
+                let mut run_started = false;
+                let planned_ids: Vec<_> =
+                    planned.iter().enumerate().map(|(i, c)| c.id(i)).collect();
+                let (base_url_shown, target_name) =
+                    (runner.client.base_url().to_string(), runner.target.clone());
                 let mut on_event = |event: Event| {
+                    run_started |= matches!(event, Event::RunStarted { .. });
                     if let Event::CaseFinished(r) = &event
                         && r.coverage.iter().any(|c| c.scope.contains("sampled (seed"))
                     {
@@ -406,6 +415,13 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                     signal = stop.wait() => Err(signal.to_string()),
                     limit = out_of_time => Err(limit),
                 };
+                if done.is_err() && !run_started {
+                    sinks.on_event(&Event::RunStarted {
+                        base_url: base_url_shown,
+                        target: target_name,
+                        planned: planned_ids,
+                    });
+                }
                 if let Some(note) = discovery_note {
                     crate::say::stderr_line!("note: {note}");
                 }

@@ -316,3 +316,38 @@ fn max_time_stops_a_slow_run_and_finishes_its_reports() {
     assert!(not_run > 0, "{report}");
     assert_eq!(report["verdict"], "interrupted", "{report}");
 }
+
+/// Stopped during the preflight (a service that takes the connection and never answers): the
+/// reports still name the target and list every planned case as not run.
+#[test]
+fn max_time_during_the_preflight_still_lists_the_cases_not_run() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = run_against(&url, dir.path())
+        .args([
+            "--quiet",
+            "--snapshots",
+            "off",
+            "--timeout",
+            "30",
+            "--max-time",
+            "1",
+        ])
+        .output()
+        .expect("run mallcheck");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_str(&read(dir.path(), "report.json")).expect("JSON");
+    assert_eq!(report["target"], url.as_str(), "{report}");
+    let reason = "not run: the run was interrupted by --max-time (1 s) before this case";
+    let cases = report["cases"].as_array().expect("cases");
+    assert!(cases.len() > 10, "{report}");
+    assert!(cases.iter().all(|c| c["skip_reason"] == reason), "{report}");
+}
