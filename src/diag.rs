@@ -172,9 +172,12 @@ pub fn printable(text: &str) -> String {
 /// shortest secret the redactor scrubs (`redact::MIN_SECRET_LEN`).
 pub const MIN_FRAGMENT_CHARS: usize = 8;
 
-/// `text` with every run of at least [`MIN_FRAGMENT_CHARS`] characters that appears in one of
-/// `secrets` (ASCII letter case aside) replaced by `<redacted>`: what a cut left of a secret
-/// (`…` on one side of it) is hidden too, not only whole occurrences.
+/// `text` with every whole occurrence of one of `secrets` (ASCII letter case aside) replaced
+/// by `<redacted>`, and what a cut left of one: a run of at least [`MIN_FRAGMENT_CHARS`] of its
+/// first characters that ends the text or a `…`, or of its last characters that begins the
+/// text or follows a `…`. A run of a secret's characters inside other text is not a cut of it
+/// (`MALLCHECK_APPID` holds nine letters of the demo key `mallcheck-demo-key`, and was shown
+/// as `<redacted>_APPID` in every message).
 pub fn scrub_fragments(text: &str, secrets: &[&str]) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut hide = vec![false; chars.len()];
@@ -190,8 +193,17 @@ pub fn scrub_fragments(text: &str, secrets: &[&str]) -> String {
                     0
                 };
                 let run = row[j + 1];
-                if run >= MIN_FRAGMENT_CHARS {
-                    hide[i + 1 - run..=i].iter_mut().for_each(|h| *h = true);
+                if run < MIN_FRAGMENT_CHARS {
+                    continue;
+                }
+                let start = i + 1 - run;
+                let is_cut = |at: Option<&char>| at.is_none_or(|&c| c == ELLIPSIS);
+                let whole = run == key.len();
+                let prefix_at_cut = j + 1 == run && is_cut(chars.get(i + 1));
+                let suffix_at_cut =
+                    j + 1 == key.len() && is_cut(start.checked_sub(1).map(|b| &chars[b]));
+                if whole || prefix_at_cut || suffix_at_cut {
+                    hide[start..=i].iter_mut().for_each(|h| *h = true);
                 }
             }
         }
@@ -619,6 +631,14 @@ mod tests {
         let shown = scrub_fragments(&message, &[key]);
         assert_eq!(shown, "unknown key `<redacted>…` and <redacted>");
         assert_eq!(scrub_fragments("Zq7Xw2L", &[key]), "Zq7Xw2L");
+        // Its last characters after a cut, and nine letters of a key inside other words.
+        assert_eq!(
+            scrub_fragments(&format!("…{}", &key[10..]), &[key]),
+            "…<redacted>"
+        );
+        let demo = "mallcheck-demo-key";
+        let words = "undefined variable `MALLCHECK_UNDEFINED`; try `mallcheck fuzz`";
+        assert_eq!(scrub_fragments(words, &[demo]), words);
 
         let text = format!("    appid: \"{}{key}\"\n", "x".repeat(80));
         let f = file(&text);
