@@ -193,6 +193,21 @@ impl Snapshotter {
             case.name,
             case.file.display()
         );
+        let mode = self.options.update_mode();
+        // `--snapshots update` writes over whatever is there; otherwise a broken baseline is a
+        // local problem, never a pass (insta would take it for none) nor the service's fault.
+        if mode != UpdateMode::Overwrite
+            && let Some(problem) = store::broken_baseline(&dir, &name)
+        {
+            return vec![Finding::new(
+                &catalog::HARNESS_SNAPSHOT,
+                "",
+                format!("{} a snapshot mallcheck can compare", shown.display()),
+                format!(
+                    "{problem}: mend it, delete it, or record it again with --snapshots update"
+                ),
+            )];
+        }
         let input_file = self.options.root.join(&case.file);
         let assertion = Assertion {
             dir: &dir,
@@ -205,7 +220,6 @@ impl Snapshotter {
             input_file: input_file.is_file().then_some(input_file.as_path()),
         };
         let verdict = engine::assert_json(&assertion);
-        let mode = self.options.update_mode();
         match verdict {
             Verdict::Match => {
                 if mode == UpdateMode::Overwrite {

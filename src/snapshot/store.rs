@@ -41,6 +41,28 @@ pub struct StoreError {
     pub message: String,
 }
 
+/// Why the recorded snapshot `name` in `dir` cannot be compared, when one is there: not a file,
+/// not a snapshot insta can read (a merge conflict, a truncated file, random bytes), or a body
+/// that is not JSON. insta itself takes such a file for no snapshot at all, writes a new
+/// pending one and passes; a hand-broken baseline is the user's to mend, not the service's.
+pub fn broken_baseline(dir: &Path, name: &str) -> Option<String> {
+    let path = snap_path(dir, name);
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() {
+        return Some("it is not a file".to_string());
+    }
+    let snapshot = match insta::Snapshot::from_file(&path) {
+        Ok(snapshot) => snapshot,
+        Err(e) => return Some(format!("it is not a snapshot file ({e})")),
+    };
+    let Some(text) = snapshot.contents().as_text() else {
+        return Some("it holds a binary snapshot, not JSON".to_string());
+    };
+    serde_json::from_str::<serde::de::IgnoredAny>(&text.to_string())
+        .err()
+        .map(|e| format!("its body is not JSON ({e})"))
+}
+
 /// The accepted snapshot file of `name` in `dir`.
 pub fn snap_path(dir: &Path, name: &str) -> PathBuf {
     dir.join(format!("{name}.{SNAP_EXT}"))

@@ -213,6 +213,41 @@ fn recorded_snapshot_passes_on_the_next_run_and_holds_no_secret() {
 }
 
 #[test]
+fn a_broken_baseline_is_a_local_error_naming_it_never_a_pass_nor_the_services_fault() {
+    let server = Server::start();
+    let dir = workdir("true");
+    record(dir.path(), &server);
+    let snap = path(dir.path(), SNAP);
+    let text = std::fs::read_to_string(&snap).unwrap();
+    let broken_body = text.replace("\"mallSn\"", "\"mallSn\" \"");
+    for (what, content) in [
+        ("random bytes", b"\x8f\x00garbage\xff\n".to_vec()),
+        ("no header", b"{}".to_vec()),
+        ("a body that is not JSON", broken_body.into_bytes()),
+    ] {
+        std::fs::write(&snap, &content).unwrap();
+        let o = run(dir.path(), &server.url(None), &[], &[]);
+        let out = describe(&o);
+        // An error of the run (exit 3), naming the file; no contract finding, no pass.
+        assert_eq!(o.status.code(), Some(3), "{what}: {out}");
+        assert!(out.contains("harness.snapshot"), "{what}: {out}");
+        assert!(out.contains("list__first-page.snap"), "{what}: {out}");
+        assert!(!out.contains("[contract] snapshot"), "{what}: {out}");
+    }
+    // A directory where the file should be.
+    std::fs::remove_file(&snap).unwrap();
+    std::fs::create_dir(&snap).unwrap();
+    let o = run(dir.path(), &server.url(None), &[], &[]);
+    assert_eq!(o.status.code(), Some(3), "{}", describe(&o));
+    // `--snapshots update` records it again over a broken file.
+    std::fs::remove_dir(&snap).unwrap();
+    std::fs::write(&snap, b"garbage").unwrap();
+    record(dir.path(), &server);
+    let o = run(dir.path(), &server.url(None), &[], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+}
+
+#[test]
 fn changed_value_fails_with_a_diff_that_points_at_the_field() {
     let server = Server::start();
     let dir = workdir("true");
