@@ -22,6 +22,17 @@ pub fn snapshotter(args: &RunArgs, redactor: &Redactor) -> Result<Option<Snapsho
     let mode = match args.snapshots {
         SnapshotArg::Off => return Ok(None),
         SnapshotArg::Check => SnapshotMode::Check,
+        // `--ci` writes nothing and fails on a missing snapshot; `update` writes every one:
+        // together, a gate would record what it exists to compare and pass.
+        SnapshotArg::Update if args.ci => {
+            return Err(UsageError::setting(
+                "--ci",
+                "cannot go with --snapshots update: --ci writes no snapshot, update writes them all",
+                Some(
+                    "record snapshots with `mallcheck run --snapshots update` and commit them; gate with `--ci`",
+                ),
+            ));
+        }
         SnapshotArg::Update => SnapshotMode::Update,
     };
     let root = working_dir()?;

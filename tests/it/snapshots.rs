@@ -300,6 +300,15 @@ fn ci_flag_fails_on_a_missing_snapshot_and_writes_nothing() {
         describe(&o)
     );
     assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
+    // With `--snapshots update` it would record what it is there to compare: a usage error.
+    let o = run(
+        dir.path(),
+        &server.url(None),
+        &["--ci", "--snapshots", "update"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(files(dir.path()).is_empty(), "{:?}", files(dir.path()));
 }
 
 #[test]
