@@ -192,14 +192,10 @@ pub struct TargetArgs {
     /// variables override its settings [env: MALLCHECK_PROFILE].
     #[arg(long, value_name = "NAME", help_heading = "Target")]
     pub profile: Option<String>,
-    /// Config file holding the profiles.
-    #[arg(
-        long,
-        value_name = "PATH",
-        default_value = "mallcheck.toml",
-        help_heading = "Target"
-    )]
-    pub config: PathBuf,
+    /// Config file holding the profiles [default: mallcheck.toml]; given, a profile must be
+    /// chosen too (--profile or MALLCHECK_PROFILE).
+    #[arg(long, value_name = "PATH", help_heading = "Target")]
+    pub config: Option<PathBuf>,
 }
 
 impl From<&TargetArgs> for crate::settings::Flags {
@@ -218,7 +214,11 @@ impl From<&TargetArgs> for crate::settings::Flags {
             max_body: args.max_body,
             follow_redirects: args.follow_redirects,
             profile: args.profile.clone(),
-            config: args.config.clone(),
+            config: args
+                .config
+                .clone()
+                .unwrap_or_else(|| crate::settings::Flags::default().config),
+            config_given: args.config.is_some(),
             ..crate::settings::Flags::default()
         }
     }

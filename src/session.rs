@@ -88,6 +88,18 @@ impl Session {
             .profile
             .clone()
             .or_else(|| env.get(settings::PROFILE_VAR));
+        // A config file named and no profile chosen would be read for nothing: its settings
+        // silently not applied, the run would test something else (the embedded server).
+        if flags.config_given && name.is_none() {
+            return Err(UsageError::setting(
+                "--config",
+                format!(
+                    "{} is read only for the profile a run chooses, and none is chosen",
+                    flags.config.display()
+                ),
+                Some("pass --profile NAME (or set MALLCHECK_PROFILE) to apply one of its profiles"),
+            ));
+        }
         let profile = profile::load(&flags.config, name.as_deref(), redactor)?;
         let settings = settings::resolve(flags, &env, profile, redactor)?;
         let schemas = SchemaSet::load_default(schemas)?;

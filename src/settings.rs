@@ -61,6 +61,8 @@ pub struct Flags {
     pub profile: Option<String>,
     /// Config file holding the profiles.
     pub config: PathBuf,
+    /// `--config` was given (not the default file): a profile must be chosen to read it.
+    pub config_given: bool,
     /// Requests in flight (`run --jobs`).
     pub jobs: Option<usize>,
     /// Requests per second (`run --rate`).
@@ -90,6 +92,7 @@ impl Default for Flags {
             follow_redirects: false,
             profile: None,
             config: PathBuf::from("mallcheck.toml"),
+            config_given: false,
             jobs: None,
             rate: None,
             cursor: None,

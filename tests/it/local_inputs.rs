@@ -209,6 +209,26 @@ fn a_profile_that_is_a_device_exits_2_naming_it() {
 }
 
 #[test]
+fn a_config_file_given_without_a_profile_exits_2_instead_of_testing_something_else() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for config in ["missing.toml", "mallcheck.toml"] {
+        std::fs::write(
+            dir.path().join("mallcheck.toml"),
+            "[profile.staging]\njobs = 2\n",
+        )
+        .unwrap();
+        let out = finish(mallcheck(dir.path()).args(["run", "--config", config]));
+        assert_eq!(out.status.code(), Some(2), "{}", output_text(&out));
+        let text = output_text(&out);
+        assert!(
+            text.contains("--config") && text.contains("--profile"),
+            "{text}"
+        );
+        assert!(!text.contains("running"), "nothing ran: {text}");
+    }
+}
+
+#[test]
 fn a_certificate_bundle_that_is_a_device_or_a_fifo_exits_2_naming_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let fifo = dir.path().join("ca.pem");
