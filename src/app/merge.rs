@@ -115,9 +115,20 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     // Could-not-test (3) unless a case failed (1): the same codes as `run`.
     let mut could_not_test = false;
     let mut unwritten = false;
+    // Reports that hold no case that ran (a crashed shard's stub, `cases: []`) tested nothing:
+    // their merge must not read as a pass.
+    let nothing_ran = |what: &str| {
+        crate::say::stderr_line!(
+            "error: the merged {what} reports hold no case that ran: nothing was tested"
+        );
+        true
+    };
     if let (Some(out), Some(merged)) = (&args.json, &merged) {
         failing |= merged.summary.failed > 0;
         could_not_test |= merged.summary.errored > 0;
+        if merged.summary.total() == merged.summary.skipped {
+            could_not_test |= nothing_ran("JSON");
+        }
         let written = serde_json::to_string_pretty(&merged.document)
             .map_err(std::io::Error::other)
             .and_then(|text| atomic::write(out, text.as_bytes(), redactor));
@@ -145,6 +156,14 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         describe(&mut suites, &runs_with_times(&runs, &junit_runs));
         failing |= suites.iter().any(|s| s.failures > 0);
         could_not_test |= suites.iter().any(|s| s.errors > 0);
+        let ran = suites
+            .iter()
+            .flat_map(|s| &s.test_cases)
+            .filter(|c| !matches!(c.status, quick_junit::TestCaseStatus::Skipped { .. }))
+            .count();
+        if ran == 0 {
+            could_not_test |= nothing_ran("JUnit");
+        }
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
         let written =
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())

@@ -159,3 +159,25 @@ fn the_merged_time_is_wall_time() {
         span(&junit_inputs)
     );
 }
+
+/// Reports that hold no case that ran (a crashed shard's stub) merge into a report that says
+/// so: could not test, never a pass.
+#[test]
+fn reports_without_a_case_that_ran_do_not_merge_into_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("stub.xml"), "<testsuites></testsuites>").unwrap();
+    std::fs::write(
+        dir.path().join("stub.json"),
+        r#"{"format_version": 1, "tool": "mallcheck", "version": "0.1.0", "target": "embedded", "base_url": "http://127.0.0.1:1", "started_at": "2026-11-27T16:59:12.178Z", "strict": false, "complete": true, "interrupted": null, "exit_code": 0, "verdict": "pass", "shard": null, "summary": {"passed": 1, "warned": 0, "failed": 0, "errored": 0, "skipped": 0, "duration": 0.004}, "cases": []}"#,
+    )
+    .unwrap();
+    for (flag, out, input) in [
+        ("--junit", "all.xml", "stub.xml"),
+        ("--json", "all.json", "stub.json"),
+    ] {
+        let o = merge(dir.path(), &[flag, out, input]);
+        let text = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{input}: {text}");
+        assert!(text.contains("hold no case that ran"), "{text}");
+    }
+}
