@@ -87,7 +87,9 @@ pub fn parse_cursor(text: &str) -> Result<CursorRule, UsageError> {
         )
     };
     let (kind, pointer) = text.split_once(':').ok_or_else(bad)?;
-    if !(pointer.is_empty() || pointer.starts_with('/')) {
+    // An empty pointer names the whole record or answer, never a cursor value: every walk
+    // would end at its first page as the service's fault (`paging.endless`).
+    if !pointer.starts_with('/') {
         return Err(bad());
     }
     match kind {
@@ -494,7 +496,12 @@ mod tests {
             parse_cursor("last-record:/id").unwrap(),
             CursorRule::LastRecord("/id".into())
         );
-        for bad in ["nextCursor", "response:nextCursor", "first:/x"] {
+        for bad in [
+            "nextCursor",
+            "response:nextCursor",
+            "first:/x",
+            "last-record:",
+        ] {
             assert!(
                 parse_cursor(bad)
                     .unwrap_err()
