@@ -162,7 +162,7 @@ pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, ReadError> {
     let meta = file.metadata().map_err(|e| error(Problem::Io(e)))?;
     acceptable(&meta, kind).map_err(error)?;
     if is_pipe(&meta) {
-        blocking(&file).map_err(|e| error(Problem::Io(e)))?;
+        return read_pipe(&file, kind.limit(), PIPE_WAIT).map_err(error);
     }
     let mut bytes = Vec::with_capacity(meta.len().min(kind.limit()) as usize);
     file.take(kind.limit() + 1)
@@ -219,23 +219,70 @@ fn is_pipe(_meta: &Metadata) -> bool {
     false
 }
 
-/// Clears the `O_NONBLOCK` the file was opened with, so that a pipe is read as its writer
-/// writes (a pipe without a writer still reads as empty at once).
+/// How long a pipe's writer may take to write and close it (`--sign-key-file <(vault read …)`):
+/// one that never closes (`(echo key; sleep 600) | mallcheck run --sign-key-file /dev/stdin`)
+/// held a run before it sent anything.
+pub const PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Reads a pipe opened without blocking to its end, within `limit` bytes and `wait` (a pipe
+/// without a writer reads as empty at once).
 #[cfg(unix)]
-fn blocking(file: &File) -> io::Result<()> {
+fn read_pipe(file: &File, limit: u64, wait: std::time::Duration) -> Result<Vec<u8>, Problem> {
     use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor this function's caller owns and keeps open.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
+    let deadline = std::time::Instant::now() + wait;
+    let mut bytes = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let mut reader = file;
+    loop {
+        match reader.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() as u64 > limit {
+                    return Err(Problem::TooLarge(limit));
+                }
+                continue;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Problem::Io(e)),
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(Problem::Io(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "its writer did not finish within {} s (a pipe is read to its end)",
+                    wait.as_secs()
+                ),
+            )));
+        }
+        let mut poll = libc::pollfd {
+            fd: reader.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+        // SAFETY: one pollfd of a descriptor this function's caller owns and keeps open.
+        if unsafe { libc::poll(&mut poll, 1, ms) } < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(Problem::Io(e));
+            }
+        }
     }
-    Ok(())
 }
 
 #[cfg(not(unix))]
-fn blocking(_file: &File) -> io::Result<()> {
-    Ok(())
+fn read_pipe(file: &File, limit: u64, _wait: std::time::Duration) -> Result<Vec<u8>, Problem> {
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Problem::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(Problem::TooLarge(limit));
+    }
+    Ok(bytes)
 }
 
 /// What a file that is not a regular file is, in a message.
@@ -320,6 +367,33 @@ mod tests {
         assert!(
             err.to_string().contains("it is a character device"),
             "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_whose_writer_never_closes_is_given_up_after_the_wait() {
+        use std::io::Write as _;
+        use std::os::fd::FromRawFd;
+        let mut fds = [0; 2];
+        // SAFETY: a fresh pipe; each end is owned by one File below.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let (reader, mut writer) =
+            unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        unsafe { libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) };
+        writer.write_all(b"k3y-written\n").unwrap();
+        let started = std::time::Instant::now();
+        let err = read_pipe(&reader, 64, std::time::Duration::from_millis(300)).unwrap_err();
+        assert!(
+            matches!(&err, Problem::Io(e) if e.kind() == io::ErrorKind::TimedOut),
+            "{err:?}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        // Closed, it is read to its end at once.
+        drop(writer);
+        assert_eq!(
+            read_pipe(&reader, 64, std::time::Duration::from_secs(5)).unwrap(),
+            b""
         );
     }
 
