@@ -304,6 +304,14 @@ fn compare_snapshot(
     body: &Value,
     contract: &Contract,
 ) -> Result<(Vec<Change>, Option<Value>), String> {
+    // A hand-broken baseline file is named, with what is wrong in it (insta would take it for
+    // none, or compare its text).
+    if let Some(problem) = crate::snapshot::store::broken_baseline(baseline, &w.name) {
+        return Err(format!(
+            "the baseline snapshot {} cannot be compared: {problem}",
+            crate::snapshot::store::snap_path(baseline, &w.name).display()
+        ));
+    }
     let redact = Snapshotter::redactions(w.spec);
     let description = format!("release diff of case `{}`", w.case);
     let assertion = Assertion {
