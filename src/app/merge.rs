@@ -55,7 +55,7 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     }
     let refused =
         |e: crate::report::merge::MergeError| UsageError::setting(e.subject, e.message, None);
-    let merged = if json_inputs.is_empty() {
+    let mut merged = if json_inputs.is_empty() {
         None
     } else {
         Some(merge_json(&json_inputs).map_err(refused)?)
@@ -111,7 +111,8 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             "error: shard {shard} is missing from the inputs: the merged result covers part of the run"
         );
     }
-    let mut failing = !incomplete.is_empty() || !missing.is_empty();
+    let interrupted = !incomplete.is_empty();
+    let mut failing = interrupted || !missing.is_empty();
     // Could-not-test (3) unless a case failed (1): the same codes as `run`.
     let mut could_not_test = false;
     let mut unwritten = false;
@@ -123,11 +124,29 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         );
         true
     };
-    if let (Some(out), Some(merged)) = (&args.json, &merged) {
+    if let (Some(out), Some(merged)) = (&args.json, &mut merged) {
         failing |= merged.summary.failed > 0;
         could_not_test |= merged.summary.errored > 0;
         if merged.summary.total() == merged.summary.skipped {
             could_not_test |= nothing_ran("JSON");
+        }
+        // The merged report says its verdict as a run's report does (the JUnit inputs may add
+        // to the command's exit code; this is the JSON inputs' own).
+        let code = if failing {
+            exit::FAILURE
+        } else if could_not_test {
+            exit::COULD_NOT_TEST
+        } else {
+            exit::PASS
+        };
+        if let Value::Object(doc) = &mut merged.document {
+            doc.insert("exit_code".into(), Value::from(code));
+            let verdict = if interrupted {
+                "interrupted"
+            } else {
+                exit::verdict(code)
+            };
+            doc.insert("verdict".into(), Value::from(verdict));
         }
         let written = serde_json::to_string_pretty(&merged.document)
             .map_err(std::io::Error::other)

@@ -180,4 +180,10 @@ fn reports_without_a_case_that_ran_do_not_merge_into_a_pass() {
         assert_eq!(o.status.code(), Some(3), "{input}: {text}");
         assert!(text.contains("hold no case that ran"), "{text}");
     }
+    // The merged JSON report says so too, as a run's report does.
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("all.json")).unwrap())
+            .unwrap();
+    assert_eq!(merged["exit_code"], 3, "{merged}");
+    assert_eq!(merged["verdict"], "could-not-test", "{merged}");
 }
