@@ -51,9 +51,12 @@ pub fn broken_baseline(dir: &Path, name: &str) -> Option<String> {
     if !meta.is_file() {
         return Some("it is not a file".to_string());
     }
-    let snapshot = match insta::Snapshot::from_file(&path) {
-        Ok(snapshot) => snapshot,
-        Err(e) => return Some(format!("it is not a snapshot file ({e})")),
+    // insta's own words are left out: they may quote the file, which the user may have filled
+    // with anything, and this text reaches the console of `diff` as it is.
+    let Ok(snapshot) = insta::Snapshot::from_file(&path) else {
+        return Some(
+            "it is not a snapshot file (a `---` header, then the recorded JSON)".to_string(),
+        );
     };
     let Some(text) = snapshot.contents().as_text() else {
         return Some("it holds a binary snapshot, not JSON".to_string());
