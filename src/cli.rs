@@ -701,6 +701,13 @@ pub struct BenchArgs {
     /// Internal: the child process of the memory line, probing this server.
     #[arg(long, value_name = "URL", hide = true)]
     pub memory_probe: Option<String>,
+    /// Internal: the child process of line (b)'s load generator, sending the requests of
+    /// `--load-requests` to this address over `--jobs` connections for `--load-secs`.
+    #[arg(long, value_name = "ADDR", hide = true, requires = "load_requests")]
+    pub load_addr: Option<std::net::SocketAddr>,
+    /// Internal: the requests of the load generator's child, as `bench/load.rs` writes them.
+    #[arg(long, value_name = "FILE", hide = true, requires = "load_addr")]
+    pub load_requests: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! `mallcheck bench`: validates the flags and runs the bench lines (or, with the hidden
-//! `--memory-probe`, the child of line (d)).
+//! `--memory-probe`, the child of line (d); with `--load-addr`, the load generator of line (b)).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 use crate::app::run::load_cases;
 use crate::bench::harness::{BenchOptions, SuiteEnv, banner, embedded_target, measure_all};
 use crate::bench::measure::{Goal, Verdict, print};
-use crate::bench::memory;
 use crate::bench::validation::{PAGE_MALLS, RESPONSE_PRODUCTS};
+use crate::bench::{load_child, memory};
 use crate::cli::BenchArgs;
 use crate::error::UsageError;
 use crate::exit;
@@ -24,6 +24,11 @@ pub fn bench(args: BenchArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         let target = embedded_target(redactor)?;
         let schemas = SchemaSet::embedded()?;
         return Ok(super::runtime()?.block_on(memory::probe(url, &target, &schemas, redactor)));
+    }
+    if let (Some(addr), Some(file)) = (args.load_addr, &args.load_requests) {
+        let time = Duration::from_secs_f64(args.load_secs);
+        let jobs = args.jobs.unwrap_or(RunOptions::default().jobs);
+        return Ok(super::runtime()?.block_on(load_child::child(addr, file, jobs, time)));
     }
     if args.rounds == 0 {
         return Err(UsageError::setting("--rounds", "must be at least 1", None));

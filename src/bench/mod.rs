@@ -5,6 +5,7 @@ pub mod child;
 pub mod fuzz_rate;
 pub mod harness;
 pub mod load;
+pub mod load_child;
 pub mod measure;
 pub mod memory;
 pub mod proxy;

@@ -19,7 +19,16 @@ fn bench(dir: &std::path::Path) -> Command {
 fn the_fuzz_rate_line_replays_the_recorded_run_against_precomputed_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let out = bench(dir.path())
-        .args(["--only", "b", "--fuzz-cases", "15", "--load-secs", "0.2"])
+        .args([
+            "--only",
+            "b",
+            "--fuzz-cases",
+            "15",
+            "--load-secs",
+            "0.2",
+            "--rounds",
+            "1",
+        ])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -32,6 +41,21 @@ fn the_fuzz_rate_line_replays_the_recorded_run_against_precomputed_bytes() {
     );
     assert!(
         stdout.contains("limit: bare hyper client loops"),
+        "{stdout}"
+    );
+    // The load generator runs in a process of its own, as the fuzz run does, and its own CPU
+    // is measured (a child that did not run would give none).
+    assert!(stdout.contains("in a process of its own"), "{stdout}");
+    let generator_us: f64 = stdout
+        .split("the load generator ")
+        .nth(1)
+        .and_then(|rest| rest.split(" us").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no CPU of the load generator: {stdout}"));
+    assert!(generator_us > 0.0, "{stdout}");
+    // Each pair's ratio is printed beside the median shown.
+    assert!(
+        stdout.contains("the pair of the median ratio of 1: "),
         "{stdout}"
     );
     // Every request of the second run was answered from the recording, with the same verdicts.
