@@ -27,7 +27,7 @@ pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
     let resolved = followed(path);
     let path = resolved.as_path();
     let dir = parent(path);
-    std::fs::create_dir_all(dir)?;
+    create_dir(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     // A failed write (a full disk, EFBIG past `ulimit -f`) returns here and the temporary file
     // is removed when `tmp` drops: the report in place stays the last complete one.
@@ -64,6 +64,20 @@ pub fn prepare(path: &Path) -> io::Result<()> {
         ));
     }
     let dir = parent(path);
+    create_dir(dir)?;
+    tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot create a file in {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(())
+}
+
+/// Creates `dir` and its parents, naming a file that stands where one of them must be (the
+/// OS says only "File exists"). The error is a lowercase fragment that reads after "cannot
+/// write PATH: ".
+pub fn create_dir(dir: &Path) -> io::Result<()> {
     if let Some(file) = dir
         .ancestors()
         .filter(|a| !a.as_os_str().is_empty())
@@ -79,14 +93,7 @@ pub fn prepare(path: &Path) -> io::Result<()> {
             e.kind(),
             format!("cannot create the directory {}: {e}", dir.display()),
         )
-    })?;
-    tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot create a file in {}: {e}", dir.display()),
-        )
-    })?;
-    Ok(())
+    })
 }
 
 /// Whether `path` (its links followed) is neither a regular file nor a directory: a device, a

@@ -30,6 +30,9 @@ pub const FUZZ_SECONDS: RangeInclusive<u64> = 1..=604_800;
 pub const ROUNDS: RangeInclusive<u64> = 1..=1_000;
 /// Longest timeout or wait, in seconds (`--timeout`, `--max-retry-wait`, the server's).
 pub const MAX_SECONDS: f64 = 3600.0;
+/// Shortest timeout, in seconds: a millisecond (`--timeout 1e-300` timed every request out
+/// before a byte could come back, and the run blamed the service).
+pub const MIN_SECONDS: f64 = 0.001;
 /// Requests per second (`--rate`): from one every 1,000 s to a million.
 pub const RATE: RangeInclusive<f64> = 0.001..=1_000_000.0;
 
@@ -43,7 +46,7 @@ where
 }
 
 /// A number in a message: `1e-300`, not three hundred zeros.
-fn show(v: f64) -> String {
+pub(crate) fn show(v: f64) -> String {
     if v != 0.0 && !(1e-3..1e9).contains(&v.abs()) {
         format!("{v:e}")
     } else {
@@ -59,14 +62,14 @@ fn number(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("`{text}` is not a number"))
 }
 
-/// Seconds in (0, 3600] (`--timeout`, `serve --header-timeout`).
+/// Seconds in [0.001, 3600] (`--timeout`, `serve --header-timeout`).
 pub fn seconds(text: &str) -> Result<f64, String> {
     let v = number(text)?;
-    if v > 0.0 && v <= MAX_SECONDS {
+    if (MIN_SECONDS..=MAX_SECONDS).contains(&v) {
         Ok(v)
     } else {
         Err(format!(
-            "{} is not a number of seconds in (0, {MAX_SECONDS}]",
+            "{} is not a number of seconds in [{MIN_SECONDS}, {MAX_SECONDS}]",
             show(v)
         ))
     }
@@ -127,7 +130,10 @@ mod tests {
     #[test]
     fn numbers_outside_their_range_are_refused() {
         assert_eq!(seconds("10").unwrap(), 10.0);
-        for bad in ["0", "-1", "3601", "inf", "NaN", "1e999", "x"] {
+        assert_eq!(seconds("0.001").unwrap(), 0.001);
+        for bad in [
+            "0", "-1", "3601", "inf", "NaN", "1e999", "x", "1e-300", "0.0009",
+        ] {
             assert!(seconds(bad).is_err(), "{bad}");
         }
         assert_eq!(rate_or_zero("0").unwrap(), 0.0);

@@ -142,11 +142,18 @@ pub fn load(path: &Path, name: Option<&str>, redactor: &Redactor) -> Result<Prof
         )
     })?;
     check_ranges(&profile).map_err(|(key, message)| {
-        UsageError::setting(
-            format!("`{key}` of profile `{name}` in {}", path.display()),
-            message,
-            None,
-        )
+        let what = format!("`{key}` of profile `{name}`");
+        match value_span(&file.text, name, key) {
+            // Pointed at in the file, as a parse error is.
+            Some(span) => UsageError::Config {
+                path: path.to_path_buf(),
+                diags: vec![
+                    Diagnostic::at(&file, span, format!("{what}: {message}"))
+                        .with_hidden(secret_ranges(&file.text)),
+                ],
+            },
+            None => UsageError::setting(format!("{what} in {}", path.display()), message, None),
+        }
     })?;
     if let (Some(key_file), Some(dir)) = (&profile.sign_key_file, path.parent())
         && key_file.is_relative()
@@ -161,17 +168,28 @@ pub fn load(path: &Path, name: Option<&str>, redactor: &Redactor) -> Result<Prof
     Ok(profile)
 }
 
+/// Where the value of `key` in profile `name` is written in `text` (a profile that parsed).
+fn value_span(text: &str, name: &str, key: &str) -> Option<Range<usize>> {
+    #[derive(serde::Deserialize)]
+    struct Spans {
+        #[serde(default)]
+        profile: BTreeMap<String, BTreeMap<String, toml::Spanned<toml::Value>>>,
+    }
+    let spans: Spans = toml::from_str(text).ok()?;
+    Some(spans.profile.get(name)?.get(key)?.span())
+}
+
 /// Checks the numbers of a profile against the ranges of their flags
 /// ([`crate::flag_range`]): Err is the key and what is wrong.
 fn check_ranges(p: &Profile) -> Result<(), (&'static str, String)> {
     use crate::flag_range::{self as range, check, check_rate};
     let seconds = |v: f64, zero: bool| {
-        let low_ok = if zero { v >= 0.0 } else { v > 0.0 };
-        if v.is_finite() && low_ok && v <= range::MAX_SECONDS {
+        let low = if zero { 0.0 } else { range::MIN_SECONDS };
+        if v.is_finite() && (low..=range::MAX_SECONDS).contains(&v) {
             Ok(())
         } else {
             Err(format!(
-                "{v:e} is not a number of seconds up to {}",
+                "{v:e} is not a number of seconds in [{low}, {}]",
                 range::MAX_SECONDS
             ))
         }

@@ -611,10 +611,17 @@ pub fn resolve(
             "a number of seconds",
         )?
         .unwrap_or(10.0);
-    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
+    let (shortest, longest) = (
+        crate::flag_range::MIN_SECONDS,
+        crate::flag_range::MAX_SECONDS,
+    );
+    if !(timeout.is_finite() && (shortest..=longest).contains(&timeout)) {
         return Err(UsageError::setting(
             r.source_of("timeout").to_string(),
-            format!("{timeout} is not a number of seconds in (0, 3600]"),
+            format!(
+                "{} is not a number of seconds in [{shortest}, {longest}]",
+                crate::flag_range::show(timeout)
+            ),
             None,
         ));
     }
@@ -1214,6 +1221,29 @@ mod tests {
         assert_eq!(t.identity.role, "super_admin");
         assert_eq!(t.client.timeout, Duration::from_secs(10));
         assert_eq!(kind(&t.signer), SignerKind::Md5);
+    }
+
+    #[test]
+    fn a_timeout_below_a_millisecond_from_the_environment_is_refused() {
+        let err = resolve(
+            &Flags::default(),
+            &env(&[("MALLCHECK_TIMEOUT", "1e-300")]),
+            Profile::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("MALLCHECK_TIMEOUT"), "{err}");
+        assert!(
+            err.contains("1e-300 is not a number of seconds in [0.001, 3600]"),
+            "{err}"
+        );
+        let t = resolve(
+            &Flags::default(),
+            &env(&[("MALLCHECK_TIMEOUT", "0.001")]),
+            Profile::default(),
+        )
+        .unwrap();
+        assert_eq!(t.client.timeout, Duration::from_millis(1));
     }
 
     #[test]

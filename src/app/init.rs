@@ -57,7 +57,7 @@ pub fn write_starter(dir: &Path) -> io::Result<Vec<(PathBuf, Outcome)>> {
     for (relative, text) in files {
         let path = dir.join(&relative);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
+            crate::atomic::create_dir(parent)?;
         }
         // create_new: a file that appears meanwhile is kept too.
         let outcome = match std::fs::OpenOptions::new()

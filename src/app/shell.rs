@@ -29,7 +29,7 @@ pub fn man(args: &ManArgs) -> Result<i32, UsageError> {
         path: dir.clone(),
         source,
     };
-    std::fs::create_dir_all(dir).map_err(io)?;
+    crate::atomic::create_dir(dir).map_err(io)?;
     clap_mangen::generate_to(Cli::command(), dir).map_err(io)?;
     crate::say::stderr_line!("wrote the manual pages to {}", dir.display());
     Ok(exit::PASS)

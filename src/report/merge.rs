@@ -38,6 +38,9 @@ pub struct MergeError {
     pub message: String,
 }
 
+/// The outcomes a JSON report's case can have.
+const OUTCOMES: [&str; 5] = ["pass", "warn", "fail", "error", "skip"];
+
 fn bad_input(path: &Path, message: impl Into<String>) -> MergeError {
     MergeError {
         subject: path.display().to_string(),
@@ -395,6 +398,18 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
+            if !OUTCOMES.contains(&outcome.as_str()) {
+                return Err(bad_input(
+                    path,
+                    format!(
+                        "case `{}` of {} has an unknown outcome {outcome:?} (one of {} is \
+                         expected)",
+                        key.1,
+                        key.0,
+                        OUTCOMES.join(", ")
+                    ),
+                ));
+            }
             match kept.get_mut(&key) {
                 None => {
                     kept.insert(key, (index, case.clone(), vec![outcome]));
@@ -436,12 +451,8 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
             "fail" => summary.failed += 1,
             "error" => summary.errored += 1,
             "skip" => summary.skipped += 1,
-            other => {
-                return Err(MergeError {
-                    subject: "merge".to_string(),
-                    message: format!("a case has an unknown outcome {other:?}"),
-                });
-            }
+            // Each input's outcomes were checked as it was read.
+            other => unreachable!("an unknown outcome {other:?} passed the input check"),
         }
         if let Some(id) = case.get_mut("id").and_then(Value::as_object_mut) {
             id.insert("index".into(), json!(position));
@@ -759,6 +770,20 @@ mod tests {
             ab.expect("merge").document,
             ba.expect("merge").document,
             "equal outcomes are told apart by content"
+        );
+    }
+
+    #[test]
+    fn json_merge_names_the_input_holding_an_unknown_outcome() {
+        let good = report("http://x", json!([case("a.yaml", "one", 0, "pass")]));
+        let bad = report("http://x", json!([case("a.yaml", "two", 1, "passed")]));
+        let err = merge_json(&[("good.json".into(), good), ("bad.json".into(), bad)])
+            .expect_err("an unknown outcome is refused");
+        assert_eq!(err.subject, "bad.json");
+        assert!(
+            err.message.contains("`two` of a.yaml") && err.message.contains("\"passed\""),
+            "{}",
+            err.message
         );
     }
 

@@ -124,6 +124,21 @@ pub enum SchemaErrorKind {
     /// A `$ref` cannot be resolved from the local files (nothing is fetched over the network).
     #[error("a reference cannot be resolved locally: {0}")]
     Reference(String),
+    /// A `$ref` of this file points into no file of the set.
+    #[error(
+        "`$ref` {reference:?}{at} refers to {target}, which is the `$id` of no schema file \
+         (nothing is fetched over the network){hint}"
+    )]
+    MissingReference {
+        /// The reference as written.
+        reference: String,
+        /// ` at line L, column C` when it was found in the file's text.
+        at: String,
+        /// The document it resolves to.
+        target: String,
+        /// Which file would be it, when the target sits beside the file's own `$id`.
+        hint: String,
+    },
     /// The schema does not compile.
     #[error("the schema does not compile: {0}")]
     Compile(String),

@@ -373,6 +373,32 @@ fn a_case_link_leaving_the_project_is_refused_and_never_quoted() {
 }
 
 #[test]
+fn a_file_where_an_output_directory_must_be_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("afile"), "x").expect("write a file");
+    let tries: &[&[&str]] = &[
+        &["openapi", "-o", "afile/x.json"],
+        &["man", "--dir", "afile"],
+        &["man", "--dir", "afile/pages"],
+        &["init", "--dir", "afile/project"],
+    ];
+    for args in tries {
+        let out = finish(mallcheck(dir.path()).args(*args));
+        let shown = output_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {shown}");
+        // The OS says only "File exists".
+        assert!(
+            shown.contains("afile is a file, not a directory"),
+            "{args:?}: {shown}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("afile")).expect("still a file"),
+        "x"
+    );
+}
+
+#[test]
 fn every_numeric_flag_out_of_range_exits_2_naming_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let huge = "18446744073709551615";
@@ -381,6 +407,7 @@ fn every_numeric_flag_out_of_range_exits_2_naming_it() {
         (&["run", "--jobs", "0"], "--jobs"),
         (&["run", "--rate", "1e-300"], "--rate"),
         (&["run", "--timeout", "1e999"], "--timeout"),
+        (&["run", "--timeout", "1e-300"], "--timeout"),
         (&["run", "--max-retry-wait=-1"], "--max-retry-wait"),
         (&["run", "--max-body", huge], "--max-body"),
         (&["run", "--retries", "4000000000"], "--retries"),
@@ -415,6 +442,7 @@ fn a_profile_number_out_of_range_exits_2_naming_the_key() {
         ("jobs", "2305843009213693952"),
         ("rate", "1e-300"),
         ("timeout", "0"),
+        ("timeout", "1e-300"),
     ] {
         std::fs::write(
             dir.path().join("mallcheck.toml"),
@@ -428,6 +456,8 @@ fn a_profile_number_out_of_range_exits_2_naming_the_key() {
             shown.contains(&format!("`{key}` of profile `p`")),
             "{shown}"
         );
+        // Pointed at, line and column, as a parse error is.
+        assert!(shown.contains("mallcheck.toml:2:"), "{shown}");
     }
 }
 

@@ -291,7 +291,9 @@ fn build(dir: &Path, sources: Vec<Source>, origin: Origin) -> Result<SchemaSet, 
         shipped,
     };
     if origin == Origin::User {
-        let registry = set.registry().map_err(|kind| SchemaError::new(dir, kind))?;
+        let registry = set.registry().map_err(|kind| {
+            unresolved_reference(&set).unwrap_or_else(|| SchemaError::new(dir, kind))
+        })?;
         for name in &order {
             let schema = &set.schemas[name];
             let compiled = set.compile(&registry, schema)?;
@@ -299,6 +301,66 @@ fn build(dir: &Path, sources: Vec<Source>, origin: Origin) -> Result<SchemaSet, 
         }
     }
     Ok(set)
+}
+
+/// The first `$ref` of the set that resolves to no document of it, named with its file, line
+/// and the file it would be; asked once the registry failed (jsonschema's own error names
+/// neither file).
+fn unresolved_reference(set: &SchemaSet) -> Option<SchemaError> {
+    for schema in set.schemas.values() {
+        let mut refs = Vec::new();
+        collect_refs(&schema.document, &mut refs);
+        for reference in refs {
+            let Ok(mut target) = schema.uri.join(reference) else {
+                continue;
+            };
+            target.set_fragment(None);
+            let known = target == schema.uri
+                || set.names_by_uri.contains_key(target.as_str())
+                // The drafts' meta-schemas are in every registry.
+                || target.host_str() == Some("json-schema.org");
+            if known {
+                continue;
+            }
+            let at = reference_position(&schema.file, reference)
+                .map(|(line, column)| format!(" at line {line}, column {column}"))
+                .unwrap_or_default();
+            let beside = schema
+                .uri
+                .join(".")
+                .ok()
+                .and_then(|base| base.make_relative(&target))
+                .filter(|rest| !rest.is_empty() && !rest.contains('/'));
+            let hint = match (beside, schema.file.parent()) {
+                (Some(name), Some(dir)) => format!(
+                    "; is {} missing?",
+                    dir.join(percent_decode(&name)).display()
+                ),
+                _ => String::new(),
+            };
+            return Some(SchemaError::new(
+                &schema.file,
+                SchemaErrorKind::MissingReference {
+                    reference: reference.to_string(),
+                    at,
+                    target: target.to_string(),
+                    hint,
+                },
+            ));
+        }
+    }
+    None
+}
+
+/// Line and column (1-based) of `reference` as a JSON string in the text of `file`.
+fn reference_position(file: &Path, reference: &str) -> Option<(usize, usize)> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let quoted = serde_json::to_string(reference).ok()?;
+    let offset = text.find(&quoted)?;
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    Some((line, column))
 }
 
 /// Whether every document equals the shipped one of its name (the typed fast path,

@@ -1356,3 +1356,33 @@ fn shipped_schemas_compile_on_first_use_and_a_users_at_load() {
     assert!(user.schemas.values().all(|s| s.compiled.get().is_some()));
     assert!(!user.is_shipped());
 }
+
+#[test]
+fn a_reference_to_a_missing_file_names_the_file_its_line_and_the_file_it_wants() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in EMBEDDED {
+        std::fs::write(dir.path().join(format!("{name}.json")), text).unwrap();
+    }
+    let mall = dir.path().join("mall.json");
+    let text = std::fs::read_to_string(&mall).unwrap();
+    assert!(
+        text.contains("\"common.json#"),
+        "the shipped mall refers to common.json"
+    );
+    std::fs::write(&mall, text.replace("\"common.json#", "\"commn.json#")).unwrap();
+    let err = SchemaSet::load_dir(dir.path()).expect_err("a reference to no file");
+    assert_eq!(err.file, mall);
+    let SchemaErrorKind::MissingReference { at, target, .. } = &err.kind else {
+        panic!("{err}: {}", err.kind);
+    };
+    let first = text.find("\"common.json#").unwrap();
+    let line = text[..first].matches('\n').count() + 1;
+    assert!(at.starts_with(&format!(" at line {line}, column ")), "{at}");
+    assert!(target.ends_with("/commn.json"), "{target}");
+    let message = err.kind.to_string();
+    let wanted = dir.path().join("commn.json");
+    assert!(
+        message.ends_with(&format!("is {} missing?", wanted.display())),
+        "{message}"
+    );
+}
