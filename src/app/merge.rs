@@ -105,14 +105,26 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             path.display()
         );
     }
-    let missing = runs.missing_shards();
-    for shard in &missing {
-        crate::say::stderr_line!(
-            "error: shard {shard} is missing from the inputs: the merged result covers part of the run"
-        );
+    // Each merged report is made of the inputs of its own format, so each must hold every
+    // shard: a shard given only as JSON is not in the merged JUnit (a glob that missed one
+    // JUnit upload went green with `shard 1/3,2/3,3/3` in a report of two shards' cases).
+    let mut missing = false;
+    let mut report_missing = |what: &str, runs: &crate::report::merge::Runs| {
+        for shard in runs.missing_shards() {
+            missing = true;
+            crate::say::stderr_line!(
+                "error: shard {shard} is missing from the {what} inputs: the merged {what} report covers part of the run"
+            );
+        }
+    };
+    if let (Some(_), Some(m)) = (&args.json, &merged) {
+        report_missing("JSON", &m.runs);
+    }
+    if args.junit.is_some() {
+        report_missing("JUnit", &junit_runs);
     }
     let interrupted = !incomplete.is_empty();
-    let mut failing = interrupted || !missing.is_empty();
+    let mut failing = interrupted || missing;
     // Could-not-test (3) unless a case failed (1): the same codes as `run`.
     let mut could_not_test = false;
     let mut unwritten = false;
@@ -172,7 +184,7 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         if let Some(merged) = &merged {
             order_like_json(&mut suites, &merged.document);
         }
-        describe(&mut suites, &runs_with_times(&runs, &junit_runs));
+        describe(&mut suites, &with_targets(&junit_runs, &runs));
         failing |= suites.iter().any(|s| s.failures > 0);
         could_not_test |= suites.iter().any(|s| s.errors > 0);
         let ran = suites
@@ -209,15 +221,15 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     })
 }
 
-/// The targets and shards of every input with the times of the JUnit ones: what the merged
-/// JUnit says of its run.
-fn runs_with_times(
-    all: &crate::report::merge::Runs,
+/// The shards and times of the JUnit inputs with the targets of every input: what the merged
+/// JUnit says of its run (a JUnit report may not name its target; a JSON one beside it does).
+fn with_targets(
     junit: &crate::report::merge::Runs,
+    all: &crate::report::merge::Runs,
 ) -> crate::report::merge::Runs {
     crate::report::merge::Runs {
         targets: all.targets.clone(),
-        shards: all.shards.clone(),
+        shards: junit.shards.clone(),
         times: junit.times.clone(),
     }
 }

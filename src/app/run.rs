@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::lines::Lines;
-use crate::case::model::{CaseFile, CursorRule};
+use crate::case::model::{CaseFile, CaseKind, CursorRule};
 use crate::case::parse::ParseContext;
 use crate::case::parse::files::{hiding_secrets, load_paths_or_shipped};
 use crate::case::select;
@@ -153,6 +153,7 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
             }
         }
     }
+    let selected = selected_cases.len();
     // Round-robin over the selection in file order: every shard gets a fair share and the N
     // shards together cover every case exactly once.
     let planned: Vec<PlannedCase> = match shard {
@@ -164,6 +165,21 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
             .map(|(_, c)| c)
             .collect(),
     };
+    if let Some((k, n)) = shard
+        && planned.is_empty()
+        && selected > 0
+    {
+        // More shards than cases: the flag to fix is --shard, not --filter.
+        return Err(UsageError::setting(
+            "--shard",
+            format!(
+                "shard {}/{n} holds no case: the selection holds {}",
+                k + 1,
+                crate::report::text::plural(selected, "case")
+            ),
+            Some(&format!("split the run into at most {selected} shards")),
+        ));
+    }
     if planned.is_empty() {
         return Err(UsageError::setting(
             "--filter",
@@ -240,8 +256,32 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         (ReportKind::Markdown, &out.markdown),
         (ReportKind::Html, &out.html),
     ]);
+    if snapshots.is_some() {
+        let cases: Vec<crate::snapshot::SnapshotCase<'_>> = planned
+            .iter()
+            .filter(|p| matches!(&p.case.kind, CaseKind::Exchange(x) if x.snapshot.is_some()))
+            .map(|p| crate::snapshot::SnapshotCase {
+                file: &p.source.path,
+                name: &p.case.name.value,
+                place: format!(
+                    "{}:{}",
+                    p.source.path.display(),
+                    p.source.line_col(p.case.name.span.start).0
+                ),
+            })
+            .collect();
+        problems.extend(
+            crate::snapshot::name_problems(&cases)
+                .into_iter()
+                .map(|message| UsageError::setting("snapshots", message, None)),
+        );
+    }
     if let Some(s) = &snapshots
-        && let Err(message) = crate::snapshot::check_dir(&s.options().dir)
+        && let Err(message) = crate::snapshot::check_dir(
+            &s.options().dir,
+            // Created only when nothing else is wrong.
+            !s.options().ci && problems.is_empty(),
+        )
     {
         problems.push(UsageError::setting(
             "--snapshot-dir",

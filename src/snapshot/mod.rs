@@ -9,6 +9,6 @@ pub mod store;
 pub mod target;
 
 pub use snapshotter::{
-    DEFAULT_REDACTIONS, SnapshotMode, SnapshotOptions, Snapshotter, check_dir, ci_from_env,
-    scrub_value, snapshot_name,
+    DEFAULT_REDACTIONS, SnapshotCase, SnapshotMode, SnapshotOptions, Snapshotter, check_dir,
+    ci_from_env, name_problems, scrub_value, snapshot_name,
 };

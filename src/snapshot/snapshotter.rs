@@ -109,10 +109,13 @@ pub fn scrub_value(value: &Value, redactor: &Redactor) -> Value {
 }
 
 /// Checks, before a run, that `dir` (the snapshot directory) is a directory or can
-/// become one: neither it nor a directory above it is a file. Nothing is created (a run under
-/// `--ci` writes nothing). Every snapshot file already in it must be a regular file within
-/// the size limit of [`store::check_files`]. The error reads after "DIR: ".
-pub fn check_dir(dir: &Path) -> Result<(), String> {
+/// become one: neither it nor a directory above it is a file, and when the run may write
+/// (`create`: not under `--ci`, which writes nothing) a missing one is created now, so that a
+/// directory that cannot be made (`/proc/x`, a read-only mount) is a usage error before any
+/// request rather than an error of every snapshot case after the suite. Every snapshot file
+/// already in it must be a regular file within the size limit of [`store::check_files`]. The
+/// error reads after "DIR: ".
+pub fn check_dir(dir: &Path, create: bool) -> Result<(), String> {
     match dir.ancestors().find(|a| a.exists()) {
         Some(found) if !found.is_dir() => Err(if found == dir {
             "it is a file, not a directory".to_string()
@@ -120,8 +123,60 @@ pub fn check_dir(dir: &Path) -> Result<(), String> {
             format!("{} is a file, not a directory", found.display())
         }),
         Some(found) if found == dir => store::check_files(dir).map_err(|e| e.to_string()),
+        _ if create => std::fs::create_dir_all(dir).map_err(|e| format!("cannot create it: {e}")),
         _ => Ok(()),
     }
+}
+
+/// Longest snapshot file name in bytes, with the `.snap.new` insta writes beside it: most
+/// file systems take 255.
+const MAX_FILE_NAME: usize = 255;
+
+/// A case that takes a snapshot: its file, its name, and where it is written (`FILE:LINE`).
+pub struct SnapshotCase<'a> {
+    /// The case file.
+    pub file: &'a Path,
+    /// The case's name.
+    pub name: &'a str,
+    /// Where the case is written, for messages.
+    pub place: String,
+}
+
+/// Problems of the snapshot files of `cases`, found before anything is sent: two cases whose
+/// names make one file name (each would be compared with the other's response, and a change
+/// hidden), and a name whose file name is too long for a file system. Each reads after
+/// "snapshots: ".
+pub fn name_problems(cases: &[SnapshotCase<'_>]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut first_of: std::collections::HashMap<String, &SnapshotCase<'_>> =
+        std::collections::HashMap::new();
+    for case in cases {
+        let name = snapshot_name(case.file, case.name);
+        let file_name = format!("{name}.snap.new");
+        if file_name.len() > MAX_FILE_NAME {
+            problems.push(format!(
+                "the snapshot of case `{}` ({}) would be named {} bytes long, over the {} a \
+                 file system takes: shorten its name",
+                case.name,
+                case.place,
+                file_name.len(),
+                MAX_FILE_NAME
+            ));
+            continue;
+        }
+        match first_of.get(&name) {
+            Some(first) => problems.push(format!(
+                "cases `{}` ({}) and `{}` ({}) would share the snapshot file {name}.snap \
+                 (names are lower-cased and runs of other characters than letters, digits, \
+                 `-` and `_` become one `-`): rename one",
+                first.name, first.place, case.name, case.place
+            )),
+            None => {
+                first_of.insert(name, case);
+            }
+        }
+    }
+    problems
 }
 
 /// What a run wrote, for the closing note.
@@ -398,6 +453,39 @@ mod tests {
     }
 
     #[test]
+    fn cases_whose_names_make_one_snapshot_file_or_too_long_a_name_are_problems() {
+        let case = |file: &'static str, name: &'static str, line: usize| SnapshotCase {
+            file: Path::new(file),
+            name,
+            place: format!("{file}:{line}"),
+        };
+        let long = "é".repeat(199);
+        let cases = [
+            case("c/odd.yaml", "A B", 1),
+            case("c/odd.yaml", "a b", 5),
+            case("c/odd.yaml", "a-b", 9),
+            case("d/odd.yaml", "A b", 3),
+            case("c/odd.yaml", "other", 12),
+            SnapshotCase {
+                file: Path::new("c/odd.yaml"),
+                name: &long,
+                place: "c/odd.yaml:20".to_string(),
+            },
+        ];
+        let problems = name_problems(&cases);
+        assert_eq!(problems.len(), 4, "{problems:#?}");
+        assert!(
+            problems[0].contains("`A B` (c/odd.yaml:1) and `a b` (c/odd.yaml:5)")
+                && problems[0].contains("odd__a-b.snap"),
+            "{}",
+            problems[0]
+        );
+        assert!(problems[2].contains("(d/odd.yaml:3)"), "{}", problems[2]);
+        assert!(problems[3].contains("c/odd.yaml:20") && problems[3].contains("bytes"));
+        assert!(name_problems(&cases[4..5]).is_empty());
+    }
+
+    #[test]
     fn ci_variable_follows_insta() {
         assert!(ci_from_env(Some("true")));
         assert!(ci_from_env(Some("1")));
@@ -455,15 +543,20 @@ mod tests {
         let file = dir.path().join("notadir");
         std::fs::write(&file, "x").unwrap();
         assert_eq!(
-            check_dir(&file).unwrap_err(),
+            check_dir(&file, true).unwrap_err(),
             "it is a file, not a directory"
         );
         assert_eq!(
-            check_dir(&file.join("embedded")).unwrap_err(),
+            check_dir(&file.join("embedded"), true).unwrap_err(),
             format!("{} is a file, not a directory", file.display())
         );
-        assert_eq!(check_dir(&dir.path().join("new/embedded")), Ok(()));
-        assert!(!dir.path().join("new").exists(), "nothing is created");
+        assert_eq!(check_dir(&dir.path().join("new/embedded"), false), Ok(()));
+        assert!(
+            !dir.path().join("new").exists(),
+            "nothing is created under --ci"
+        );
+        assert_eq!(check_dir(&dir.path().join("new/embedded"), true), Ok(()));
+        assert!(dir.path().join("new/embedded").is_dir());
     }
 
     #[test]

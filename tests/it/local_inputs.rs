@@ -399,6 +399,24 @@ fn a_file_where_an_output_directory_must_be_is_named() {
 }
 
 #[test]
+fn more_shards_than_cases_is_said_of_shard_not_filter() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for args in [
+        &["list", "--shard", "99/100"][..],
+        &["list", "--filter", "tag:snapshot", "--shard", "9/9"],
+    ] {
+        let out = finish(mallcheck(dir.path()).args(args));
+        let shown = output_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {shown}");
+        assert!(
+            shown.contains("--shard") && shown.contains("holds no case: the selection holds"),
+            "{args:?}: {shown}"
+        );
+        assert!(!shown.contains("--filter: no case selected"), "{shown}");
+    }
+}
+
+#[test]
 fn every_numeric_flag_out_of_range_exits_2_naming_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let huge = "18446744073709551615";

@@ -50,6 +50,79 @@ fn a_junit_only_merge_missing_a_shard_fails_naming_it() {
 }
 
 #[test]
+fn a_shard_given_only_in_the_other_format_is_missing_from_each_merged_report() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in 1..=3 {
+        shard(dir.path(), &server.base_url, k, 3);
+    }
+    // Shard 3 only as JSON for the JUnit output, only as JUnit for the JSON output.
+    let tries: [&[&str]; 3] = [
+        &[
+            "--junit",
+            "m.xml",
+            "s1/junit.xml",
+            "s2/junit.xml",
+            "s3/report.json",
+        ],
+        &[
+            "--json",
+            "m.json",
+            "s1/report.json",
+            "s2/report.json",
+            "s3/junit.xml",
+        ],
+        &[
+            "--json",
+            "m.json",
+            "--junit",
+            "m.xml",
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+            "s1/junit.xml",
+            "s2/junit.xml",
+        ],
+    ];
+    for args in tries {
+        let out = merge(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("shard 3/3 is missing"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let xml = std::fs::read_to_string(dir.path().join("m.xml")).unwrap();
+    assert!(
+        xml.contains("<property name=\"shard\" value=\"1/3,2/3\"/>"),
+        "the merged JUnit names the shards it holds: {xml}"
+    );
+    // Every shard in both formats merges into a pass.
+    let out = merge(
+        dir.path(),
+        &[
+            "--json",
+            "m.json",
+            "--junit",
+            "m.xml",
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+            "s1/junit.xml",
+            "s2/junit.xml",
+            "s3/junit.xml",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn shards_run_against_different_targets_are_not_merged() {
     let server = Server::start(&[]);
     let second = Server::start(&[]);

@@ -935,3 +935,58 @@ fn a_release_diff_on_sampled_products_rests_on_the_products_of_every_sampled_mal
         "{out}"
     );
 }
+
+#[test]
+fn cases_that_would_share_a_snapshot_file_are_a_usage_error_before_any_request() {
+    let dir = workdir("{}");
+    // `First Page` and `first page` make one file name: each would be compared with the
+    // other's answer.
+    let text = list_case("{}");
+    let second =
+        text.strip_prefix("cases:\n")
+            .unwrap()
+            .replacen("name: first page", "name: First  Page", 1);
+    std::fs::write(
+        dir.path().join("cases/list.yaml"),
+        format!("{text}{second}"),
+    )
+    .unwrap();
+    // No server: a usage error comes before anything is sent.
+    let out = run(
+        dir.path(),
+        "http://127.0.0.1:9",
+        &["--snapshots", "update"],
+        &[],
+    );
+    let shown = describe(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("`first page` (cases/list.yaml:2) and `First  Page` (cases/list.yaml:")
+            && shown.contains("list__first-page.snap"),
+        "{shown}"
+    );
+    assert!(
+        !dir.path().join("snapshots").exists(),
+        "nothing written: {shown}"
+    );
+    // Without snapshots the two cases run as they are.
+    let listed = mallcheck(dir.path(), &["list", "--cases", "cases"], &[]);
+    assert_eq!(listed.status.code(), Some(0), "{}", describe(&listed));
+}
+
+#[test]
+fn a_snapshot_directory_that_cannot_be_created_is_a_usage_error_before_any_request() {
+    let dir = workdir("{}");
+    let out = run(
+        dir.path(),
+        "http://127.0.0.1:9",
+        &["--snapshot-dir", "/proc/mallcheck-snapshots"],
+        &[],
+    );
+    let shown = describe(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("/proc/mallcheck-snapshots") && shown.contains("cannot create it"),
+        "{shown}"
+    );
+}
