@@ -74,6 +74,13 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             Some("a merged report speaks for one service: merge the shards of one run"),
         ));
     }
+    let selection = runs.single_selection().map_err(|message| {
+        UsageError::setting(
+            "merge",
+            message,
+            Some("shards of one run share their selection: run each with the same cases and flags"),
+        )
+    })?;
     let junit = args
         .junit
         .as_ref()
@@ -138,6 +145,19 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     };
     if let (Some(out), Some(merged)) = (&args.json, &mut merged) {
         failing |= merged.summary.failed > 0;
+        // Every shard present must mean every case of the selection present: a shard report
+        // that lost its cases (edited, or cut) is not a shard that ran them.
+        if let Some((selected, _)) = selection
+            && merged.runs.missing_shards().is_empty()
+            && !merged.runs.shards.is_empty()
+            && merged.summary.total() as u64 != selected
+        {
+            failing = true;
+            crate::say::stderr_line!(
+                "error: the JSON inputs hold {} of the {selected} cases their shards were cut from: the merged result covers part of the run",
+                merged.summary.total()
+            );
+        }
         could_not_test |= merged.summary.errored > 0;
         if merged.summary.total() == merged.summary.skipped {
             could_not_test |= nothing_ran("JSON");
@@ -231,6 +251,7 @@ fn with_targets(
         targets: all.targets.clone(),
         shards: junit.shards.clone(),
         times: junit.times.clone(),
+        selections: junit.selections.clone(),
     }
 }
 

@@ -16,7 +16,7 @@ use crate::redact::Redactor;
 use crate::release::compare::RESPONSE_SCHEMAS;
 use crate::report::FanOut;
 use crate::report::console::{Console, Verbosity};
-use crate::report::file::{FileReport, Render, ReportKind};
+use crate::report::file::{FileReport, Render, ReportKind, Shard};
 use crate::report::junit::Junit;
 use crate::report::style;
 use crate::report::{html, json, markdown};
@@ -105,7 +105,7 @@ struct Plan {
     planned: Vec<PlannedCase>,
     cursor: Option<CursorRule>,
     /// `--shard K/N` as (K, N), 1-based.
-    shard: Option<(usize, usize)>,
+    shard: Option<Shard>,
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
@@ -154,6 +154,7 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
         }
     }
     let selected = selected_cases.len();
+    let selection = selection_digest(&selected_cases);
     // Round-robin over the selection in file order: every shard gets a fair share and the N
     // shards together cover every case exactly once.
     let planned: Vec<PlannedCase> = match shard {
@@ -187,12 +188,33 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
             Some("check --cases, --filter and --shard"),
         ));
     }
+    let shard = shard.map(|(k, n)| Shard {
+        index: k + 1,
+        total: n,
+        selected,
+        selection,
+    });
     Ok(Plan {
         session,
         planned,
         cursor,
-        shard: shard.map(|(k, n)| (k + 1, n)),
+        shard,
     })
+}
+
+/// 16 hex digits of an MD5 of the selected cases' ids (file as reports give it, and name), in
+/// order: shards of one run share it, shards of another selection (another commit, another
+/// `--filter`) do not.
+fn selection_digest(cases: &[PlannedCase]) -> String {
+    use md5::{Digest, Md5};
+    let mut hasher = Md5::new();
+    for p in cases {
+        hasher.update(p.source.path.display().to_string().as_bytes());
+        hasher.update([0]);
+        hasher.update(p.case.name.value.as_bytes());
+        hasher.update([b'\n']);
+    }
+    hex::encode(&hasher.finalize()[..8])
 }
 
 /// `mallcheck list`: prints the cases `run` would run.
@@ -351,12 +373,13 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     sinks.push(Box::new(console));
     let embedded = session.target().is_embedded();
     sinks.push(Box::new(
-        Junit::new(args.output.junit.clone(), args.strict, redactor).with_run(shard, embedded),
+        Junit::new(args.output.junit.clone(), args.strict, redactor)
+            .with_run(shard.clone(), embedded),
     ));
     let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
         Box::new(
             FileReport::new(kind, path.clone(), args.strict, render, redactor)
-                .with_shard(shard)
+                .with_shard(shard.clone())
                 .with_embedded(embedded),
         )
     };

@@ -9,6 +9,7 @@ use anstyle::Style;
 
 use crate::release::compare::{CaseDiff, DiffVerdict};
 use crate::report::junit::xml_safe;
+use crate::report::markdown::code;
 use crate::report::style::{self, Palette};
 use crate::report::text;
 use crate::snapshot::classify::{self, Class, Group};
@@ -114,9 +115,13 @@ pub fn render_console(
     out
 }
 
-/// Escapes a Markdown table cell.
+/// Escapes a Markdown table cell: a `<embedded>/cases/…` path is markup to GitHub, which drops
+/// the tag, so `&`, `<` and `>` are written as entities.
 fn cell(s: &str) -> String {
     s.replace('\\', "\\\\")
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
         .replace('|', "\\|")
         .replace('\n', " ")
         .replace('`', "'")
@@ -141,9 +146,9 @@ pub fn render_markdown(
     let _ = writeln!(out, "## mallcheck release diff\n");
     let _ = writeln!(
         out,
-        "{verdict} · baseline `{}` · candidate `{}` · {}\n",
-        cell(&baseline.display().to_string()),
-        cell(candidate),
+        "{verdict} · baseline {} · candidate {} · {}\n",
+        code(&baseline.display().to_string()),
+        code(candidate),
         text::plural(results.len(), "case")
     );
     let _ = writeln!(
@@ -189,10 +194,10 @@ pub fn render_markdown(
                         g.pattern.clone()
                     };
                     rows.push(format!(
-                        "| {} | {} | `{}` | {} | {} |",
+                        "| {} | {} | {} | {} | {} |",
                         cell(&r.label()),
                         g.class.label(),
-                        cell(&at),
+                        code(&at),
                         cell(&g.example.describe()),
                         g.count
                     ));
@@ -299,6 +304,16 @@ mod tests {
     use super::*;
     use crate::release::compare::fixtures::{change, result};
     use crate::snapshot::classify::ChangeKind;
+
+    #[test]
+    fn markup_in_a_cell_is_shown_as_text_not_dropped_by_the_renderer() {
+        assert_eq!(
+            cell("<embedded>/cases/a.yaml › x & y"),
+            "&lt;embedded&gt;/cases/a.yaml › x &amp; y"
+        );
+        let md = render_markdown(&[], Path::new("<embedded>/snapshots"), "http://h", &[]);
+        assert!(md.contains("baseline `<embedded>/snapshots`"), "{md}");
+    }
 
     #[test]
     fn markdown_has_a_case_table_and_escaped_change_rows() {

@@ -21,6 +21,21 @@ use crate::report::cadence::Cadence;
 use crate::verdict::event::{CaseId, CaseResult, Event, Outcome, RunSummary};
 use crate::verdict::sealed::Sealed;
 
+/// The shard a run is under `--shard K/N`: shard `index` (1-based) of `total`, of a
+/// selection of `selected` cases (before sharding) whose ids hash to `selection`, so that a
+/// merge can tell shards of different selections (another commit, another `--filter`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based.
+    pub index: usize,
+    /// Shards in all.
+    pub total: usize,
+    /// Cases selected before sharding.
+    pub selected: usize,
+    /// 16 hex digits of an MD5 of the selected cases' ids (file and name), in order.
+    pub selection: String,
+}
+
 /// Everything a report is rendered from.
 pub struct Run<'a> {
     /// Base URL under test.
@@ -42,8 +57,8 @@ pub struct Run<'a> {
     pub summary: &'a RunSummary,
     /// Case results in run order.
     pub results: &'a [Sealed<CaseResult>],
-    /// The shard this run is (1-based index, count) under `--shard K/N`.
-    pub shard: Option<(usize, usize)>,
+    /// The shard this run is under `--shard K/N`.
+    pub shard: Option<&'a Shard>,
     /// The target is the reference server mallcheck started (no base URL was given).
     pub embedded: bool,
     /// When the run started (clock time), for reports a merge puts on one time line.
@@ -141,7 +156,7 @@ pub struct FileReport {
     results: Vec<Sealed<CaseResult>>,
     cadence: Cadence,
     failed: Option<io::Error>,
-    shard: Option<(usize, usize)>,
+    shard: Option<Shard>,
     embedded: bool,
     started_at: Option<SystemTime>,
     /// The session's redactor: the file is scrubbed with it as it is written.
@@ -203,9 +218,9 @@ impl FileReport {
         }
     }
 
-    /// Records that the run is shard `index` (1-based) of `count` (`--shard`), so that a merge
-    /// can tell a missing shard.
-    pub fn with_shard(mut self, shard: Option<(usize, usize)>) -> Self {
+    /// Records the shard the run is (`--shard`), so that a merge can tell a missing shard and
+    /// shards of different selections.
+    pub fn with_shard(mut self, shard: Option<Shard>) -> Self {
         self.shard = shard;
         self
     }
@@ -264,7 +279,7 @@ impl FileReport {
             not_run: not_run.len(),
             summary: &summary,
             results: &self.results,
-            shard: self.shard,
+            shard: self.shard.as_ref(),
             embedded: self.embedded,
             started_at: self.started_at,
         });

@@ -5,7 +5,8 @@
 //! (false until the run reached its end), `interrupted` (the signal that stopped it, or null),
 //! `exit_code` (0 pass, 1 contract broken, 3 could not test; null while the run runs) and
 //! `verdict` (`pass`, `contract-broken`, `could-not-test`, `interrupted`, `running`),
-//! `shard` (`index`, 1-based, and `total` under `--shard K/N`, or null),
+//! `shard` (`index`, 1-based, and `total` under `--shard K/N`, with `selected`, the cases
+//! selected before sharding, and `selection`, a digest of their ids; or null),
 //! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
 //! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
 //! saying why), each with
@@ -40,16 +41,19 @@ struct Document<'a> {
     interrupted: Option<&'a str>,
     exit_code: Option<i32>,
     verdict: &'static str,
-    shard: Option<Shard>,
+    shard: Option<Shard<'a>>,
     summary: &'a RunSummary,
     cases: &'a [Sealed<CaseResult>],
 }
 
-/// `shard` of the report: this run is shard `index` (1-based) of `total` (`--shard`).
+/// `shard` of the report: this run is shard `index` (1-based) of `total` (`--shard`) of a
+/// selection of `selected` cases whose ids hash to `selection`.
 #[derive(Serialize)]
-struct Shard {
+struct Shard<'a> {
     index: usize,
     total: usize,
+    selected: usize,
+    selection: &'a str,
 }
 
 /// Renders the JSON report of the run so far.
@@ -66,7 +70,12 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
         interrupted: run.interrupted,
         exit_code: run.exit_code(),
         verdict: run.verdict(),
-        shard: run.shard.map(|(index, total)| Shard { index, total }),
+        shard: run.shard.map(|s| Shard {
+            index: s.index,
+            total: s.total,
+            selected: s.selected,
+            selection: &s.selection,
+        }),
         summary: run.summary,
         cases: run.results,
     };

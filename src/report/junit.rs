@@ -34,7 +34,7 @@ use std::time::Duration;
 use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 
 use crate::redact::Redactor;
-use crate::report::file::{FileReport, ReportKind, Run};
+use crate::report::file::{FileReport, ReportKind, Run, Shard};
 use crate::report::{Sink, text};
 use crate::spec::catalog;
 use crate::verdict::event::{CaseResult, Event, Finding, Outcome};
@@ -56,7 +56,7 @@ impl Junit {
 
     /// Records the run's shard and whether its target is the embedded server (see
     /// [`FileReport::with_shard`] and [`FileReport::with_embedded`]).
-    pub fn with_run(self, shard: Option<(usize, usize)>, embedded: bool) -> Self {
+    pub fn with_run(self, shard: Option<Shard>, embedded: bool) -> Self {
         Junit(self.0.with_shard(shard).with_embedded(embedded))
     }
 }
@@ -117,6 +117,9 @@ pub const BASE_URL_PROPERTY: &str = "base_url";
 /// Suite property giving the shard(s) the suite comes from, `K/N` (a merge lists several,
 /// comma-separated).
 pub const SHARD_PROPERTY: &str = "shard";
+/// Testsuite property of a shard's selection: `N:DIGEST` (cases selected before sharding, and
+/// the digest of their ids), so that a merge can tell shards of different selections.
+pub const SELECTION_PROPERTY: &str = "selection";
 /// Suite property counting its testcases that passed with warnings.
 pub const WARNINGS_PROPERTY: &str = "warnings";
 
@@ -490,8 +493,12 @@ fn run_properties(run: &Run<'_>) -> Vec<(&'static str, String)> {
     if !run.base_url.is_empty() {
         properties.push((BASE_URL_PROPERTY, run.base_url.to_string()));
     }
-    if let Some((index, total)) = run.shard {
-        properties.push((SHARD_PROPERTY, format!("{index}/{total}")));
+    if let Some(shard) = run.shard {
+        properties.push((SHARD_PROPERTY, format!("{}/{}", shard.index, shard.total)));
+        properties.push((
+            SELECTION_PROPERTY,
+            format!("{}:{}", shard.selected, shard.selection),
+        ));
     }
     properties
 }

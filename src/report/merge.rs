@@ -75,6 +75,9 @@ pub struct Runs {
     pub shards: BTreeMap<u64, BTreeSet<u64>>,
     /// Per input, its start (when it gives one) and its wall time.
     pub times: Vec<(Option<SystemTime>, Duration)>,
+    /// Per selection a shard says it is of (cases selected before sharding, digest of their
+    /// ids), the inputs that say so.
+    pub selections: BTreeMap<(u64, String), BTreeSet<PathBuf>>,
 }
 
 impl Runs {
@@ -100,6 +103,35 @@ impl Runs {
         Ok(())
     }
 
+    /// Records that `path` is a shard of a selection of `selected` cases hashing to `digest`.
+    fn selection(&mut self, path: &Path, selected: u64, digest: &str) {
+        self.selections
+            .entry((selected, digest.to_string()))
+            .or_default()
+            .insert(path.to_path_buf());
+    }
+
+    /// The one selection the shards are of (`None` when no input says), or why there is not
+    /// one: shards of another commit or another `--filter` do not make one run.
+    pub fn single_selection(&self) -> Result<Option<(u64, &str)>, String> {
+        if self.selections.len() <= 1 {
+            return Ok(self.selections.keys().next().map(|(n, d)| (*n, d.as_str())));
+        }
+        let list = self
+            .selections
+            .iter()
+            .map(|((n, digest), paths)| {
+                let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                format!("{n} cases, selection {digest} ({})", paths.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(format!(
+            "the inputs are shards of different selections of cases: {list}; merge the shards \
+             of one run (the same cases, --cases and --filter)"
+        ))
+    }
+
     /// Adds what `other` says.
     pub fn absorb(&mut self, other: &Runs) {
         for (target, paths) in &other.targets {
@@ -110,6 +142,12 @@ impl Runs {
         }
         for (total, seen) in &other.shards {
             self.shards.entry(*total).or_default().extend(seen);
+        }
+        for (selection, paths) in &other.selections {
+            self.selections
+                .entry(selection.clone())
+                .or_default()
+                .extend(paths.iter().cloned());
         }
     }
 
@@ -174,6 +212,14 @@ impl Runs {
     }
 }
 
+/// Parses `N:DIGEST`.
+fn parse_selection(text: &str) -> Option<(u64, &str)> {
+    let (n, digest) = text.trim().split_once(':')?;
+    let digest = digest.trim();
+    (!digest.is_empty()).then_some(())?;
+    Some((n.trim().parse().ok()?, digest))
+}
+
 /// Parses `K/N`.
 fn parse_shard(text: &str) -> Option<(u64, u64)> {
     let (k, n) = text.trim().split_once('/')?;
@@ -188,6 +234,15 @@ pub fn junit_runs(inputs: &[(PathBuf, JunitInput)]) -> Result<Runs, MergeError> 
         for suite in &input.suites {
             for target in junit::property(suite, junit::TARGET_PROPERTY) {
                 runs.target(path, target);
+            }
+            for text in junit::property(suite, junit::SELECTION_PROPERTY) {
+                let (selected, digest) = parse_selection(text).ok_or_else(|| {
+                    bad_input(
+                        path,
+                        format!("the selection property {text:?} is not N:DIGEST"),
+                    )
+                })?;
+                runs.selection(path, selected, digest);
             }
             for list in junit::property(suite, junit::SHARD_PROPERTY) {
                 for text in list.split(',').filter(|t| !t.trim().is_empty()) {
@@ -361,6 +416,12 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         }
         if let Some(shard) = obj.get("shard").filter(|s| !s.is_null()) {
             let field = |k: &str| shard.get(k).and_then(Value::as_u64);
+            if let (Some(selected), Some(digest)) = (
+                field("selected"),
+                shard.get("selection").and_then(Value::as_str),
+            ) {
+                runs.selection(path, selected, digest);
+            }
             match (field("index"), field("total")) {
                 (Some(index), Some(total)) => runs.shard(path, index, total)?,
                 _ => {
@@ -609,6 +670,9 @@ pub fn describe(suites: &mut [TestSuite], runs: &Runs) {
         }
         if !shards.is_empty() {
             properties.push((junit::SHARD_PROPERTY, shards.clone()));
+        }
+        if let Ok(Some((selected, digest))) = runs.single_selection() {
+            properties.push((junit::SELECTION_PROPERTY, format!("{selected}:{digest}")));
         }
         let warnings = suite
             .test_cases

@@ -51,9 +51,19 @@ pub fn broken_baseline(dir: &Path, name: &str) -> Option<String> {
     if !meta.is_file() {
         return Some("it is not a file".to_string());
     }
+    // Without the `---` header mallcheck writes, insta reads the file as its legacy format and
+    // prints advice for Cargo projects (`cargo insta test --force-update-snapshots`) on stderr.
+    let mut head = [0u8; 3];
+    let headed = std::fs::File::open(&path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && &head == b"---";
     // insta's own words are left out: they may quote the file, which the user may have filled
     // with anything, and this text reaches the console of `diff` as it is.
-    let Ok(snapshot) = insta::Snapshot::from_file(&path) else {
+    let snapshot = headed
+        .then(|| insta::Snapshot::from_file(&path).ok())
+        .flatten();
+    let Some(snapshot) = snapshot else {
         return Some(
             "it is not a snapshot file (a `---` header, then the recorded JSON)".to_string(),
         );

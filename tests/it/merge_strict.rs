@@ -123,6 +123,73 @@ fn a_shard_given_only_in_the_other_format_is_missing_from_each_merged_report() {
 }
 
 #[test]
+fn shards_of_different_selections_are_not_merged_and_lost_cases_fail() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for k in 2..=3 {
+        shard(dir.path(), &server.base_url, k, 3);
+    }
+    // Shard 1 of another selection (another --filter, or another commit's cases).
+    let other = dir.path().join("s1");
+    std::fs::create_dir(&other).unwrap();
+    let status = run_against(&server.base_url, &other)
+        .args(["--quiet", "--shard", "1/3", "--filter", "tag:snapshot"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    for args in [
+        [
+            "--json",
+            "m.json",
+            "s1/report.json",
+            "s2/report.json",
+            "s3/report.json",
+        ],
+        [
+            "--junit",
+            "m.xml",
+            "s1/junit.xml",
+            "s2/junit.xml",
+            "s3/junit.xml",
+        ],
+    ] {
+        let out = merge(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("different selections") && stderr.contains("s1/"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // The right shard 1, then its cases cut from its report: every shard is there, not every
+    // case.
+    std::fs::remove_dir_all(&other).unwrap();
+    shard(dir.path(), &server.base_url, 1, 3);
+    let inputs = ["s1/report.json", "s2/report.json", "s3/report.json"];
+    let whole = merge(dir.path(), &[&["--json", "m.json"][..], &inputs].concat());
+    assert_eq!(
+        whole.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    let path = dir.path().join("s1/report.json");
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    report["cases"] = serde_json::json!([]);
+    std::fs::write(&path, report.to_string()).unwrap();
+    let cut = merge(dir.path(), &[&["--json", "m.json"][..], &inputs].concat());
+    let stderr = String::from_utf8_lossy(&cut.stderr);
+    assert_eq!(cut.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cases their shards were cut from"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn shards_run_against_different_targets_are_not_merged() {
     let server = Server::start(&[]);
     let second = Server::start(&[]);

@@ -256,9 +256,19 @@ fn three_shards_merged_equal_one_unsharded_run() {
     let all = json(&dir.path().join("all.json"));
     assert_eq!(verdicts(&merged), verdicts(&all));
     assert_eq!(sizes.iter().sum::<usize>(), verdicts(&all).len());
+    let shard = &parts[1]["shard"];
+    assert_eq!((&shard["index"], &shard["total"]), (&2.into(), &3.into()));
+    // The selection it was cut from: every case of the unsharded run, the same in each shard.
+    assert_eq!(shard["selected"], verdicts(&all).len());
     assert_eq!(
-        parts[1]["shard"],
-        serde_json::json!({"index": 2, "total": 3})
+        shard["selection"].as_str().map(str::len),
+        Some(16),
+        "{shard}"
+    );
+    assert!(
+        parts
+            .iter()
+            .all(|p| p["shard"]["selection"] == shard["selection"])
     );
     // A lost CI job: shards 1 and 3 alone do not pass as a smaller run.
     let out = Command::new(bin())

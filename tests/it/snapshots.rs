@@ -223,6 +223,7 @@ fn a_broken_baseline_is_a_local_error_naming_it_never_a_pass_nor_the_services_fa
     for (what, content) in [
         ("random bytes", b"\x8f\x00garbage\xff\n".to_vec()),
         ("no header", b"{}".to_vec()),
+        ("no header, a JSON body", b"{\"data\": []}\n".to_vec()),
         ("a body that is not JSON", broken_body.into_bytes()),
     ] {
         std::fs::write(&snap, &content).unwrap();
@@ -233,6 +234,8 @@ fn a_broken_baseline_is_a_local_error_naming_it_never_a_pass_nor_the_services_fa
         assert!(out.contains("harness.snapshot"), "{what}: {out}");
         assert!(out.contains("list__first-page.snap"), "{what}: {out}");
         assert!(!out.contains("[contract] snapshot"), "{what}: {out}");
+        // insta's advice for Cargo projects is not a mallcheck user's.
+        assert!(!out.contains("cargo insta"), "{what}: {out}");
     }
     // A directory where the file should be.
     std::fs::remove_file(&snap).unwrap();
