@@ -647,7 +647,7 @@ pub struct ValidateArgs {
     /// Schema to validate against (a file of schemas/ without .json, e.g. mall-list-response).
     #[arg(long, value_name = "NAME")]
     pub schema: String,
-    /// Captured JSON response bodies.
+    /// Captured JSON response bodies; `-` reads one from standard input.
     #[arg(value_name = "FILE", required = true, num_args = 1..)]
     pub files: Vec<PathBuf>,
     /// Directory of JSON Schemas replacing the built-in ones (default: ./schemas when it holds

@@ -53,7 +53,17 @@ impl Kind {
     /// Whether a pipe is read too: `--sign-key-file <(vault read ...)` and `/dev/stdin` hand
     /// the key over without writing it to disk. A named pipe without a writer reads as empty.
     fn reads_pipes(self) -> bool {
-        self == Kind::SignKey
+        matches!(self, Kind::SignKey | Kind::CapturedResponse)
+    }
+
+    /// How long a pipe of this kind may take to reach its end: a key comes at once (see
+    /// [`PIPE_WAIT`]); a captured response may still be on its way (`curl … | mallcheck
+    /// validate --schema NAME -`).
+    fn pipe_wait(self) -> std::time::Duration {
+        match self {
+            Kind::CapturedResponse => CAPTURE_PIPE_WAIT,
+            _ => PIPE_WAIT,
+        }
     }
 
     /// The file in a message: `cannot read the signing key file PATH`, `the limit for a
@@ -162,7 +172,7 @@ pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, ReadError> {
     let meta = file.metadata().map_err(|e| error(Problem::Io(e)))?;
     acceptable(&meta, kind).map_err(error)?;
     if is_pipe(&meta) {
-        return read_pipe(&file, kind.limit(), PIPE_WAIT).map_err(error);
+        return read_pipe(&file, kind.limit(), kind.pipe_wait()).map_err(error);
     }
     let mut bytes = Vec::with_capacity(meta.len().min(kind.limit()) as usize);
     file.take(kind.limit() + 1)
@@ -223,6 +233,9 @@ fn is_pipe(_meta: &Metadata) -> bool {
 /// one that never closes (`(echo key; sleep 600) | mallcheck run --sign-key-file /dev/stdin`)
 /// held a run before it sent anything.
 pub const PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How long a captured response piped to `validate` may take to arrive whole.
+pub const CAPTURE_PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// Reads a pipe opened without blocking to its end, within `limit` bytes and `wait` (a pipe
 /// without a writer reads as empty at once).

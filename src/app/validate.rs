@@ -61,7 +61,14 @@ pub fn validate(args: &ValidateArgs, redactor: &Redactor) -> Result<i32, UsageEr
     }
     let mut bodies: Vec<(&Path, Vec<u8>)> = Vec::with_capacity(args.files.len());
     for path in &args.files {
-        let bytes = local_file::read(path, Kind::CapturedResponse)?;
+        // `-` is standard input (`curl … | mallcheck validate --schema NAME -`): a pipe or a
+        // redirected file, read within the same limit.
+        let source = if path.as_os_str() == "-" {
+            Path::new("/dev/stdin")
+        } else {
+            path.as_path()
+        };
+        let bytes = local_file::read(source, Kind::CapturedResponse)?;
         bodies.push((path, bytes));
     }
     let started = Instant::now();

@@ -260,6 +260,51 @@ fn write(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
+/// `validate` with `body` on its standard input through a pipe.
+fn validate_stdin(dir: &Path, args: &[&str], body: &'static str) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(bin())
+        .current_dir(dir)
+        .args([
+            "validate",
+            "--schema",
+            "mall-list-response",
+            "--color",
+            "never",
+        ])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn mallcheck");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(body.as_bytes());
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    out
+}
+
+#[test]
+fn validate_reads_a_capture_piped_to_its_standard_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ok = validate_stdin(dir.path(), &["-"], GOOD_LIST);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    assert!(text(&ok.stdout).contains("PASS  -"), "{}", text(&ok.stdout));
+    let bad = validate_stdin(dir.path(), &["-"], BAD_LIST);
+    assert_eq!(bad.status.code(), Some(1), "{}", text(&bad.stderr));
+    assert!(
+        text(&bad.stdout).contains("FAIL  -"),
+        "{}",
+        text(&bad.stdout)
+    );
+    // /dev/stdin, as a shell gives it, too.
+    let ok = validate_stdin(dir.path(), &["/dev/stdin"], GOOD_LIST);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+}
+
 #[test]
 fn validate_passes_a_conforming_capture_and_fails_a_broken_one() {
     let dir = tempfile::tempdir().expect("temp dir");
