@@ -237,8 +237,10 @@ pub const PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long a captured response piped to `validate` may take to arrive whole.
 pub const CAPTURE_PIPE_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// Reads a pipe opened without blocking to its end, within `limit` bytes and `wait` (a pipe
-/// without a writer reads as empty at once).
+/// Reads a pipe opened without blocking to its end, within `limit` bytes and `wait`. A FIFO
+/// no writer has opened yet reads as empty at once: it is then waited for, once, until a writer
+/// comes (and writes, or closes it) within `wait` (`mkfifo f; (sleep 1; curl … > f) &
+/// mallcheck validate … f` read an empty body).
 #[cfg(unix)]
 fn read_pipe(file: &File, limit: u64, wait: std::time::Duration) -> Result<Vec<u8>, Problem> {
     use std::os::fd::AsRawFd;
@@ -246,8 +248,12 @@ fn read_pipe(file: &File, limit: u64, wait: std::time::Duration) -> Result<Vec<u
     let mut bytes = Vec::new();
     let mut chunk = [0u8; 8192];
     let mut reader = file;
+    let mut waited_for_a_writer = false;
     loop {
         match reader.read(&mut chunk) {
+            // Linux reports a hang-up only once a writer has come and gone, so the poll below
+            // waits for one; after it, an empty read is the end.
+            Ok(0) if bytes.is_empty() && !waited_for_a_writer => waited_for_a_writer = true,
             Ok(0) => return Ok(bytes),
             Ok(n) => {
                 bytes.extend_from_slice(&chunk[..n]);
@@ -277,11 +283,23 @@ fn read_pipe(file: &File, limit: u64, wait: std::time::Duration) -> Result<Vec<u
         };
         let ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
         // SAFETY: one pollfd of a descriptor this function's caller owns and keeps open.
-        if unsafe { libc::poll(&mut poll, 1, ms) } < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(Problem::Io(e));
+        match unsafe { libc::poll(&mut poll, 1, ms) } {
+            0 if bytes.is_empty() => {
+                return Err(Problem::Io(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "nothing came through it within {} s (is anything writing to it?)",
+                        wait.as_secs()
+                    ),
+                )));
             }
+            n if n < 0 => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(Problem::Io(e));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -374,8 +392,16 @@ mod tests {
         assert!(err.to_string().contains("a FIFO"), "{err}");
         let err = read(dir.path(), Kind::Profile).unwrap_err();
         assert!(err.to_string().contains("a directory"), "{err}");
-        // A key may come through a pipe; one without a writer reads as empty, at once.
-        assert_eq!(read(&fifo, Kind::SignKey).unwrap(), b"");
+        // A key may come through a pipe, whose writer may come after the read began.
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                std::fs::write(&fifo, "key").unwrap();
+            })
+        };
+        assert_eq!(read(&fifo, Kind::SignKey).unwrap(), b"key");
+        writer.join().unwrap();
         let err = read(Path::new("/dev/zero"), Kind::SignKey).unwrap_err();
         assert!(
             err.to_string().contains("it is a character device"),

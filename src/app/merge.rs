@@ -216,6 +216,17 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             could_not_test |= nothing_ran("JUnit");
         }
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
+        // As for the JSON: every shard present must mean every case present.
+        if let Some((selected, _)) = selection
+            && junit_runs.missing_shards().is_empty()
+            && !junit_runs.shards.is_empty()
+            && count as u64 != selected
+        {
+            failing = true;
+            crate::say::stderr_line!(
+                "error: the JUnit inputs hold {count} of the {selected} cases their shards were cut from: the merged result covers part of the run"
+            );
+        }
         let written =
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
                 .and_then(|xml| atomic::write(out, xml.as_bytes(), redactor));
@@ -252,6 +263,7 @@ fn with_targets(
         shards: junit.shards.clone(),
         times: junit.times.clone(),
         selections: junit.selections.clone(),
+        unselected: junit.unselected.clone(),
     }
 }
 

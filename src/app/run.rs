@@ -74,6 +74,16 @@ fn parse_shard(text: &str) -> Result<(usize, usize), UsageError> {
     if k == 0 || n == 0 || k > n {
         return Err(bad());
     }
+    if n as u64 > crate::report::merge::MAX_SHARDS {
+        return Err(UsageError::setting(
+            "--shard",
+            format!(
+                "`{text}`: a run is cut into at most {} shards",
+                crate::report::merge::MAX_SHARDS
+            ),
+            None,
+        ));
+    }
     Ok((k - 1, n))
 }
 
@@ -106,6 +116,9 @@ struct Plan {
     cursor: Option<CursorRule>,
     /// `--shard K/N` as (K, N), 1-based.
     shard: Option<Shard>,
+    /// Cases of the selection that would share a snapshot file, and names too long for one
+    /// (a problem when the run takes snapshots).
+    snapshot_problems: Vec<String>,
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
@@ -155,6 +168,8 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
     }
     let selected = selected_cases.len();
     let selection = selection_digest(&selected_cases);
+    // Over the whole selection: two cases of one snapshot file may fall in different shards.
+    let snapshot_problems = crate::snapshot::name_problems(&snapshot_cases(&selected_cases));
     // Round-robin over the selection in file order: every shard gets a fair share and the N
     // shards together cover every case exactly once.
     let planned: Vec<PlannedCase> = match shard {
@@ -167,14 +182,15 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
             .collect(),
     };
     if let Some((k, n)) = shard
-        && planned.is_empty()
+        && n > selected
         && selected > 0
     {
-        // More shards than cases: the flag to fix is --shard, not --filter.
+        // More shards than cases: some shard holds none, and the flag to fix is --shard, not
+        // --filter (every shard of the run must say so, not only the empty ones).
         return Err(UsageError::setting(
             "--shard",
             format!(
-                "shard {}/{n} holds no case: the selection holds {}",
+                "shard {}/{n}: {n} shards of a selection of {}, so some hold no case",
                 k + 1,
                 crate::report::text::plural(selected, "case")
             ),
@@ -199,7 +215,25 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
         planned,
         cursor,
         shard,
+        snapshot_problems,
     })
+}
+
+/// The cases that take a snapshot, with where each is written.
+fn snapshot_cases(cases: &[PlannedCase]) -> Vec<crate::snapshot::SnapshotCase<'_>> {
+    cases
+        .iter()
+        .filter(|p| matches!(&p.case.kind, CaseKind::Exchange(x) if x.snapshot.is_some()))
+        .map(|p| crate::snapshot::SnapshotCase {
+            file: &p.source.path,
+            name: &p.case.name.value,
+            place: format!(
+                "{}:{}",
+                p.source.path.display(),
+                p.source.line_col(p.case.name.span.start).0
+            ),
+        })
+        .collect()
 }
 
 /// 16 hex digits of an MD5 of the selected cases' ids (file as reports give it, and name), in
@@ -251,6 +285,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         planned,
         cursor,
         shard,
+        snapshot_problems,
     } = plan(&args, redactor)?;
     let schemas = Arc::clone(session.schemas());
     let snapshots = match snapshots {
@@ -279,21 +314,8 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         (ReportKind::Html, &out.html),
     ]);
     if snapshots.is_some() {
-        let cases: Vec<crate::snapshot::SnapshotCase<'_>> = planned
-            .iter()
-            .filter(|p| matches!(&p.case.kind, CaseKind::Exchange(x) if x.snapshot.is_some()))
-            .map(|p| crate::snapshot::SnapshotCase {
-                file: &p.source.path,
-                name: &p.case.name.value,
-                place: format!(
-                    "{}:{}",
-                    p.source.path.display(),
-                    p.source.line_col(p.case.name.span.start).0
-                ),
-            })
-            .collect();
         problems.extend(
-            crate::snapshot::name_problems(&cases)
+            snapshot_problems
                 .into_iter()
                 .map(|message| UsageError::setting("snapshots", message, None)),
         );

@@ -59,6 +59,13 @@ pub fn validate(args: &ValidateArgs, redactor: &Redactor) -> Result<i32, UsageEr
             Some(&help),
         ));
     }
+    if args.files.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(UsageError::setting(
+            "validate",
+            "`-` (standard input) is given more than once: it holds one capture",
+            None,
+        ));
+    }
     let mut bodies: Vec<(&Path, Vec<u8>)> = Vec::with_capacity(args.files.len());
     for path in &args.files {
         // `-` is standard input (`curl … | mallcheck validate --schema NAME -`): a pipe or a

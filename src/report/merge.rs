@@ -38,6 +38,9 @@ pub struct MergeError {
     pub message: String,
 }
 
+/// Most shards a run is cut into (`run --shard K/N` refuses more, and more shards than cases).
+pub const MAX_SHARDS: u64 = 10_000;
+
 /// The outcomes a JSON report's case can have.
 const OUTCOMES: [&str; 5] = ["pass", "warn", "fail", "error", "skip"];
 
@@ -78,6 +81,8 @@ pub struct Runs {
     /// Per selection a shard says it is of (cases selected before sharding, digest of their
     /// ids), the inputs that say so.
     pub selections: BTreeMap<(u64, String), BTreeSet<PathBuf>>,
+    /// Shard inputs that name no selection (reports of an earlier version).
+    pub unselected: BTreeSet<PathBuf>,
 }
 
 impl Runs {
@@ -91,8 +96,15 @@ impl Runs {
         }
     }
 
-    /// Records shard `index` of `total`, refusing an index beyond the total.
+    /// Records shard `index` of `total`, refusing an index beyond the total and a total beyond
+    /// [`MAX_SHARDS`] (a total of 2^64 - 1 made the list of missing shards fill the memory).
     fn shard(&mut self, path: &Path, index: u64, total: u64) -> Result<(), MergeError> {
+        if total > MAX_SHARDS {
+            return Err(bad_input(
+                path,
+                format!("shard {index}/{total}: a run is cut into at most {MAX_SHARDS} shards"),
+            ));
+        }
         if !(1..=total).contains(&index) {
             return Err(bad_input(
                 path,
@@ -114,6 +126,20 @@ impl Runs {
     /// The one selection the shards are of (`None` when no input says), or why there is not
     /// one: shards of another commit or another `--filter` do not make one run.
     pub fn single_selection(&self) -> Result<Option<(u64, &str)>, String> {
+        // Shards of one run are made by one version: one that names no selection beside ones
+        // that do is of another run (or was edited), and would switch the check off.
+        if !self.selections.is_empty() && !self.unselected.is_empty() {
+            let list: Vec<String> = self
+                .unselected
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            return Err(format!(
+                "{} name no selection of cases while the other shards do: they are not shards \
+                 of one run; merge the shards of one run",
+                list.join(", ")
+            ));
+        }
         if self.selections.len() <= 1 {
             return Ok(self.selections.keys().next().map(|(n, d)| (*n, d.as_str())));
         }
@@ -143,6 +169,7 @@ impl Runs {
         for (total, seen) in &other.shards {
             self.shards.entry(*total).or_default().extend(seen);
         }
+        self.unselected.extend(other.unselected.iter().cloned());
         for (selection, paths) in &other.selections {
             self.selections
                 .entry(selection.clone())
@@ -235,6 +262,7 @@ pub fn junit_runs(inputs: &[(PathBuf, JunitInput)]) -> Result<Runs, MergeError> 
             for target in junit::property(suite, junit::TARGET_PROPERTY) {
                 runs.target(path, target);
             }
+            let mut named = false;
             for text in junit::property(suite, junit::SELECTION_PROPERTY) {
                 let (selected, digest) = parse_selection(text).ok_or_else(|| {
                     bad_input(
@@ -243,6 +271,14 @@ pub fn junit_runs(inputs: &[(PathBuf, JunitInput)]) -> Result<Runs, MergeError> 
                     )
                 })?;
                 runs.selection(path, selected, digest);
+                named = true;
+            }
+            if !named
+                && junit::property(suite, junit::SHARD_PROPERTY)
+                    .next()
+                    .is_some()
+            {
+                runs.unselected.insert(path.clone());
             }
             for list in junit::property(suite, junit::SHARD_PROPERTY) {
                 for text in list.split(',').filter(|t| !t.trim().is_empty()) {
@@ -414,13 +450,57 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         if obj.get("complete").and_then(Value::as_bool) != Some(true) {
             incomplete.push(path.clone());
         }
+        // A merged report: the shards it holds, and their selection.
+        if let Some(shards) = obj.get("shards").and_then(Value::as_array) {
+            for shard in shards {
+                let field = |k: &str| shard.get(k).and_then(Value::as_u64);
+                let (Some(index), Some(total)) = (field("index"), field("total")) else {
+                    return Err(bad_input(
+                        path,
+                        format!("`shards` holds {shard}, not {{index, total}}"),
+                    ));
+                };
+                runs.shard(path, index, total)?;
+            }
+            match obj.get("selection") {
+                None => {
+                    runs.unselected.insert(path.clone());
+                }
+                Some(sel) => match (
+                    sel.get("selected").and_then(Value::as_u64),
+                    sel.get("selection").and_then(Value::as_str),
+                ) {
+                    (Some(n), Some(digest)) if !digest.is_empty() => {
+                        runs.selection(path, n, digest);
+                    }
+                    _ => {
+                        return Err(bad_input(
+                            path,
+                            format!("`selection` is not a count of cases and a digest: {sel}"),
+                        ));
+                    }
+                },
+            }
+        }
         if let Some(shard) = obj.get("shard").filter(|s| !s.is_null()) {
             let field = |k: &str| shard.get(k).and_then(Value::as_u64);
-            if let (Some(selected), Some(digest)) = (
-                field("selected"),
-                shard.get("selection").and_then(Value::as_str),
-            ) {
-                runs.selection(path, selected, digest);
+            match (shard.get("selected"), shard.get("selection")) {
+                // A report of a version before selections.
+                (None, None) => {
+                    runs.unselected.insert(path.clone());
+                }
+                (Some(n), Some(Value::String(digest))) if n.is_u64() && !digest.is_empty() => {
+                    runs.selection(path, n.as_u64().unwrap_or_default(), digest);
+                }
+                _ => {
+                    return Err(bad_input(
+                        path,
+                        format!(
+                            "`shard.selected` and `shard.selection` are not a count of cases \
+                             and a digest: {shard}"
+                        ),
+                    ));
+                }
             }
             match (field("index"), field("total")) {
                 (Some(index), Some(total)) => runs.shard(path, index, total)?,
@@ -538,6 +618,22 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
     }
     if let Some(started) = runs.started() {
         document["started_at"] = json!(crate::report::text::rfc3339(started));
+    }
+    // The shards merged and their selection, so that a merged report can be merged again with
+    // the same checks (a shard's own report says `shard`).
+    if !runs.shards.is_empty() {
+        let shards: Vec<Value> = runs
+            .shards
+            .iter()
+            .flat_map(|(total, seen)| {
+                seen.iter()
+                    .map(move |index| json!({"index": index, "total": total}))
+            })
+            .collect();
+        document["shards"] = Value::Array(shards);
+        if let Ok(Some((selected, digest))) = runs.single_selection() {
+            document["selection"] = json!({"selected": selected, "selection": digest});
+        }
     }
     Ok(MergedJson {
         document,

@@ -120,6 +120,28 @@ fn a_shard_given_only_in_the_other_format_is_missing_from_each_merged_report() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A merged report says the shards it holds and their selection: merged again with a
+    // shard, nothing is missing; it needs no shard to be whole.
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap()).unwrap();
+    assert_eq!(
+        merged["shards"].as_array().map(Vec::len),
+        Some(3),
+        "{merged}"
+    );
+    assert!(merged["selection"]["selection"].is_string(), "{merged}");
+    for args in [
+        &["--json", "again.json", "m.json", "s1/report.json"][..],
+        &["--json", "again.json", "m.json"],
+    ] {
+        let out = merge(dir.path(), args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -187,6 +209,49 @@ fn shards_of_different_selections_are_not_merged_and_lost_cases_fail() {
         stderr.contains("cases their shards were cut from"),
         "{stderr}"
     );
+    // A selection that is not a count and a digest, or one shard that names none beside
+    // shards that do: not shards of one run.
+    for (selected, selection) in [
+        (serde_json::json!("50"), serde_json::json!("ab")),
+        (serde_json::json!(-1), serde_json::json!("ab")),
+        (serde_json::json!(50), serde_json::json!("")),
+        (serde_json::json!(null), serde_json::json!(null)),
+    ] {
+        report["shard"]["selected"] = selected;
+        report["shard"]["selection"] = selection;
+        std::fs::write(&path, report.to_string()).unwrap();
+        let out = merge(dir.path(), &[&["--json", "m.json"][..], &inputs].concat());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("s1/report.json"), "{stderr}");
+    }
+    let shard = report["shard"].as_object_mut().unwrap();
+    shard.remove("selected");
+    shard.remove("selection");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = merge(dir.path(), &[&["--json", "m.json"][..], &inputs].concat());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("name no selection"), "{stderr}");
+    // A JUnit shard that lost a testsuite: every shard, not every case.
+    let xml = dir.path().join("s3/junit.xml");
+    let text = std::fs::read_to_string(&xml).unwrap();
+    let first = text.find("<testsuite ").unwrap();
+    let end = text[first..].find("</testsuite>").unwrap() + first + "</testsuite>".len();
+    std::fs::write(&xml, format!("{}{}", &text[..first], &text[end..])).unwrap();
+    let out = merge(
+        dir.path(),
+        &[
+            "--junit",
+            "m.xml",
+            "s1/junit.xml",
+            "s2/junit.xml",
+            "s3/junit.xml",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("the JUnit inputs hold"), "{stderr}");
 }
 
 #[test]

@@ -972,6 +972,16 @@ fn cases_that_would_share_a_snapshot_file_are_a_usage_error_before_any_request()
         !dir.path().join("snapshots").exists(),
         "nothing written: {shown}"
     );
+    // Each in a shard of its own: still one file for two cases.
+    for shard in ["1/2", "2/2"] {
+        let out = run(
+            dir.path(),
+            "http://127.0.0.1:9",
+            &["--snapshots", "update", "--shard", shard],
+            &[],
+        );
+        assert_eq!(out.status.code(), Some(2), "{shard}: {}", describe(&out));
+    }
     // Without snapshots the two cases run as they are.
     let listed = mallcheck(dir.path(), &["list", "--cases", "cases"], &[]);
     assert_eq!(listed.status.code(), Some(0), "{}", describe(&listed));
