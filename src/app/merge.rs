@@ -147,7 +147,10 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         failing |= merged.summary.failed > 0;
         // Every shard present must mean every case of the selection present: a shard report
         // that lost its cases (edited, or cut) is not a shard that ran them.
+        // Not when a case errored: a shard stopped at its preflight lists only that case, and
+        // the merge is already not green (exit 3), which is its verdict.
         if let Some((selected, _)) = selection
+            && merged.summary.errored == 0
             && merged.runs.missing_shards().is_empty()
             && !merged.runs.shards.is_empty()
             && merged.summary.total() as u64 != selected
@@ -218,6 +221,7 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
         // As for the JSON: every shard present must mean every case present.
         if let Some((selected, _)) = selection
+            && !suites.iter().any(|s| s.errors > 0)
             && junit_runs.missing_shards().is_empty()
             && !junit_runs.shards.is_empty()
             && count as u64 != selected

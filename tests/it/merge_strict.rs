@@ -255,6 +255,42 @@ fn shards_of_different_selections_are_not_merged_and_lost_cases_fail() {
 }
 
 #[test]
+fn shards_stopped_at_their_preflight_merge_into_could_not_test() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 9: each shard stops at its preflight (exit 3) and lists only it.
+    for k in 1..=2 {
+        let sub = dir.path().join(format!("s{k}"));
+        std::fs::create_dir(&sub).unwrap();
+        let status = run_against("http://127.0.0.1:9", &sub)
+            .args(["--quiet", "--shard", &format!("{k}/2")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(3));
+    }
+    let out = merge(
+        dir.path(),
+        &[
+            "--json",
+            "m.json",
+            "--junit",
+            "m.xml",
+            "s1/report.json",
+            "s2/report.json",
+            "s1/junit.xml",
+            "s2/junit.xml",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        !stderr.contains("cases their shards were cut from"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn shards_run_against_different_targets_are_not_merged() {
     let server = Server::start(&[]);
     let second = Server::start(&[]);
