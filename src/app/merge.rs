@@ -145,22 +145,13 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     };
     if let (Some(out), Some(merged)) = (&args.json, &mut merged) {
         failing |= merged.summary.failed > 0;
-        // Every shard present must mean every case of the selection present: a shard report
-        // that lost its cases (edited, or cut) is not a shard that ran them.
-        // Not when a case errored: a shard stopped at its preflight lists only that case, and
-        // the merge is already not green (exit 3), which is its verdict.
-        if let Some((selected, _)) = selection
-            && merged.summary.errored == 0
-            && merged.runs.missing_shards().is_empty()
-            && !merged.runs.shards.is_empty()
-            && merged.summary.total() as u64 != selected
-        {
-            failing = true;
-            crate::say::stderr_line!(
-                "error: the JSON inputs hold {} of the {selected} cases their shards were cut from: the merged result covers part of the run",
-                merged.summary.total()
-            );
-        }
+        failing |= lost_cases(
+            "JSON",
+            merged.summary.total(),
+            merged.summary.errored > 0,
+            selection,
+            &merged.runs,
+        );
         could_not_test |= merged.summary.errored > 0;
         if merged.summary.total() == merged.summary.skipped {
             could_not_test |= nothing_ran("JSON");
@@ -219,18 +210,13 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             could_not_test |= nothing_ran("JUnit");
         }
         let count = suites.iter().map(|s| s.tests).sum::<usize>();
-        // As for the JSON: every shard present must mean every case present.
-        if let Some((selected, _)) = selection
-            && !suites.iter().any(|s| s.errors > 0)
-            && junit_runs.missing_shards().is_empty()
-            && !junit_runs.shards.is_empty()
-            && count as u64 != selected
-        {
-            failing = true;
-            crate::say::stderr_line!(
-                "error: the JUnit inputs hold {count} of the {selected} cases their shards were cut from: the merged result covers part of the run"
-            );
-        }
+        failing |= lost_cases(
+            "JUnit",
+            count,
+            suites.iter().any(|s| s.errors > 0),
+            selection,
+            &junit_runs,
+        );
         let written =
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
                 .and_then(|xml| atomic::write(out, xml.as_bytes(), redactor));
@@ -254,6 +240,33 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     } else {
         exit::PASS
     })
+}
+
+/// Whether the merged `what` report, holding `held` cases, lost some of the selection its
+/// shards were cut from (said on stderr): every shard present must mean every case present (a
+/// shard report that lost its cases, edited or cut, is not a shard that ran them). Not asked
+/// when a case errored: a shard stopped at its preflight lists only that case, and the merge is
+/// already not green (exit 3), which is its verdict.
+fn lost_cases(
+    what: &str,
+    held: usize,
+    errored: bool,
+    selection: Option<(u64, &str)>,
+    runs: &crate::report::merge::Runs,
+) -> bool {
+    let Some((selected, _)) = selection else {
+        return false;
+    };
+    let lost = !errored
+        && !runs.shards.is_empty()
+        && runs.missing_shards().is_empty()
+        && held as u64 != selected;
+    if lost {
+        crate::say::stderr_line!(
+            "error: the {what} inputs hold {held} of the {selected} cases their shards were cut from: the merged result covers part of the run"
+        );
+    }
+    lost
 }
 
 /// The shards and times of the JUnit inputs with the targets of every input: what the merged
