@@ -367,11 +367,29 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 CursorRule::LastRecord(p) => format!("the last record's {p}"),
                 CursorRule::Response(p) => format!("the response's {p}"),
             };
-            out.findings.push(endless(
-                format!("no cursor value at {where_}"),
-                "a next cursor after a full page",
-                &out.steps,
-            ));
+            // A rule of the user's that finds nothing on the very first full page is far more
+            // likely wrong than the service (the spec does not show how the cursor comes
+            // back): the walk could not be tested, which is never green. The default rule
+            // reads `mallSn`, which every record must hold.
+            let finding = if page_no == 0 && options.cursor != CursorRule::default() {
+                Finding::new(
+                    &catalog::HARNESS_CURSOR_RULE,
+                    "/cursor/endCursor",
+                    "a next cursor after the first full page, by the cursor rule in force",
+                    format!(
+                        "no cursor value at {where_}: is the cursor rule right (--cursor, \
+                         MALLCHECK_CURSOR, the profile's or the case's `cursor`)?"
+                    ),
+                )
+                .with_detail(render_trail(&out.steps))
+            } else {
+                endless(
+                    format!("no cursor value at {where_}"),
+                    "a next cursor after a full page",
+                    &out.steps,
+                )
+            };
+            out.findings.push(finding);
             break;
         };
         if !seen_cursors.insert(key_of(&next)) {
@@ -487,6 +505,8 @@ mod tests {
         fetches: u64,
         /// The fetches (from 1) whose page the walker blamed.
         blamed: Vec<u64>,
+        /// Pages (from 1) whose response carries `next` (the mallSn of its last record).
+        next_on: Vec<u64>,
     }
 
     impl PageSource for Fake {
@@ -509,7 +529,13 @@ mod tests {
                 .iter()
                 .map(|s| json!({"mallSn": s.to_string()}))
                 .collect();
-            Page::Body(json!({"success": true, "code": "0000", "msg": "ok", "data": data}))
+            let mut body = json!({"success": true, "code": "0000", "msg": "ok", "data": data});
+            if self.next_on.contains(&self.fetches)
+                && let Some(last) = self.sns[start..end].last()
+            {
+                body["next"] = json!(last.to_string());
+            }
+            Page::Body(body)
         }
     }
 
@@ -520,6 +546,7 @@ mod tests {
             extra: 0,
             fetches: 0,
             blamed: Vec::new(),
+            next_on: Vec::new(),
         }
     }
 
@@ -531,6 +558,46 @@ mod tests {
             max_findings_per_check: 50,
             max_records: None,
         }
+    }
+
+    /// A rule of the user's that finds no cursor on the first full page is taken for a wrong
+    /// rule (the walk could not be tested); one that worked and then finds none is the service's.
+    #[tokio::test]
+    async fn a_cursor_rule_that_finds_nothing_at_once_is_the_runs_error() {
+        let ids =
+            |w: &Walk| -> Vec<&str> { w.findings.kept().iter().map(|f| f.check.id).collect() };
+        let rule = |cursor: CursorRule| WalkOptions { cursor, ..opts(10) };
+        let w = walk(
+            &mut fake(23),
+            &rule(CursorRule::LastRecord("/wrong".into())),
+        )
+        .await;
+        assert_eq!(ids(&w), ["harness.cursor-rule"]);
+        let f = &w.findings.kept()[0];
+        assert!(
+            f.actual.contains("the last record's /wrong"),
+            "{}",
+            f.actual
+        );
+        assert!(f.actual.contains("--cursor"), "{}", f.actual);
+        let w = walk(&mut fake(23), &rule(CursorRule::Response("/next".into()))).await;
+        assert_eq!(ids(&w), ["harness.cursor-rule"]);
+        // The same rule, given a cursor on the first page only: the service stopped giving one.
+        let mut f = fake(23);
+        f.next_on = vec![1];
+        let w = walk(&mut f, &rule(CursorRule::Response("/next".into()))).await;
+        assert_eq!(ids(&w), ["paging.endless"]);
+        assert_eq!(w.keys.len(), 20);
+        // On every page, it walks to the end.
+        let mut f = fake(23);
+        f.next_on = vec![1, 2, 3];
+        let w = walk(&mut f, &rule(CursorRule::Response("/next".into()))).await;
+        assert!(
+            w.complete && w.findings.is_empty(),
+            "{:?}",
+            w.findings.kept()
+        );
+        assert_eq!(w.keys.len(), 23);
     }
 
     #[tokio::test]

@@ -149,3 +149,30 @@ fn an_interrupted_run_leaves_valid_reports_of_what_ran() {
     let ran = cases.iter().filter(|c| c["outcome"] != "skip").count();
     assert!((1..cases.len()).contains(&ran), "{ran} cases ran");
 }
+
+/// A cursor rule of the user's that finds no cursor on the first full page (a typo in
+/// `--cursor`) is the run's error, exit 3 naming the rule: not a paging break of a service
+/// that follows the default convention.
+#[test]
+fn a_cursor_rule_that_finds_nothing_is_the_runs_error_not_the_services() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.base_url, dir.path())
+        .args(["--cursor", "last-record:/mallsn"])
+        .output()
+        .unwrap();
+    let text = output_text(&out);
+    assert_exit(&out, 3);
+    assert_eq!(
+        finding_ids(&dir.path().join("report.json")),
+        ["harness.cursor-rule"],
+        "{text}"
+    );
+    assert!(
+        text.contains("no cursor value at the last record's /mallsn: is the cursor rule right"),
+        "{text}"
+    );
+    // The same suite under the default rule passes.
+    let out = run_against(&server.base_url, dir.path()).output().unwrap();
+    assert_exit(&out, 0);
+}
