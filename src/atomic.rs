@@ -26,6 +26,14 @@ pub fn write(path: &Path, bytes: &[u8], redactor: &Redactor) -> io::Result<()> {
     }
     let resolved = followed(path);
     let path = resolved.as_path();
+    // Refused by name: the rename over a directory says "Is a directory", or for the working
+    // directory "Device or resource busy".
+    if path.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!("{} is a directory, not a file", path.display()),
+        ));
+    }
     let dir = parent(path);
     create_dir(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;

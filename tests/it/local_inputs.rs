@@ -431,6 +431,23 @@ fn a_file_where_an_output_directory_must_be_is_named() {
     );
 }
 
+/// A directory where an output file must be is named as such (for the working directory the
+/// OS said "Device or resource busy").
+#[test]
+fn a_directory_where_an_output_file_must_be_is_named() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("adir")).expect("a directory");
+    for args in [&["openapi", "-o", "."][..], &["openapi", "-o", "adir"]] {
+        let out = finish(mallcheck(dir.path()).args(args));
+        let shown = output_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {shown}");
+        assert!(
+            shown.contains(&format!("{} is a directory, not a file", args[2])),
+            "{args:?}: {shown}"
+        );
+    }
+}
+
 #[test]
 fn more_shards_than_cases_is_said_of_shard_not_filter() {
     let dir = tempfile::tempdir().expect("temp dir");
