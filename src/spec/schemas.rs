@@ -139,6 +139,18 @@ pub enum SchemaErrorKind {
         /// Which file would be it, when the target sits beside the file's own `$id`.
         hint: String,
     },
+    /// A `$ref` of this file names a JSON Pointer its document does not hold.
+    #[error("`$ref` {reference:?}{at} points at {pointer:?}, which {holder} does not hold")]
+    MissingPointer {
+        /// The reference as written.
+        reference: String,
+        /// ` at line L, column C` when it was found in the file's text.
+        at: String,
+        /// The pointer, decoded.
+        pointer: String,
+        /// The file of the document it points into.
+        holder: String,
+    },
     /// The schema does not compile.
     #[error("the schema does not compile: {0}")]
     Compile(String),

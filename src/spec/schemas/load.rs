@@ -137,7 +137,12 @@ impl SchemaSet {
         let options = options(registry).with_base_uri(schema.uri.as_str());
         let validator = CompiledSchema::build(&options, &schema.document).map_err(|e| {
             let kind = match e.kind() {
-                ValidationErrorKind::Referencing(r) => SchemaErrorKind::Reference(r.to_string()),
+                ValidationErrorKind::Referencing(r) => {
+                    if let Some(missing) = self.unresolved_pointer(schema) {
+                        return missing;
+                    }
+                    SchemaErrorKind::Reference(r.to_string())
+                }
                 _ => SchemaErrorKind::Compile(e.to_string()),
             };
             SchemaError::new(&schema.file, kind)
@@ -350,6 +355,46 @@ fn unresolved_reference(set: &SchemaSet) -> Option<SchemaError> {
         }
     }
     None
+}
+
+impl SchemaSet {
+    /// The first `$ref` of `schema` whose JSON Pointer names nothing in the document it points
+    /// into, named with its file, line and column; asked once a compile failed on a reference
+    /// (jsonschema's own error names neither file nor line).
+    fn unresolved_pointer(&self, schema: &Schema) -> Option<SchemaError> {
+        let mut refs = Vec::new();
+        collect_refs(&schema.document, &mut refs);
+        refs.into_iter().find_map(|reference| {
+            let mut target = schema.uri.join(reference).ok()?;
+            let pointer = percent_decode(target.fragment().unwrap_or_default());
+            // An anchor (`#name`) is not a pointer: left to jsonschema's own words.
+            if !pointer.is_empty() && !pointer.starts_with('/') {
+                return None;
+            }
+            target.set_fragment(None);
+            let holder = if target == schema.uri {
+                schema
+            } else {
+                let name = self.names_by_uri.get(target.as_str())?;
+                self.schemas.get(name)?
+            };
+            if holder.document.pointer(&pointer).is_some() {
+                return None;
+            }
+            let at = reference_position(&schema.file, reference)
+                .map(|(line, column)| format!(" at line {line}, column {column}"))
+                .unwrap_or_default();
+            Some(SchemaError::new(
+                &schema.file,
+                SchemaErrorKind::MissingPointer {
+                    reference: reference.to_string(),
+                    at,
+                    pointer,
+                    holder: holder.file.display().to_string(),
+                },
+            ))
+        })
+    }
 }
 
 /// Line and column (1-based) of `reference` as a JSON string in the text of `file`.

@@ -1386,3 +1386,40 @@ fn a_reference_to_a_missing_file_names_the_file_its_line_and_the_file_it_wants()
         "{message}"
     );
 }
+
+#[test]
+fn a_reference_to_a_missing_pointer_names_the_file_its_line_and_the_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in EMBEDDED {
+        std::fs::write(dir.path().join(format!("{name}.json")), text).unwrap();
+    }
+    let mall = dir.path().join("mall.json");
+    let text = std::fs::read_to_string(&mall).unwrap();
+    let first = text
+        .find("\"common.json#/$defs/")
+        .expect("a pointer into common.json");
+    let broken = format!(
+        "{}\"common.json#/$defs/nosuch{}",
+        &text[..first],
+        &text[first + "\"common.json#/$defs/".len()..]
+    );
+    std::fs::write(&mall, broken).unwrap();
+    let err = SchemaSet::load_dir(dir.path()).expect_err("a pointer to nothing");
+    assert_eq!(err.file, mall);
+    let SchemaErrorKind::MissingPointer {
+        at,
+        pointer,
+        holder,
+        ..
+    } = &err.kind
+    else {
+        panic!("{err}: {}", err.kind);
+    };
+    let line = text[..first].matches('\n').count() + 1;
+    assert!(at.starts_with(&format!(" at line {line}, column ")), "{at}");
+    assert!(pointer.starts_with("/$defs/nosuch"), "{pointer}");
+    assert_eq!(
+        holder,
+        &dir.path().join("common.json").display().to_string()
+    );
+}
