@@ -140,20 +140,26 @@ pub enum SchemaErrorKind {
         hint: String,
     },
     /// A `$ref` of this file names a JSON Pointer its document does not hold.
-    #[error("`$ref` {reference:?}{at} points at {pointer:?}, which {holder} does not hold")]
-    MissingPointer {
-        /// The reference as written.
-        reference: String,
-        /// ` at line L, column C` when it was found in the file's text.
-        at: String,
-        /// The pointer, decoded.
-        pointer: String,
-        /// The file of the document it points into.
-        holder: String,
-    },
+    #[error("{0}")]
+    MissingPointer(Box<MissingPointer>),
     /// The schema does not compile.
     #[error("the schema does not compile: {0}")]
     Compile(String),
+}
+
+/// A `$ref` whose JSON Pointer names nothing in its document (boxed: a fifth variant of four
+/// strings would make every usage error larger).
+#[derive(Debug, thiserror::Error)]
+#[error("`$ref` {reference:?}{at} points at {pointer:?}, which {holder} does not hold")]
+pub struct MissingPointer {
+    /// The reference as written.
+    pub reference: String,
+    /// ` at line L, column C` when it was found in the file's text.
+    pub at: String,
+    /// The pointer, decoded.
+    pub pointer: String,
+    /// The file of the document it points into.
+    pub holder: String,
 }
 
 impl SchemaError {

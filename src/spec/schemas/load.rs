@@ -22,8 +22,9 @@ use url::Url;
 use crate::local_file::{self, Kind};
 
 use super::{
-    BASE_URI, CHECK_KEYWORD, Compiled, DRAFT_2020_12, EMBEDDED, Items, RecordArray, SCHEMA_NAMES,
-    Schema, SchemaError, SchemaErrorKind, SchemaSet, Source, Split, check_of, percent_decode,
+    BASE_URI, CHECK_KEYWORD, Compiled, DRAFT_2020_12, EMBEDDED, Items, MissingPointer, RecordArray,
+    SCHEMA_NAMES, Schema, SchemaError, SchemaErrorKind, SchemaSet, Source, Split, check_of,
+    percent_decode,
 };
 use crate::json::escape_pointer;
 use crate::spec::catalog;
@@ -386,12 +387,12 @@ impl SchemaSet {
                 .unwrap_or_default();
             Some(SchemaError::new(
                 &schema.file,
-                SchemaErrorKind::MissingPointer {
+                SchemaErrorKind::MissingPointer(Box::new(MissingPointer {
                     reference: reference.to_string(),
                     at,
                     pointer,
                     holder: holder.file.display().to_string(),
-                },
+                })),
             ))
         })
     }

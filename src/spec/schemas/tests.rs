@@ -1406,15 +1406,15 @@ fn a_reference_to_a_missing_pointer_names_the_file_its_line_and_the_pointer() {
     std::fs::write(&mall, broken).unwrap();
     let err = SchemaSet::load_dir(dir.path()).expect_err("a pointer to nothing");
     assert_eq!(err.file, mall);
-    let SchemaErrorKind::MissingPointer {
+    let SchemaErrorKind::MissingPointer(missing) = &err.kind else {
+        panic!("{err}: {}", err.kind);
+    };
+    let MissingPointer {
         at,
         pointer,
         holder,
         ..
-    } = &err.kind
-    else {
-        panic!("{err}: {}", err.kind);
-    };
+    } = missing.as_ref();
     let line = text[..first].matches('\n').count() + 1;
     assert!(at.starts_with(&format!(" at line {line}, column ")), "{at}");
     assert!(pointer.starts_with("/$defs/nosuch"), "{pointer}");
