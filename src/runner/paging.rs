@@ -161,7 +161,8 @@ pub struct Walk {
     pub steps: Vec<Step>,
     /// Problems found (the first of each check; the rest counted).
     pub findings: Findings,
-    /// The walk reached a short page normally.
+    /// The walk reached a short page normally (or, by a `response:` cursor rule, a page whose
+    /// next cursor is null or empty).
     pub complete: bool,
     /// The walk stopped normally at [`WalkOptions::max_records`] before the end of the list.
     pub truncated: bool,
@@ -357,9 +358,20 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 .as_ref()
                 .and_then(|r| r.pointer(pointer))
                 .and_then(cursor_text),
-            CursorRule::Response(pointer) => {
-                records.envelope.pointer(pointer).and_then(cursor_text)
-            }
+            CursorRule::Response(pointer) => match records.envelope.pointer(pointer) {
+                // A next cursor given as null (or empty) says the list ends here: a full last
+                // page of a list whose length the page size divides. A service that ends the
+                // list too soon this way is caught by the walks at other sizes.
+                Some(Value::Null) => {
+                    out.complete = true;
+                    break;
+                }
+                Some(Value::String(s)) if s.is_empty() => {
+                    out.complete = true;
+                    break;
+                }
+                found => found.and_then(cursor_text),
+            },
         };
         let Some(next) = next else {
             source.blame_last_page();
@@ -507,6 +519,8 @@ mod tests {
         blamed: Vec<u64>,
         /// Pages (from 1) whose response carries `next` (the mallSn of its last record).
         next_on: Vec<u64>,
+        /// `next` on the other pages, when given.
+        next_at_end: Option<Value>,
     }
 
     impl PageSource for Fake {
@@ -534,6 +548,8 @@ mod tests {
                 && let Some(last) = self.sns[start..end].last()
             {
                 body["next"] = json!(last.to_string());
+            } else if let Some(end) = &self.next_at_end {
+                body["next"] = end.clone();
             }
             Page::Body(body)
         }
@@ -547,6 +563,7 @@ mod tests {
             fetches: 0,
             blamed: Vec::new(),
             next_on: Vec::new(),
+            next_at_end: None,
         }
     }
 
@@ -588,6 +605,16 @@ mod tests {
         let w = walk(&mut f, &rule(CursorRule::Response("/next".into()))).await;
         assert_eq!(ids(&w), ["paging.endless"]);
         assert_eq!(w.keys.len(), 20);
+        // A null or empty cursor after a full page ends the list (20 malls at size 10).
+        for end in [json!(null), json!("")] {
+            let mut f = fake(20);
+            f.next_on = vec![1];
+            f.next_at_end = Some(end.clone());
+            let w = walk(&mut f, &rule(CursorRule::Response("/next".into()))).await;
+            assert!(w.complete, "{end}: {:?}", w.findings.kept());
+            assert!(w.findings.is_empty(), "{end}: {:?}", w.findings.kept());
+            assert_eq!((w.keys.len(), f.fetches), (20, 2), "{end}");
+        }
         // On every page, it walks to the end.
         let mut f = fake(23);
         f.next_on = vec![1, 2, 3];
