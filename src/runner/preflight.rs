@@ -399,7 +399,7 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
                 format!("HTTP {}{msg}", response.status),
             ),
         )),
-        status if is_auth_failure(&response.json) => {
+        status if is_auth_failure(status, &response.json) => {
             Some((Stop::Refused, refused(format!("HTTP {status}{msg}"))))
         }
         _ => None,
@@ -411,7 +411,7 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
 /// case was tested (could not test, exit 3), never a pass or a skip. It matters under
 /// `--no-preflight`, where no preflight stopped the run first.
 pub fn refused(status: u16, json: &impl TopMembers) -> Option<Finding> {
-    if !(matches!(status, 401 | 403) || is_auth_failure(json)) {
+    if !(matches!(status, 401 | 403) || is_auth_failure(status, json)) {
         return None;
     }
     Some(refusal(status, json))
@@ -466,9 +466,11 @@ fn envelope_text(json: &impl TopMembers) -> String {
     }
 }
 
-/// An envelope that is clearly an authentication failure: `success` false with a 401/403 code
-/// or a message about signatures, appids or permissions.
-fn is_auth_failure(json: &impl TopMembers) -> bool {
+/// An envelope that is clearly an authentication failure: `success` false with a message about
+/// signatures, appids or permissions, or, in an answer whose HTTP status says nothing (2xx), a
+/// 401/403 code. Under another 4xx status a code such as `4010` is the service's own (a page
+/// size out of range), not HTTP's.
+fn is_auth_failure(status: u16, json: &impl TopMembers) -> bool {
     if json.top("success") != Some(&Value::Bool(false)) {
         return false;
     }
@@ -477,7 +479,7 @@ fn is_auth_failure(json: &impl TopMembers) -> bool {
         Some(Value::Number(n)) => n.to_string(),
         _ => String::new(),
     };
-    if code.starts_with("401") || code.starts_with("403") {
+    if (200..300).contains(&status) && (code.starts_with("401") || code.starts_with("403")) {
         return true;
     }
     let text = json
@@ -542,18 +544,28 @@ mod tests {
     #[test]
     fn an_auth_envelope_is_recognised_and_an_empty_list_is_not() {
         assert!(is_auth_failure(
+            200,
             &json!({"success": false, "code": "4010", "msg": "x"})
         ));
+        // Under a 400 the code is the service's own: a page size out of range.
+        assert!(!is_auth_failure(
+            400,
+            &json!({"success": false, "code": "4010", "msg": "count out of range"})
+        ));
         assert!(is_auth_failure(
+            400,
             &json!({"success": false, "code": "E1", "msg": "Signature mismatch"})
         ));
         assert!(is_auth_failure(
+            200,
             &json!({"success": false, "code": "E1", "msg": "签名错误"})
         ));
         assert!(!is_auth_failure(
+            200,
             &json!({"success": false, "code": "5001", "msg": "busy"})
         ));
         assert!(!is_auth_failure(
+            200,
             &json!({"success": true, "code": "0000", "msg": "auth ok", "data": []})
         ));
     }
