@@ -52,24 +52,47 @@ pub fn order_of_ids(ids: &[String]) -> Vec<Finding> {
     vec![]
 }
 
-/// Different malls must not return the same non-empty product list (spuIds are per mall).
-/// `lists` holds (mallSn, spuIds) per mall.
+/// Fewest malls with products that must all return the same list before the service is taken
+/// to ignore `mallSn`: two malls may share a catalogue (a chain's one menu), as the spec does
+/// not make products unique to a mall.
+pub const MIN_MALLS_ALIKE: usize = 3;
+
+/// The products call answers for the mall asked (§1: "the products of one mall"): when every
+/// mall with products (at least [`MIN_MALLS_ALIKE`]) returns the same list, `mallSn` is
+/// ignored. `lists` holds (mallSn, spuIds) per mall.
 pub fn distinct(lists: &[(String, Vec<String>)]) -> Vec<Finding> {
-    let mut findings = vec![];
-    for (i, (sn_a, a)) in lists.iter().enumerate() {
-        if a.is_empty() {
-            continue;
-        }
-        if let Some((sn_b, _)) = lists[..i].iter().find(|(_, b)| b == a) {
-            findings.push(Finding::new(
-                &catalog::PRODUCTS_DISTINCT,
-                "",
-                format!("products of mall {sn_a} different from those of mall {sn_b}"),
-                format!("the same {} product(s) for both", a.len()),
-            ));
-        }
+    let filled: Vec<&(String, Vec<String>)> =
+        lists.iter().filter(|(_, ids)| !ids.is_empty()).collect();
+    let Some((_, first)) = filled.first() else {
+        return vec![];
+    };
+    if filled.len() < MIN_MALLS_ALIKE || filled.iter().any(|(_, ids)| ids != first) {
+        return vec![];
     }
-    findings
+    const NAMED: usize = 3;
+    let mut named: Vec<&str> = filled
+        .iter()
+        .take(NAMED)
+        .map(|(sn, _)| sn.as_str())
+        .collect();
+    let more = filled.len().saturating_sub(NAMED);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    let last = named.pop().unwrap_or_default();
+    vec![Finding::new(
+        &catalog::PRODUCTS_DISTINCT,
+        "",
+        "the products of each mall asked: not one list for every mall",
+        format!(
+            "the same {} product(s) for all {} malls with products (mallSn {}, {last}{more})",
+            first.len(),
+            filled.len(),
+            named.join(", ")
+        ),
+    )]
 }
 
 #[cfg(test)]
@@ -86,13 +109,27 @@ mod tests {
     }
 
     #[test]
-    fn identical_lists_for_two_malls_are_reported_once() {
-        let l = vec![
-            ("1".to_string(), vec!["5".to_string()]),
-            ("2".to_string(), vec!["5".to_string()]),
-            ("3".to_string(), vec![]),
-            ("4".to_string(), vec![]),
-        ];
-        assert_eq!(distinct(&l).len(), 1);
+    fn one_list_for_every_mall_is_reported_once_and_a_shared_catalogue_is_not() {
+        let list = |pairs: &[(&str, &[&str])]| -> Vec<(String, Vec<String>)> {
+            pairs
+                .iter()
+                .map(|(sn, ids)| (sn.to_string(), ids.iter().map(|i| i.to_string()).collect()))
+                .collect()
+        };
+        let same = list(&[("1", &["5"]), ("2", &["5"]), ("3", &[]), ("4", &["5"])]);
+        let found = distinct(&same);
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0]
+                .actual
+                .contains("for all 3 malls with products (mallSn 1, 2, 4)"),
+            "{}",
+            found[0].actual
+        );
+        // Two malls of one catalogue beside others, or only two malls: no finding.
+        let shared = list(&[("1", &["5"]), ("2", &["5"]), ("3", &["6"])]);
+        assert!(distinct(&shared).is_empty());
+        let two = list(&[("1", &["5"]), ("2", &["5"]), ("3", &[])]);
+        assert!(distinct(&two).is_empty());
     }
 }

@@ -86,7 +86,7 @@ checks! {
     OWNERSHIP_UNKNOWN_MERCHANT = ("ownership.unknown-merchant", "§4.1", Contract, Contract, "a merchant id that does not exist lists no malls");
     OWNERSHIP_CURSOR_MERCHANT = ("ownership.cursor-merchant", "§4.1", Contract, Contract, "a cursor taken from another merchant's mall list, sent with this merchant's seller identity, lists none of the other merchant's malls: the cursor only pages the list of the merchant in filter.seller (the malls that belong to it, §1, §4.1), whatever the malls' internal ids");
     PRODUCTS_LISTED_MALL = ("products.listed-mall", "§4.2", Contract, Contract, "the products call with a listed mall's mallSn and signature answers with a products array");
-    PRODUCTS_DISTINCT = ("products.distinct-per-mall", "§4.2", Contract, Contract, "different malls do not return the same non-empty product list");
+    PRODUCTS_DISTINCT = ("products.distinct-per-mall", "§4.2", Contract, Contract, "the products call answers for the mall asked: the malls checked (three or more with products) do not all return one and the same product list, as a service that ignores mallSn does (two malls sharing a catalogue are tolerated: the spec does not make products unique to a mall)");
     PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");
     PRODUCTS_SELLER_BOUND = ("products.seller-bound", "§4.2", Contract, Contract, "another merchant's seller identity does not return that mall's products");
     PRODUCTS_ORDER = ("products.order", "§4.2", Observed, Contract, "products are ordered by spuId descending, compared as numbers (shown, not stated)");
