@@ -63,7 +63,7 @@ pub fn evaluate(assertion: &Assertion, body: &Value) -> Vec<Finding> {
                     format!("{} node(s)", nodes.len()),
                 );
             }
-            if nodes[0] != value {
+            if !same_value(nodes[0], value) {
                 return fail(pointer_of(0), value.to_string(), nodes[0].to_string());
             }
         }
@@ -80,7 +80,7 @@ pub fn evaluate(assertion: &Assertion, body: &Value) -> Vec<Finding> {
         }
         AssertOp::OneOf(values) => {
             for (i, n) in nodes.iter().enumerate() {
-                if !values.contains(n) {
+                if !values.iter().any(|v| same_value(n, v)) {
                     let list: Vec<String> = values.iter().map(Value::to_string).collect();
                     return fail(
                         pointer_of(i),
@@ -103,6 +103,19 @@ pub fn evaluate(assertion: &Assertion, body: &Value) -> Vec<Finding> {
         }
     }
     vec![]
+}
+
+/// JSON equality, numbers compared by value: `-0` (which serde_json reads as a float) is `0`,
+/// and a whole number written `1.0` is `1` (the integer-literal rule is the schema's business,
+/// not a case assertion's).
+fn same_value(node: &Value, want: &Value) -> bool {
+    match (node, want) {
+        (Value::Number(a), Value::Number(b)) => match (a.as_i128(), b.as_i128()) {
+            (Some(a), Some(b)) => a == b,
+            _ => a.as_f64().is_some_and(|a| b.as_f64() == Some(a)),
+        },
+        _ => node == want,
+    }
 }
 
 #[cfg(test)]
@@ -131,6 +144,18 @@ mod tests {
             &body,
         );
         assert_eq!(f[0].pointer, "/data/1/state");
+    }
+
+    #[test]
+    fn numbers_compare_by_value() {
+        let body: Value =
+            serde_json::from_str(r#"{"data": [{"state": -0}, {"state": 2.0}]}"#).expect("JSON");
+        let one_of = AssertOp::OneOf(vec![json!(0), json!(1), json!(2)]);
+        assert!(evaluate(&a("$.data[*].state", one_of), &body).is_empty());
+        assert!(evaluate(&a("$.data[0].state", AssertOp::Equals(json!(0))), &body).is_empty());
+        let f = evaluate(&a("$.data[1].state", AssertOp::Equals(json!(1))), &body);
+        assert_eq!(f[0].pointer, "/data/1/state");
+        assert!(evaluate(&a("$.data[1].state", AssertOp::Equals(json!("2"))), &body).len() == 1);
     }
 
     #[test]

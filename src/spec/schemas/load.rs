@@ -707,7 +707,9 @@ pub fn integer_literal_problem(kind: &str, value: &Value) -> Option<String> {
         return None;
     };
     let x = n.as_f64().filter(|_| n.is_f64())?;
-    if x.fract() != 0.0 || x.is_nan() {
+    // `-0` is an integer literal of JSON's grammar, which serde_json reads as a float (so a
+    // `-0.0` literal passes too).
+    if x.fract() != 0.0 || x.is_nan() || x == 0.0 && x.is_sign_negative() {
         return None;
     }
     if x.abs() < TWO_POW_63 {
