@@ -134,11 +134,60 @@ pub struct ExchangeCase {
     pub snapshot: Option<SnapshotSpec>,
 }
 
+/// An expected HTTP status: one code (`200`) or a class (`2xx`; the spec shows no status, §7.3,
+/// so the shipped cases ask for a success of any code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpectedStatus {
+    /// Exactly this code.
+    Code(u16),
+    /// Any code of this hundred (`2` for `2xx`).
+    Class(u16),
+}
+
+impl ExpectedStatus {
+    /// Whether `status` is expected.
+    pub fn admits(self, status: u16) -> bool {
+        match self {
+            ExpectedStatus::Code(code) => status == code,
+            ExpectedStatus::Class(class) => status / 100 == class,
+        }
+    }
+
+    /// The lowest code expected.
+    pub fn lowest(self) -> u16 {
+        match self {
+            ExpectedStatus::Code(code) => code,
+            ExpectedStatus::Class(class) => class * 100,
+        }
+    }
+
+    /// `Nxx` read as a class (any letter case), `None` for anything else.
+    pub fn class(text: &str) -> Option<ExpectedStatus> {
+        match text.as_bytes() {
+            [d @ b'1'..=b'5', x, y]
+                if x.eq_ignore_ascii_case(&b'x') && y.eq_ignore_ascii_case(&b'x') =>
+            {
+                Some(ExpectedStatus::Class(u16::from(d - b'0')))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ExpectedStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExpectedStatus::Code(code) => write!(f, "{code}"),
+            ExpectedStatus::Class(class) => write!(f, "{class}xx"),
+        }
+    }
+}
+
 /// Expectations of an exchange case.
 #[derive(Debug, Default)]
 pub struct Expect {
     /// Expected HTTP status (`http.status`).
-    pub status: Option<Spanned<u16>>,
+    pub status: Option<Spanned<ExpectedStatus>>,
     /// Response schema by name (default: the endpoint's response schema); `none` switches it off.
     pub schema: Option<Spanned<String>>,
     /// Whether schema validation runs (false after `schema: none`).

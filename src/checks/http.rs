@@ -2,6 +2,7 @@
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 
+use crate::case::model::ExpectedStatus;
 use crate::spec::catalog;
 use crate::verdict::event::Finding;
 
@@ -20,8 +21,8 @@ pub fn server_error(status: u16) -> Vec<Finding> {
 }
 
 /// The status the case expects.
-pub fn expected_status(status: u16, expected: u16) -> Vec<Finding> {
-    if status == expected {
+pub fn expected_status(status: u16, expected: ExpectedStatus) -> Vec<Finding> {
+    if expected.admits(status) {
         vec![]
     } else {
         vec![Finding::new(

@@ -35,7 +35,7 @@ checks! {
     HARNESS_CURSOR_RULE = ("harness.cursor-rule", "§4.1", Contract, Harness, "a cursor rule other than the default (`--cursor`, `MALLCHECK_CURSOR`, a profile's or a case's `cursor`) finds a cursor on the first full page of a walk: one that finds none there is taken for a wrong rule, an error of the run, not of the contract (the spec does not show how the cursor is returned)");
     HARNESS_INTERRUPTED = ("harness.interrupted", "-", Contract, Harness, "the run reached its end: a run stopped by a signal (SIGINT, SIGTERM, SIGHUP), or killed, before its end does not pass, and its reports say INTERRUPTED and list the cases not run");
     PREFLIGHT = ("preflight.signed-request", "§5", Contract, Transport, "before the suite, a signed first mall-list page of the configured merchant is answered and not refused (else the run stops, naming the likely causes)");
-    HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status equals the case's expected status");
+    HTTP_STATUS = ("http.status", "§7", Contract, Contract, "the HTTP status is the case's expected status: a code, or a class such as `2xx` (the shipped cases ask for any success: the spec shows no status, §7.3)");
 
     // Robustness: what a service does with an odd or generated request (NaN, 1e999, a lone
     // surrogate, deep nesting). The spec has no rule on it (§7 shows no status), so these cite

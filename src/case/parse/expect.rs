@@ -10,7 +10,7 @@ use super::{
     ASSERT_KEYS, ASSERT_OPS, ASSERT_TYPES, EXCHANGE_CHECKS, EXPECT_KEYS, NO_DATA_CHECKS,
     SCHEMA_NONE, SNAPSHOT_KEYS,
 };
-use crate::case::model::{AssertOp, Assertion, Expect, SnapshotSpec, limits};
+use crate::case::model::{AssertOp, Assertion, Expect, ExpectedStatus, SnapshotSpec, limits};
 use crate::case::node::{Key, Node, NodeKind};
 use crate::json::selector::Selector;
 use crate::verdict::source::Spanned;
@@ -24,20 +24,40 @@ impl Lower<'_> {
             ..Expect::default()
         };
         if let Some(s) = fields.get("status") {
-            match self.uint(s, "`expect.status`") {
-                Some(code @ 100..=599) => {
-                    expect.status = Some(Spanned::new(code as u16, s.span.clone()))
-                }
-                Some(code) => {
+            let class = match &s.kind {
+                NodeKind::Str(text) => Some((ExpectedStatus::class(text), text.as_str())),
+                _ => None,
+            };
+            match class {
+                Some((Some(class), _)) => expect.status = Some(Spanned::new(class, s.span.clone())),
+                Some((None, text)) => {
                     self.error(
+                        s.span.clone(),
+                        format!(
+                            "`expect.status` must be an HTTP status code (100-599) or a class \
+                             such as `2xx`, found the string `{text}`"
+                        ),
+                    );
+                    ok = false;
+                }
+                None => match self.uint(s, "`expect.status`") {
+                    Some(code @ 100..=599) => {
+                        expect.status = Some(Spanned::new(
+                            ExpectedStatus::Code(code as u16),
+                            s.span.clone(),
+                        ))
+                    }
+                    Some(code) => {
+                        self.error(
                         s.span.clone(),
                         format!(
                             "`expect.status` must be an HTTP status code (100-599), found {code}"
                         ),
                     );
-                    ok = false;
-                }
-                None => ok = false,
+                        ok = false;
+                    }
+                    None => ok = false,
+                },
             }
         }
         if let Some(s) = fields.get("schema") {

@@ -8,7 +8,7 @@ use super::expect::scan_json_path;
 use super::files::load_paths;
 use super::lower::{pointer_problem, suggest};
 use super::*;
-use crate::case::model::{AssertOp, CaseKind, CursorRule, limits};
+use crate::case::model::{AssertOp, CaseKind, CursorRule, ExpectedStatus, limits};
 use crate::case::vars;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
@@ -125,7 +125,10 @@ fn valid_file_builds_the_whole_model() {
         vec![("X-env-flag".to_string(), "1".to_string())]
     );
     assert_eq!(x.request.auth, AuthMode::WrongSignature);
-    assert_eq!(x.expect.status.as_ref().map(|s| s.value), Some(200));
+    assert_eq!(
+        x.expect.status.as_ref().map(|s| s.value),
+        Some(ExpectedStatus::Code(200))
+    );
     assert!(x.expect.schema_enabled);
     assert_eq!(
         x.expect.schema.as_ref().map(|s| s.value.as_str()),
@@ -246,7 +249,8 @@ fn each_problem_is_reported_at_its_line() {
         ("two operators", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert:\n        - path: $.code\n          equals: 1\n          count: 1\n"), 9, "one operator", ""),
         ("no operator", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert:\n        - path: $.code\n"), 7, "needs an operator", ""),
         ("unknown type", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      assert:\n        - { path: $.code, type: strng }\n"), 7, "unknown JSON type", "did you mean `string`?"),
-        ("status type", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      status: two hundred\n"), 6, "`expect.status` must be a non-negative integer", ""),
+        ("status type", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      status: two hundred\n"), 6, "`expect.status` must be an HTTP status code (100-599) or a class such as `2xx`", ""),
+        ("status class", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      status: 6xx\n"), 6, "found the string `6xx`", ""),
         ("status range", base("    endpoint: mall-list\n    request: { body: {} }\n    expect:\n      status: 99\n"), 6, "100-599", ""),
         ("undefined variable", base("    endpoint: mall-list\n    request:\n      body: { appid: \"${MALLCHECK_APPI}\" }\n"), 5, "undefined variable `MALLCHECK_APPI`", "did you mean `MALLCHECK_APPID`?"),
         ("body and raw", base("    endpoint: mall-list\n    request:\n      body: {}\n      raw: x\n"), 6, "`body` and `raw` are both set", ""),
@@ -305,7 +309,7 @@ fn bad_fixtures_render_a_diagnostic_naming_file_and_line() {
         (
             "status-type.yaml",
             8,
-            "`expect.status` must be a non-negative integer, found the string `two hundred`",
+            "`expect.status` must be an HTTP status code (100-599) or a class such as `2xx`, found the string `two hundred`",
         ),
         ("two-kinds.yaml", 7, "exactly one kind"),
         (
