@@ -11,17 +11,17 @@ use serde_json::{Map, Value, json};
 
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
-    AUTH_APPID_MATCH, AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION,
-    AUTH_SIGNATURE_RAW_BYTES, AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY,
-    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
-    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
-    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER,
-    MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT,
-    OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE,
-    PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS,
-    PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
-    PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE,
-    SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION, AUTH_SIGNATURE_RAW_BYTES,
+    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HTTP_SERVER_ERROR, LIST_ENVELOPE,
+    LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE, MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY,
+    MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE,
+    MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE,
+    MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT,
+    PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
+    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT,
+    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY,
+    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
+    TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -188,7 +188,7 @@ faults! {
     /// A signature seen before on the same operation is accepted.
     AuthSignatureCachePerOperation = ("auth-signature-cache-per-operation", Contract(&AUTH_SIGNATURE_REPLAY), "a signature seen on an earlier authenticated request of the same operation is accepted on any body of that operation");
     /// The Authorization appid is not compared.
-    AuthAppidIgnored = ("auth-appid-ignored", Contract(&AUTH_APPID_MATCH), "the Authorization appid is not compared with the body's or the configured appid");
+
     /// HTTP 500 with an HTML body.
     Http500Html = ("http-500-html", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page");
     /// HTML with status 200.
@@ -231,6 +231,7 @@ faults! {
     CrossCityOtherStatus = ("cross-city-other-status", Variation, "cross-city statuses are 1 with the description 已开通");
     /// Products in spuId ascending order.
     ProductsAscending = ("products-ascending", Variation, "products come in spuId ascending order (only a warning)");
+    AuthAppidIgnored = ("auth-appid-ignored", Variation, "the Authorization appid is not compared with the body's or the configured appid (only a warning: §5.1 shows the two equal, it states no rule)");
     /// gzip responses.
     Gzip = ("gzip", Variation, "responses are gzip-compressed when the request accepts gzip");
     /// Integers above 2^53.
@@ -861,7 +862,6 @@ mod tests {
             &PRODUCT_INTRODUCTION,
             &PAGING_ENDLESS,
             &PAGING_REPEATABLE,
-            &AUTH_APPID_MATCH,
             &TRANSPORT_TIMEOUT,
             &RESPONSE_JSON,
         ] {
