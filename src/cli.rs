@@ -365,9 +365,9 @@ pub struct RunArgs {
     /// run (so repeated runs cover the whole merchant); give it to replay a run's sample.
     #[arg(long, value_name = "SEED", help_heading = "Limits")]
     pub seed: Option<String>,
-    /// A merchant that lists no mall is expected: the run may pass although no mall record or
-    /// products call was checked (profile key `allow_empty_merchant`). Without it, such a run
-    /// exits 3.
+    /// A merchant that lists no mall (or whose malls hold no product) is expected: the run may
+    /// pass although no mall record or products call (or product record) was checked (profile
+    /// key `allow_empty_merchant`). Without it, such a run exits 3.
     #[arg(long, help_heading = "Cases")]
     pub allow_empty_merchant: bool,
     /// Stop the run after this many seconds, as a signal does: the reports hold the cases that

@@ -467,6 +467,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                     }
                     let empty = preflight::EmptyMerchant {
                         seen: watched.discovery.merchant_empty(),
+                        no_products: watched.discovery.products_none(),
                         allowed: allow_empty_merchant,
                     };
                     if let Event::RunFinished(summary) = &event {

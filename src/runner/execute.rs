@@ -403,6 +403,13 @@ async fn exchange_case(
         c.add(vec![refused], &case_span);
         return Ok(());
     }
+    if expects_acceptance(x)
+        && x.endpoint == Endpoint::MallProducts
+        && (200..300).contains(&response.status)
+        && let Some(count) = response.json.array_len()
+    {
+        runner.discovery.saw_products(count);
+    }
     // A refused raw-spelling probe is held against the same request in its compact spelling:
     // refused too, it is the configured credentials that are refused (could not test).
     let mut compact_refusal = None;
@@ -1496,6 +1503,9 @@ async fn products_call(
             )]);
         }
         return (part, None);
+    }
+    if !deleted && let Some(count) = r.json.array_len() {
+        runner.discovery.saw_products(count);
     }
     // A small body came with its tree: checked on it. A larger one is checked record by
     // record from the bytes, and its tree is never built (same findings either way).

@@ -225,9 +225,15 @@ impl Runner {
         appid: &str,
         on_event: &mut dyn FnMut(Event),
     ) -> Option<(String, i32)> {
-        let stopped = preflight::check(&self.client, body, signer, appid)
-            .await
-            .err()?;
+        let stopped = match preflight::check(&self.client, body, signer, appid).await {
+            Ok(lists_no_mall) => {
+                if lists_no_mall {
+                    self.discovery.saw_empty_list();
+                }
+                return None;
+            }
+            Err(stopped) => stopped,
+        };
         let result = stopped.result.seal(self.client.redactor());
         on_event(Event::RunStarted {
             base_url: self.client.base_url().to_string(),

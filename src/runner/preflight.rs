@@ -66,20 +66,21 @@ const AUTH_WORDS: &[&str] = &[
     "权限",
 ];
 
-/// Sends the first mall-list page; `Ok` lets the suite run.
+/// Sends the first mall-list page; `Ok` lets the suite run, saying whether that page listed no
+/// mall (an empty merchant, or a mistyped merchant id, which the run must not call tested).
 pub async fn check(
     client: &Client,
     body: &Value,
     signer: &str,
     appid: &str,
-) -> Result<(), Box<Stopped>> {
+) -> Result<bool, Box<Stopped>> {
     let started = Instant::now();
     let sent = client
         .send_json(Endpoint::MallList, body, &AuthMode::Signed, &[])
         .await;
     let url = format!("{}{}", client.base_url(), Endpoint::MallList.path());
     let Some((stop, finding)) = judge(&sent, &url) else {
-        return Ok(());
+        return Ok(lists_no_mall(&sent));
     };
     let mut causes = causes(stop, client.base_url(), signer, appid);
     if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
@@ -104,11 +105,31 @@ pub async fn check(
     }))
 }
 
+/// Whether an accepted first page lists no mall: a success whose `data` is empty or null.
+fn lists_no_mall(sent: &Sent) -> bool {
+    let Ok(response) = &sent.result else {
+        return false;
+    };
+    match response.json.digest() {
+        Some(Digest::Envelope(e)) => e.success && e.malls.as_ref().is_none_or(Vec::is_empty),
+        Some(Digest::Products(_)) => false,
+        None => {
+            response.json.top("success") == Some(&Value::Bool(true))
+                && response
+                    .json
+                    .get("data")
+                    .is_none_or(|d| d.is_null() || d.as_array().is_some_and(Vec::is_empty))
+        }
+    }
+}
+
 /// What the run saw of the configured merchant's malls, and whether the user expects none.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EmptyMerchant {
     /// The merchant listed no mall (discovery found none, or a walk or sweep listed none).
     pub seen: bool,
+    /// Every products call of the merchant's malls (one at least) answered an empty list.
+    pub no_products: bool,
     /// `--allow-empty-merchant` (profile key `allow_empty_merchant`): an empty merchant is
     /// expected, and a run that covered only what an empty merchant allows may pass.
     pub allowed: bool,
@@ -147,6 +168,12 @@ pub fn discovery_stop(
             "the configured merchant lists no mall".to_string(),
             EMPTY_MERCHANT_HINT,
         )
+    } else if empty.no_products && !empty.allowed {
+        (
+            "nothing covered: no product or SKU record was checked",
+            "every products call of the merchant's malls answered an empty list".to_string(),
+            NO_PRODUCTS_HINT,
+        )
     } else if nothing_ran && !empty_merchant {
         (
             "no case ran",
@@ -157,14 +184,15 @@ pub fn discovery_stop(
         return None;
     };
     let skipped = match summary.skipped {
+        0 => String::new(),
         1 => "1 case was skipped".to_string(),
         n => format!("{n} cases were skipped"),
     };
-    let detail = if hint.is_empty() {
-        skipped
-    } else {
-        format!("{skipped}; {hint}")
-    };
+    let detail = [skipped.as_str(), hint]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
     let finding = Finding::new(
         &catalog::PREFLIGHT,
         "",
@@ -227,10 +255,27 @@ const EMPTY_MERCHANT_HINT: &str = "if the merchant should have malls, check \
      MALLCHECK_MALL_SN and MALLCHECK_MALL_SIGNATURE; if an empty merchant is expected, pass \
      --allow-empty-merchant (profile key allow_empty_merchant = true)";
 
-/// A note for a run that passes although the configured merchant lists no mall, because the
-/// user said that is expected: the log still says what was not covered.
+/// What to check when every products call answered an empty list.
+const NO_PRODUCTS_HINT: &str = "if the malls should have products, check the merchant \
+     (MALLCHECK_MERCHANT_ID, MALLCHECK_MERCHANT_USER_ID) and the products operation; if malls \
+     without products are expected, pass --allow-empty-merchant (profile key \
+     allow_empty_merchant = true)";
+
+/// A note for a run that passes although the configured merchant lists no mall (or its malls
+/// no product), because the user said that is expected: the log still says what was not
+/// covered.
 pub fn discovery_note(empty: EmptyMerchant, summary: &RunSummary) -> Option<String> {
-    if !(empty.seen && empty.allowed) {
+    if !empty.allowed {
+        return None;
+    }
+    if !empty.seen && empty.no_products {
+        return Some(
+            "every products call answered an empty list (expected: --allow-empty-merchant): no \
+             product or SKU record was checked"
+                .to_string(),
+        );
+    }
+    if !empty.seen {
         return None;
     }
     let skipped = match summary.skipped {
@@ -532,6 +577,7 @@ mod tests {
         let allowed = EmptyMerchant {
             seen: true,
             allowed: true,
+            ..EmptyMerchant::default()
         };
         let note = discovery_note(allowed, &summary).expect("a note");
         assert!(note.contains("15 cases needing one were skipped"), "{note}");
@@ -610,6 +656,7 @@ mod tests {
         let allowed = EmptyMerchant {
             seen: true,
             allowed: true,
+            ..EmptyMerchant::default()
         };
         assert!(
             discovery_stop(no_mall, allowed, &summary(5, 3, 0)).is_none(),
@@ -621,12 +668,27 @@ mod tests {
         );
         let seen = EmptyMerchant {
             seen: true,
-            allowed: false,
+            ..EmptyMerchant::default()
         };
-        assert!(
-            discovery_stop(None, seen, &summary(5, 0, 0)).is_some(),
-            "a walk listed no mall"
-        );
+        let (message, _) =
+            discovery_stop(None, seen, &summary(5, 0, 0)).expect("a walk listed no mall");
+        assert!(!message.contains("0 cases"), "{message}");
+        // Malls without a single product: nothing of the products records was checked.
+        let no_products = EmptyMerchant {
+            no_products: true,
+            ..EmptyMerchant::default()
+        };
+        let (message, case) =
+            discovery_stop(None, no_products, &summary(5, 0, 0)).expect("no product checked");
+        assert_eq!(case.outcome, Outcome::Error);
+        assert!(message.contains("no product or SKU record"), "{message}");
+        let allowed = EmptyMerchant {
+            allowed: true,
+            ..no_products
+        };
+        assert!(discovery_stop(None, allowed, &summary(5, 0, 0)).is_none());
+        let note = discovery_note(allowed, &summary(5, 0, 0)).expect("a note");
+        assert!(note.contains("no product or SKU record"), "{note}");
     }
 
     #[test]

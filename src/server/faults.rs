@@ -244,6 +244,7 @@ faults! {
     BigMall = ("big-mall", Variation, "the first mall of MAIN has 5,000 products");
     /// MAIN has no malls.
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
+    NoProducts = ("no-products", Variation, "every mall has no products (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.
     NullableSellerFieldsNull = ("nullable-seller-fields-null", Variation, "storeName and crossCityTerminalSn are null in every mall");
     /// No cross-city payments.

@@ -723,6 +723,9 @@ fn mall_products(
     if fault == Some(Fault::ProductsAscending) {
         products.reverse();
     }
+    if fault == Some(Fault::NoProducts) {
+        products.clear();
+    }
     if fault == Some(Fault::SkuPriceStringInOneMall)
         && data::late_mall(&data.malls_of(MAIN.merchant_id)).is_some_and(|m| m.seq == mall.seq)
         && let Some(price) = products

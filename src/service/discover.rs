@@ -4,6 +4,8 @@
 //! Case files are parsed before anything is sent, so such variables are parsed as sentinels
 //! and replaced here, once, on first use.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde_json::Value;
 use tokio::sync::OnceCell;
 
@@ -26,6 +28,10 @@ pub struct Discovery {
     mall: OnceCell<Result<(String, String), String>>,
     /// A walk or sweep of the configured merchant's list ended with no mall.
     listed_none: std::sync::atomic::AtomicBool,
+    /// Products calls of the configured merchant's malls answered with an array...
+    products_calls: AtomicU64,
+    /// ...and the products those arrays held.
+    products_seen: AtomicU64,
 }
 
 impl Discovery {
@@ -35,7 +41,23 @@ impl Discovery {
             list_body: Some(list_body),
             mall: OnceCell::new(),
             listed_none: Default::default(),
+            products_calls: AtomicU64::new(0),
+            products_seen: AtomicU64::new(0),
         }
+    }
+
+    /// Records a products call of one of the merchant's malls answered with `count` products.
+    pub fn saw_products(&self, count: usize) {
+        self.products_calls.fetch_add(1, Ordering::Relaxed);
+        self.products_seen
+            .fetch_add(count as u64, Ordering::Relaxed);
+    }
+
+    /// Whether every products call of the merchant's malls (one at least) answered an empty
+    /// list: no product or SKU record was checked.
+    pub fn products_none(&self) -> bool {
+        self.products_calls.load(Ordering::Relaxed) > 0
+            && self.products_seen.load(Ordering::Relaxed) == 0
     }
 
     /// The signed first-page mall-list request of the configured merchant, when there is one.

@@ -138,6 +138,52 @@ fn a_merchant_without_malls_is_not_a_pass_unless_expected() {
     );
 }
 
+/// A filter that keeps only single-page mall-list cases (no walk, no discovered mall) still
+/// learns from the preflight that the merchant lists no mall: nothing was covered.
+#[test]
+fn a_filtered_run_of_a_merchant_without_malls_is_not_a_pass() {
+    let server = Server::start(&[]);
+    let unknown = "00000000-0000-4000-8000-00000000d00d";
+    for filter in ["tag:mall", "tag:mall-list"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = gate_as(
+            &server.base_url,
+            dir.path(),
+            (unknown, MAIN.merchant_user_id),
+            &["--filter", filter],
+        );
+        assert_exit(&out, 3);
+        let text = output_text(&out);
+        assert!(text.contains("lists no mall"), "{filter}: {text}");
+        assert!(!text.contains("0 cases were skipped"), "{filter}: {text}");
+    }
+}
+
+/// Malls whose every products call answers an empty list leave the product and SKU checks
+/// nothing to check: not a pass unless expected.
+#[test]
+fn malls_without_a_single_product_are_not_a_pass_unless_expected() {
+    let server = Server::start(&[]);
+    let url = server.fault_url("no-products");
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate(&url, dir.path(), &[]);
+    assert_exit(&out, 3);
+    assert_reported(dir.path(), 3, "could-not-test");
+    let text = output_text(&out);
+    assert!(
+        text.contains("no product or SKU record was checked"),
+        "{text}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate(&url, dir.path(), &["--allow-empty-merchant"]);
+    assert_exit(&out, 0);
+    assert!(
+        output_text(&out).contains("every products call answered an empty list (expected"),
+        "{}",
+        output_text(&out)
+    );
+}
+
 #[test]
 fn an_unreachable_port_could_not_be_tested() {
     let port = closed_port();
