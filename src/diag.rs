@@ -252,14 +252,45 @@ pub fn first_unsafe(text: &str) -> Option<char> {
 /// `text` with every [unsafe](is_unsafe) character written as a Rust escape (`\t`, `\n`,
 /// `\u{1b}`).
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe) {
+    let command_at = ci_command_at(text);
+    if command_at.is_none() && !text.chars().any(is_unsafe) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        push_char(&mut out, c);
+    for (at, c) in text.char_indices() {
+        match c {
+            // One character of a CI runner's command, escaped: the line reads the same to a
+            // person and is no command (see `ci_command_at`).
+            ':' | '#' if command_at.as_ref().is_some_and(|cmds| cmds.contains(&at)) => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => push_char(&mut out, c),
+        }
     }
     Cow::Owned(out)
+}
+
+/// Where a line of text from outside (a service's answer) would read as a command to a CI
+/// runner: GitHub Actions takes a line that starts, after white space, with `::` (`::error`,
+/// `::add-mask::`, `::stop-commands::`), Azure Pipelines a `##vso[` or `##[` anywhere. Gives
+/// the byte offset of the character to escape in each (the first `:`, the second `#`), or
+/// `None` when there is none. The text is taken as one line (callers escape line by line).
+fn ci_command_at(text: &str) -> Option<Vec<usize>> {
+    let mut at = Vec::new();
+    let lead = text.len() - text.trim_start().len();
+    if text[lead..].starts_with("::") {
+        at.push(lead);
+    }
+    let mut from = 0;
+    while let Some(i) = text[from..].find("##") {
+        let i = from + i;
+        let rest = &text[i + 2..];
+        if rest.starts_with('[') || rest.starts_with("vso[") {
+            at.push(i + 1);
+        }
+        from = i + 1;
+    }
+    (!at.is_empty()).then_some(at)
 }
 
 fn push_char(out: &mut String, c: char) {
@@ -621,6 +652,31 @@ mod tests {
             path: PathBuf::from("cases/bad.yaml"),
             text: text.to_string(),
         })
+    }
+
+    /// A service's answer printed in a CI log cannot issue the runner's commands (a fake
+    /// annotation, a mask, `::stop-commands::` silencing mallcheck's own annotations).
+    #[test]
+    fn a_ci_runner_command_from_outside_is_escaped() {
+        for (line, shown) in [
+            (
+                "::error file=x,line=1::INJECTED",
+                "\\u{3a}:error file=x,line=1::INJECTED",
+            ),
+            ("   ::add-mask::zz", "   \\u{3a}:add-mask::zz"),
+            (
+                "x ##vso[task.setvariable variable=a]b",
+                "x #\\u{23}vso[task.setvariable variable=a]b",
+            ),
+            ("##[group]g", "#\\u{23}[group]g"),
+            ("a :: b ## c #", "a :: b ## c #"),
+        ] {
+            assert_eq!(escape_controls(line), shown, "{line}");
+        }
+        assert_eq!(
+            escape_controls_by_line("HTTP 500: oops\n::endgroup::"),
+            "HTTP 500: oops\n\\u{3a}:endgroup::"
+        );
     }
 
     #[test]
