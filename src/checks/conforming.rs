@@ -51,6 +51,7 @@ mod tests {
                         signature: "s".into(),
                         merchant_id: (*m).into(),
                         deleted: false,
+                        state: 0,
                     })
                     .collect(),
             ),

@@ -850,6 +850,12 @@ impl PageSource for ClientPages<'_> {
                     .take_while(|(i, _)| paging::Records::keeps(*i, count))
                     .map(|(_, m)| paging::key_of(&m.sn))
                     .collect(),
+                states: malls
+                    .iter()
+                    .enumerate()
+                    .take_while(|(i, _)| paging::Records::keeps(*i, count))
+                    .map(|(_, m)| Some(m.state))
+                    .collect(),
                 last: malls.last().map(|m| json!({"mallSn": m.sn})),
                 envelope: json!({"success": e.success, "code": e.code, "data": []}),
             });
@@ -880,11 +886,13 @@ impl ClientPages<'_> {
                 if i == 0 {
                     // A `data` given twice: the tree keeps the last, so does the walk.
                     page.keys.clear();
+                    page.states.clear();
                     listed.clear();
                 }
                 page.len = i + 1;
                 if paging::Records::keeps(i, count) {
                     page.keys.push(paging::record_key(mall));
+                    page.states.push(crate::spec::wire::state_code_of(mall));
                 }
                 if Some(i) == last_index {
                     page.last = Some(mall.clone());
@@ -1012,6 +1020,8 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     };
     blame_differences(&planned, &mut done, reference);
     let mut walks: Vec<(String, paging::Walk)> = Vec::new();
+    // The second walk of each size, kept for the state check across every read.
+    let mut seconds: Vec<(String, paging::Walk)> = Vec::new();
     let mut pages = 0usize;
     for ((size, round, bounded, _), (part, mut walk)) in planned.into_iter().zip(done) {
         c.merge(part, &span);
@@ -1037,10 +1047,17 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
                 );
                 c.add(f, &span);
             }
+            seconds.push((label, walk));
         } else {
             walks.push((label, walk));
         }
     }
+    let every_read: Vec<(&str, &paging::Walk)> = walks
+        .iter()
+        .chain(&seconds)
+        .map(|(label, walk)| (label.as_str(), walk))
+        .collect();
+    c.add(paging::moved_states(&every_read), &span);
     if let Some((label_a, a)) = walks.get(reference) {
         for (i, (label_b, b)) in walks.iter().enumerate() {
             if i == reference {
@@ -1269,6 +1286,12 @@ fn walk_coverage(
             )
         };
         c.covered(catalog::PAGING_REPEATABLE.id, scope);
+    }
+    if walked.len() > 1 || w.repeat {
+        c.covered(
+            catalog::MALL_READ_ONLY.id,
+            "the state of each mall in every walk that read it",
+        );
     }
 }
 

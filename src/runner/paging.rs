@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::case::model::CursorRule;
 use crate::spec::catalog;
+use crate::spec::wire;
 use crate::verdict::check::Check;
 use crate::verdict::event::Finding;
 use crate::verdict::findings::Findings;
@@ -35,6 +36,9 @@ pub struct Records {
     /// Identity of each record ([`record_key`]), in order; fewer than `len` on an oversize
     /// page.
     pub keys: Vec<String>,
+    /// The state of each record whose identity is kept ([`wire::state_code`]; `None` when it
+    /// holds no small integers there).
+    pub states: Vec<Option<u32>>,
     /// The last record, whole.
     pub last: Option<Value>,
     /// The response without its records (`data` empty).
@@ -61,15 +65,19 @@ impl Records {
             return None;
         };
         root.insert("data".to_string(), Value::Array(Vec::new()));
-        let keys = records
-            .iter()
-            .enumerate()
-            .take_while(|(i, _)| Records::keeps(*i, count))
-            .map(|(_, r)| record_key(r))
-            .collect();
+        let kept = || {
+            records
+                .iter()
+                .enumerate()
+                .take_while(|(i, _)| Records::keeps(*i, count))
+                .map(|(_, r)| r)
+        };
+        let keys = kept().map(record_key).collect();
+        let states = kept().map(wire::state_code_of).collect();
         Some(Records {
             len: records.len(),
             keys,
+            states,
             last: records.last().cloned(),
             envelope: Value::Object(root),
         })
@@ -157,6 +165,8 @@ impl Keys {
 pub struct Walk {
     /// Record keys (mallSn) in walk order, duplicates included.
     pub keys: Keys,
+    /// The state of each record of `keys` ([`Records::states`]).
+    pub states: Vec<Option<u32>>,
     /// Cursor trail.
     pub steps: Vec<Step>,
     /// Problems found (the first of each check; the rest counted).
@@ -235,6 +245,7 @@ fn cursor_text(v: &Value) -> Option<String> {
 pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk {
     let mut out = Walk {
         keys: Keys::default(),
+        states: Vec::new(),
         steps: Vec::new(),
         findings: Findings::new(options.max_findings_per_check),
         complete: false,
@@ -333,6 +344,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 fresh += 1;
             }
             out.keys.push(key);
+            out.states.push(records.states.get(i).copied().flatten());
         }
         if (records.len as u64) < count {
             out.complete = true;
@@ -427,6 +439,51 @@ impl Walk {
             index < seen
         })
     }
+}
+
+/// A mall whose state (`state`, `internalState`, `isDelete`) differs between two reads of the
+/// walks of one case: §3 says the two operations only read and never move a mall between
+/// states. One finding, for the first such mall; the others are counted in its detail.
+pub fn moved_states(walks: &[(&str, &Walk)]) -> Vec<Finding> {
+    let mut first_seen: HashMap<&str, (u32, usize)> = HashMap::new();
+    let mut moved: Vec<(&str, u32, usize, u32, usize, usize)> = Vec::new();
+    let mut moved_keys: HashSet<&str> = HashSet::new();
+    for (w, (_, walk)) in walks.iter().enumerate() {
+        for (i, state) in walk.states.iter().enumerate() {
+            let (Some(state), Some(key)) = (state, walk.keys.get(i)) else {
+                continue;
+            };
+            match first_seen.get(key) {
+                None => {
+                    first_seen.insert(key, (*state, w));
+                }
+                Some(&(before, seen_in)) if before != *state && moved_keys.insert(key) => {
+                    moved.push((key, before, seen_in, *state, w, i));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    let Some(&(key, before, seen_in, after, w, i)) = moved.first() else {
+        return vec![];
+    };
+    let mut finding = Finding::new(
+        &catalog::MALL_READ_ONLY,
+        format!("/data/{i}"),
+        format!(
+            "mallSn {key} as read in the {}: {}",
+            walks[seen_in].0,
+            wire::state_text(before)
+        ),
+        format!("{} in the {}", wire::state_text(after), walks[w].0),
+    );
+    if moved.len() > 1 {
+        finding = finding.with_detail(format!(
+            "{} more mall(s) changed state between reads",
+            moved.len() - 1
+        ));
+    }
+    vec![finding]
 }
 
 /// Where two walks that ended normally first differ (the index of a record), as
@@ -575,6 +632,45 @@ mod tests {
             max_findings_per_check: 50,
             max_records: None,
         }
+    }
+
+    /// A mall read in another state by another walk of the case is one finding naming both
+    /// reads; the malls that moved after it are counted; a record without small-integer states
+    /// is not compared.
+    #[test]
+    fn a_mall_that_changes_state_between_reads_is_reported_once() {
+        let walk = |malls: &[(&str, Option<u32>)]| {
+            let mut w = Walk {
+                keys: Keys::default(),
+                states: Vec::new(),
+                steps: Vec::new(),
+                findings: Findings::new(5),
+                complete: true,
+                truncated: false,
+            };
+            for (sn, state) in malls {
+                w.keys.push(sn);
+                w.states.push(*state);
+            }
+            w
+        };
+        let online = Some(wire::state_code(1, 1, 0));
+        let offline = Some(wire::state_code(2, 1, 0));
+        let a = walk(&[("1", online), ("2", online), ("3", None)]);
+        let b = walk(&[("1", online), ("2", offline), ("3", offline)]);
+        let c = walk(&[("1", offline), ("2", offline)]);
+        assert!(moved_states(&[("a", &a), ("a again", &a)]).is_empty());
+        let found = moved_states(&[("walk a", &a), ("walk b", &b), ("walk c", &c)]);
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.check.id, "mall.read-only");
+        assert_eq!(f.pointer, "/data/1");
+        assert_eq!(
+            f.expected,
+            "mallSn 2 as read in the walk a: state 1, internalState 1, isDelete 0"
+        );
+        assert_eq!(f.actual, "state 2, internalState 1, isDelete 0 in the walk b");
+        assert_eq!(f.detail, "1 more mall(s) changed state between reads");
     }
 
     /// A rule of the user's that finds no cursor on the first full page is taken for a wrong

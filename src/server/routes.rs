@@ -658,6 +658,21 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
                 if relabel && let Some(Value::Object(seller)) = map.get_mut("seller") {
                     seller.insert("merchantId".into(), json!(merchant_id));
                 }
+                // A read that moves a mall: every other call shows the newest mall online if
+                // it was not, else offline.
+                if fault == Some(Fault::MallStateFlips)
+                    && call % 2 == 1
+                    && listing.first().is_some_and(|first| first.id == mall.id)
+                {
+                    let online = map.get("state") == Some(&json!(1));
+                    let (state, desc) = if online {
+                        (2, "已下线")
+                    } else {
+                        (1, "已上线")
+                    };
+                    map.insert("state".into(), json!(state));
+                    map.insert("stateDesc".into(), json!(desc));
+                }
             }
             record
         })

@@ -58,6 +58,38 @@ pub struct MallKey {
     pub merchant_id: String,
     /// `isDelete` is 1.
     pub deleted: bool,
+    /// `state`, `internalState` and `isDelete` ([`state_code`]).
+    pub state: u32,
+}
+
+/// A mall's place among the states of §3 (`state`, `internalState`, `isDelete`) as one number,
+/// to compare two reads of the same mall.
+pub fn state_code(state: u8, internal_state: u8, is_delete: u8) -> u32 {
+    u32::from(state) << 16 | u32::from(internal_state) << 8 | u32::from(is_delete)
+}
+
+/// [`state_code`] of a mall record read as a tree; `None` when a field is not a small integer.
+pub fn state_code_of(mall: &serde_json::Value) -> Option<u32> {
+    let field = |name: &str| {
+        mall.get(name)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| u8::try_from(n).ok())
+    };
+    Some(state_code(
+        field("state")?,
+        field("internalState")?,
+        field("isDelete")?,
+    ))
+}
+
+/// How [`state_code`] reads to a person.
+pub fn state_text(code: u32) -> String {
+    format!(
+        "state {}, internalState {}, isDelete {}",
+        code >> 16,
+        (code >> 8) & 0xff,
+        code & 0xff
+    )
 }
 
 impl Digest {

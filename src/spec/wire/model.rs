@@ -405,6 +405,7 @@ impl Mall<'_> {
             signature: self.signature.0.into_owned(),
             merchant_id: self.seller.merchant_id.0.into_owned(),
             deleted: self.is_delete == 1,
+            state: super::state_code(self.state, self.internal_state, self.is_delete),
         }
     }
 }

@@ -519,6 +519,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
     let mut signature = None;
     let mut merchant_id = None;
     let mut deleted = 0u8;
+    let (mut state, mut internal_state) = (0u8, 0u8);
     let mut delete_time_empty = false;
     let mut ok = true;
     r.object(MALL, all(MALL.len()), |r, field| {
@@ -529,8 +530,14 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 sn = Some(s.into_owned());
             }
             1 => signature = Some(r.string()?.into_owned()),
-            3 => ok &= r.small()? <= 2,
-            5 => ok &= r.small()? <= 1,
+            3 => {
+                state = r.small()?;
+                ok &= state <= 2;
+            }
+            5 => {
+                internal_state = r.small()?;
+                ok &= internal_state <= 1;
+            }
             7 => {
                 deleted = r.small()?;
                 ok &= deleted <= 1;
@@ -563,6 +570,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
         signature: signature?,
         merchant_id: merchant_id?,
         deleted: deleted == 1,
+        state: super::state_code(state, internal_state, deleted),
     })
 }
 
