@@ -136,6 +136,9 @@ impl fmt::Debug for Flags {
 #[derive(Clone, Default)]
 pub struct Env {
     vars: BTreeMap<String, String>,
+    /// Names of the environment whose prefix is a misspelling of `MALLCHECK_` (`MALLCHEK_`,
+    /// `mallcheck_`): none of them is read, so a setting among them would silently not apply.
+    misspelt: Vec<String>,
 }
 
 impl fmt::Debug for Env {
@@ -194,12 +197,16 @@ impl Env {
 
     /// The `MALLCHECK_*` variables among `pairs` (the others are ignored).
     pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Env {
-        Env {
-            vars: pairs
-                .into_iter()
-                .filter(|(k, _)| k.starts_with("MALLCHECK_"))
-                .collect(),
+        let mut vars = BTreeMap::new();
+        let mut misspelt = Vec::new();
+        for (name, value) in pairs {
+            if name.starts_with("MALLCHECK_") {
+                vars.insert(name, value);
+            } else if misspelt_prefix(&name) {
+                misspelt.push(name);
+            }
         }
+        Env { vars, misspelt }
     }
 
     /// A variable's value; an empty one counts as unset.
@@ -1028,6 +1035,25 @@ pub fn check_unknown_vars(
 ) -> Result<Vec<String>, UsageError> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    for name in &env.misspelt {
+        let (_, rest) = name.split_once('_').unwrap_or((name, ""));
+        let respelt = format!("MALLCHECK_{rest}");
+        let meant = KNOWN_VARS
+            .iter()
+            .find(|known| **known == respelt.to_ascii_uppercase())
+            .copied()
+            .or_else(|| closest_setting(&respelt));
+        match meant {
+            Some(meant) => errors.push(UsageError::setting(
+                name,
+                "is no setting of mallcheck (its prefix is not MALLCHECK_, so it is not read)",
+                Some(&format!("did you mean {meant}?")),
+            )),
+            None => warnings.push(format!(
+                "{name} is set, but mallcheck reads only variables named MALLCHECK_*"
+            )),
+        }
+    }
     for name in env.names() {
         if KNOWN_VARS.contains(&name) || referenced.contains(name) {
             continue;
@@ -1045,6 +1071,18 @@ pub fn check_unknown_vars(
     }
     UsageError::from_all(errors)?;
     Ok(warnings)
+}
+
+/// Whether a variable's name begins with a misspelling of `MALLCHECK_` (a letter left out,
+/// doubled or swapped, or another letter case), which mallcheck would not read.
+fn misspelt_prefix(name: &str) -> bool {
+    let Some((prefix, rest)) = name.split_once('_') else {
+        return false;
+    };
+    let upper = prefix.to_ascii_uppercase();
+    !rest.is_empty()
+        && prefix != "MALLCHECK"
+        && (upper == "MALLCHECK" || strsim::damerau_levenshtein(&upper, "MALLCHECK") <= 2)
 }
 
 /// The setting variable `name` is most likely a misspelling of: the same name but for
@@ -1499,6 +1537,25 @@ mod tests {
         // why: a case file uses it, so it is a case variable, not a typo.
         let ok = check_unknown_vars(&env(&[("MALLCHECK_TENANT", "t"), KEY]), &used).unwrap();
         assert!(ok.is_empty(), "{ok:?}");
+        // A misspelt prefix is not read at all: a setting behind one is an error too.
+        for (typo, meant) in [
+            ("MALLCHEK_BASE_URL", "MALLCHECK_BASE_URL"),
+            ("mallcheck_base_url", "MALLCHECK_BASE_URL"),
+            ("MALCHECK_SIGN_KEY", "MALLCHECK_SIGN_KEY"),
+            ("MALLCHECKK_MERCHANT_ID", "MALLCHECK_MERCHANT_ID"),
+        ] {
+            let err = check_unknown_vars(&env(&[(typo, "x")]), &used)
+                .unwrap_err()
+                .render(false);
+            assert!(
+                err.contains(&format!("did you mean {meant}?")),
+                "{typo}: {err}"
+            );
+        }
+        for unrelated in ["MALLOC_ARENA_MAX", "MAIL_CHECK_X", "PATH"] {
+            let ok = check_unknown_vars(&env(&[(unrelated, "1")]), &used).unwrap();
+            assert!(ok.is_empty(), "{unrelated}: {ok:?}");
+        }
         let warned = check_unknown_vars(&env(&[("MALLCHECK_REQUIRE_TOOLS", "1")]), &used).unwrap();
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert!(warned[0].contains("MALLCHECK_REQUIRE_TOOLS"), "{warned:?}");

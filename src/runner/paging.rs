@@ -669,7 +669,10 @@ mod tests {
             f.expected,
             "mallSn 2 as read in the walk a: state 1, internalState 1, isDelete 0"
         );
-        assert_eq!(f.actual, "state 2, internalState 1, isDelete 0 in the walk b");
+        assert_eq!(
+            f.actual,
+            "state 2, internalState 1, isDelete 0 in the walk b"
+        );
         assert_eq!(f.detail, "1 more mall(s) changed state between reads");
     }
 

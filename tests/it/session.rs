@@ -26,17 +26,20 @@ fn cases() -> String {
 fn a_misspelt_base_url_variable_is_a_usage_error_with_the_name_meant() {
     let dir = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{}", closed_port());
-    let out = mallcheck(
-        dir.path(),
-        &["run", "--cases", &cases()],
-        &[("MALLCHECK_BASEURL", &url)],
-    );
-    assert_exit(&out, 2);
-    let text = output_text(&out);
-    assert!(text.contains("MALLCHECK_BASEURL"), "{text}");
-    assert!(text.contains("did you mean MALLCHECK_BASE_URL?"), "{text}");
-    // why: nothing ran, so no report claims a run of the embedded server.
-    assert!(!dir.path().join("reports/junit.xml").exists());
+    // A misspelt name, or a misspelt prefix (which mallcheck would not read at all).
+    for name in [
+        "MALLCHECK_BASEURL",
+        "MALLCHEK_BASE_URL",
+        "mallcheck_base_url",
+    ] {
+        let out = mallcheck(dir.path(), &["run", "--cases", &cases()], &[(name, &url)]);
+        assert_exit(&out, 2);
+        let text = output_text(&out);
+        assert!(text.contains(name), "{text}");
+        assert!(text.contains("did you mean MALLCHECK_BASE_URL?"), "{text}");
+        // why: nothing ran, so no report claims a run of the embedded server.
+        assert!(!dir.path().join("reports/junit.xml").exists());
+    }
 }
 
 #[test]
