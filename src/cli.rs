@@ -178,7 +178,8 @@ pub struct TargetArgs {
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After` (a 429, or a 503 with it), in
     /// seconds [env: MALLCHECK_MAX_RETRY_WAIT] [default: 10]. A longer wait is not waited for: the request is reported as
-    /// `transport.rate-limited`, an error of the run (exit 1), not a contract failure.
+    /// `transport.rate-limited`, an error of the run (exit 3, could not test), not a contract
+    /// failure.
     #[arg(long, value_name = "SECS", value_parser = crate::flag_range::seconds_or_zero, help_heading = "Limits")]
     pub max_retry_wait: Option<f64>,
     /// Largest response body accepted, in bytes.

@@ -61,6 +61,14 @@ pub enum UsageError {
 }
 
 impl UsageError {
+    /// Standard output could not take a command's document (a full disk behind `>`).
+    pub fn stdout(source: std::io::Error) -> UsageError {
+        UsageError::Io {
+            path: PathBuf::from("standard output"),
+            source,
+        }
+    }
+
     /// A setting error with a help line.
     pub fn setting(
         what: impl Into<String>,

@@ -33,6 +33,19 @@ macro_rules! stdout_text {
     }};
 }
 
+/// Writes a command's whole output, a document (`openapi`, `checks`, `list`), to standard
+/// output and flushes it. A closed pipe (`| head -1`) is no error: the reader had what it
+/// wanted. Any other failure (a full disk behind `> out.json`) is returned: a command whose
+/// output is its product must not exit 0 with half of it written.
+pub fn stdout_document(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        done => done,
+    }
+}
+
 // Callers name them by this module (`crate::say::stderr_line!`), as every other import names
 // its layer.
 pub use super::{stderr_line, stdout_line, stdout_text};

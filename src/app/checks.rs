@@ -1,7 +1,5 @@
 //! `mallcheck checks`: prints the catalogue.
 
-use std::io::Write;
-
 use crate::cli::ChecksArgs;
 use crate::error::UsageError;
 use crate::exit;
@@ -9,7 +7,6 @@ use crate::spec::catalog::CATALOG;
 
 /// Prints every check as a table (or JSON).
 pub fn checks(args: &ChecksArgs) -> Result<i32, UsageError> {
-    let mut out = std::io::stdout().lock();
     let text = if args.json {
         serde_json::to_string_pretty(CATALOG)
             .map_err(|e| UsageError::setting("--json", e.to_string(), None))?
@@ -31,7 +28,6 @@ pub fn checks(args: &ChecksArgs) -> Result<i32, UsageError> {
         }
         s
     };
-    // A closed pipe (e.g. `| head`) is not an error worth reporting.
-    let _ = out.write_all(text.as_bytes());
+    crate::say::stdout_document(&text).map_err(UsageError::stdout)?;
     Ok(exit::PASS)
 }

@@ -23,7 +23,7 @@ pub fn openapi(args: &OpenapiArgs, redactor: &Redactor) -> Result<i32, UsageErro
             })?;
             crate::say::stderr_line!("wrote the OpenAPI 3.1 document to {}", path.display());
         }
-        None => crate::say::stdout_text!("{text}"),
+        None => crate::say::stdout_document(&text).map_err(UsageError::stdout)?,
     }
     Ok(exit::PASS)
 }

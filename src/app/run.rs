@@ -272,7 +272,7 @@ pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         "{}\n",
         crate::report::text::plural(plan.planned.len(), "case")
     ));
-    let _ = std::io::Write::write_all(&mut std::io::stdout(), out.as_bytes());
+    crate::say::stdout_document(&out).map_err(UsageError::stdout)?;
     Ok(exit::PASS)
 }
 

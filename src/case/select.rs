@@ -57,17 +57,37 @@ pub fn check_filters(filters: &[String], files: &[CaseFile]) -> Result<(), Filte
                     help: closest(tag, tags.iter().copied(), "tag:", "tags"),
                 });
             }
-        } else if let Some(id) = f.strip_prefix("check:")
-            && catalog::find(id).is_none()
-        {
+        } else if let Some(id) = f.strip_prefix("check:") {
+            if catalog::find(id).is_none() {
+                return Err(FilterProblem {
+                    message: format!("`{id}` is not a check id"),
+                    help: closest(
+                        id,
+                        catalog::CATALOG.iter().map(|c| c.id),
+                        "check:",
+                        "check ids (see `mallcheck checks`)",
+                    ),
+                });
+            }
+        } else if !files.iter().any(|file| {
+            file.cases
+                .iter()
+                .any(|case| selected(std::slice::from_ref(f), file, case))
+        }) {
+            // A text filter beside others that select cases would narrow nothing, silently.
+            let stems: BTreeSet<String> = files
+                .iter()
+                .filter_map(|file| file.source.path.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+                .collect();
+            let words = tags
+                .iter()
+                .copied()
+                .chain(stems.iter().map(String::as_str))
+                .chain(["mall-list", "mall-products"]);
             return Err(FilterProblem {
-                message: format!("`{id}` is not a check id"),
-                help: closest(
-                    id,
-                    catalog::CATALOG.iter().map(|c| c.id),
-                    "check:",
-                    "check ids (see `mallcheck checks`)",
-                ),
+                message: format!("`{f}` matches no case name, file, endpoint, tag or check id"),
+                help: closest(f, words, "", "tags and files"),
             });
         }
     }

@@ -431,6 +431,53 @@ fn a_file_where_an_output_directory_must_be_is_named() {
     );
 }
 
+/// A command whose output is its document fails when standard output cannot take it (a full
+/// disk behind `>`), and a reader that closes the pipe early is no error.
+#[test]
+fn a_document_that_standard_output_cannot_take_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for command in ["openapi", "checks", "list"] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let out = mallcheck(dir.path())
+            .arg(command)
+            .stdout(full)
+            .output()
+            .expect("run mallcheck");
+        let shown = output_text(&out);
+        assert_eq!(out.status.code(), Some(2), "{command}: {shown}");
+        assert!(
+            shown.contains("cannot access standard output: No space left on device"),
+            "{command}: {shown}"
+        );
+    }
+}
+
+/// A text filter that matches nothing is refused even beside one that selects cases: it would
+/// otherwise narrow nothing, silently.
+#[test]
+fn a_text_filter_that_matches_nothing_is_refused_beside_others() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = finish(mallcheck(dir.path()).args([
+        "list",
+        "--filter",
+        "tag:snapshot",
+        "--filter",
+        "ownershp",
+    ]));
+    let shown = output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert!(
+        shown.contains("`ownershp` matches no case name, file, endpoint, tag or check id"),
+        "{shown}"
+    );
+    assert!(shown.contains("did you mean `ownership`?"), "{shown}");
+    let out = finish(mallcheck(dir.path()).args(["list", "--filter", "walk agrees"]));
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+}
+
 /// A directory where an output file must be is named as such (for the working directory the
 /// OS said "Device or resource busy").
 #[test]
