@@ -290,6 +290,13 @@ pub struct OutputArgs {
     pub verbose: bool,
 }
 
+impl OutputArgs {
+    /// The report paths.
+    pub fn paths(&self) -> Vec<&std::path::Path> {
+        vec![&self.junit, &self.json, &self.html, &self.markdown]
+    }
+}
+
 /// `mallcheck run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {

@@ -23,6 +23,7 @@ fn main() {
     // The command's redactor: its session registers the secrets it resolves here, so an error,
     // even one raised before the session was complete, is scrubbed of what was known by then.
     let redactor = Redactor::new();
+    let reports = mallcheck::app::report_paths(&cli);
     let code = match mallcheck::app::main(cli, &redactor) {
         Ok(code) => code,
         Err(e) => {
@@ -30,6 +31,7 @@ fn main() {
             for text in e.render_each(color) {
                 mallcheck::say::stderr_line!("error: {}", redactor.scrub(&text));
             }
+            mallcheck::app::remove_earlier_reports(&reports);
             exit::USAGE
         }
     };

@@ -28,6 +28,38 @@ use crate::report::file::ReportKind;
 /// registered before it.
 pub fn main(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
     signals::ignore_file_size_limit_signal();
+    dispatch(cli, redactor)
+}
+
+/// Where a command line's run writes its reports (none for the other commands): what
+/// [`remove_earlier_reports`] clears when the run stops at a usage error.
+pub fn report_paths(cli: &Cli) -> Vec<std::path::PathBuf> {
+    match &cli.command {
+        Command::Run(args) => args.output.paths().into_iter().map(Into::into).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The reports of an earlier run, left where a run that stopped at a usage error (exit 2,
+/// before any request) would have written its own, are removed: a pipeline that publishes the
+/// reports whatever the exit code (`if: always()`) must not publish an earlier green run as
+/// this one's. Only regular files go; the removal is said on standard error.
+pub fn remove_earlier_reports(paths: &[std::path::PathBuf]) {
+    let removed: Vec<String> = paths
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .filter(|p| std::fs::remove_file(p).is_ok())
+        .map(|p| p.display().to_string())
+        .collect();
+    if !removed.is_empty() {
+        crate::say::stderr_line!(
+            "note: removed the reports of an earlier run ({}): this run did not start",
+            crate::diag::escape_controls(&removed.join(", "))
+        );
+    }
+}
+
+fn dispatch(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
     if matches!(
         cli.command,
         Command::Run(_) | Command::Fuzz(_) | Command::Diff(_)

@@ -1045,3 +1045,45 @@ fn a_json_report_on_stdout_is_alone_there() {
     assert_eq!(doc["complete"], true);
     assert!(stderr.contains("Summary: "), "{stderr}");
 }
+
+/// A run that stops at a usage error (exit 2, nothing sent) removes the reports an earlier
+/// run left at its report paths: a pipeline that publishes them whatever the exit code must
+/// not show an earlier green run as this one.
+#[test]
+fn a_run_stopped_by_a_usage_error_leaves_no_earlier_report_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let embedded = || {
+        let mut cmd = Command::new(bin());
+        cmd.current_dir(dir.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .args([
+                "run",
+                "--quiet",
+                "--snapshots",
+                "off",
+                "--filter",
+                "tag:smoke",
+            ]);
+        cmd
+    };
+    let out = embedded().output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let reports = ["junit.xml", "report.json", "report.html", "summary.md"];
+    for name in reports {
+        assert!(dir.path().join("reports").join(name).is_file(), "{name}");
+    }
+    let out = embedded()
+        .env("MALLCHECK_BASEURL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    for name in reports {
+        assert!(!dir.path().join("reports").join(name).exists(), "{name}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("note: removed the reports of an earlier run"),
+        "{stderr}"
+    );
+}
