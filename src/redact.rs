@@ -1206,7 +1206,7 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
 /// through the normalised view, which drops the one and lowers the other).
 fn byte_dump_forms(secret: &str) -> Vec<String> {
     let bytes: Vec<String> = secret.bytes().map(|b| format!("{b:02x}")).collect();
-    vec![
+    let mut out = vec![
         bytes.join(":"),
         bytes.join("-"),
         bytes.iter().map(|b| format!("\\x{b}")).collect(),
@@ -1215,6 +1215,40 @@ fn byte_dump_forms(secret: &str) -> Vec<String> {
             .map(|b| format!("0x{b}"))
             .collect::<Vec<_>>()
             .join(","),
+    ];
+    out.extend(other_spellings(secret));
+    out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
+    out
+}
+
+/// Spellings a hostile echo can give a run's secret beyond the escapings of [`forms`]:
+/// reversed; base32 (RFC 4648, as much of it as the secret alone decides); its UTF-16 code
+/// units in hex, either byte order; and every byte percent-encoded twice (`%255A`). Letter
+/// case is the normalised view's business.
+fn other_spellings(secret: &str) -> Vec<String> {
+    let bytes = secret.as_bytes();
+    let base32 = data_encoding::BASE32_NOPAD.encode(bytes);
+    // Past the last whole 5 bits of the secret, a character depends on what follows it.
+    let decided = bytes.len() * 8 / 5;
+    let utf16 = |big_endian: bool| -> String {
+        secret
+            .encode_utf16()
+            .map(|unit| {
+                let pair = if big_endian {
+                    unit.to_be_bytes()
+                } else {
+                    unit.to_le_bytes()
+                };
+                hex::encode(pair)
+            })
+            .collect()
+    };
+    vec![
+        secret.chars().rev().collect(),
+        base32.chars().take(decided).collect(),
+        utf16(false),
+        utf16(true),
+        bytes.iter().map(|b| format!("%25{b:02X}")).collect(),
     ]
 }
 
@@ -1701,6 +1735,39 @@ mod tests {
                 !scrubbed.to_ascii_lowercase().contains(&hex[3..8].concat()),
                 "{text} -> {scrubbed}"
             );
+        }
+    }
+
+    /// The spellings a hostile echo found past the escapings: reversed, base32 (whole, in a
+    /// longer encoded text, in lower case), UTF-16 in hex (either byte order), percent-encoded
+    /// twice.
+    #[test]
+    fn a_key_echoed_reversed_in_base32_utf16_or_percent_encoded_twice_is_scrubbed() {
+        let key = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6HyT5Gd1Fs0A";
+        let r = Redactor::new();
+        r.add_secret(key);
+        let base32 = data_encoding::BASE32.encode(key.as_bytes());
+        let longer = data_encoding::BASE32.encode(format!("{key}!tail").as_bytes());
+        let utf16 = |be: bool| -> String {
+            key.encode_utf16()
+                .map(|u| hex::encode(if be { u.to_be_bytes() } else { u.to_le_bytes() }))
+                .collect()
+        };
+        let echoes = [
+            key.chars().rev().collect::<String>(),
+            base32.clone(),
+            base32.to_ascii_lowercase(),
+            longer,
+            utf16(false),
+            utf16(true).to_ascii_uppercase(),
+            key.bytes().map(|b| format!("%25{b:02X}")).collect(),
+            key.bytes().map(|b| format!("%25{b:02x}")).collect(),
+        ];
+        for echo in echoes {
+            let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
+            let scrubbed = r.scrub(&text);
+            assert!(scrubbed.contains(REDACTED), "{text} -> {scrubbed}");
+            assert!(!scrubbed.contains(&echo[4..16]), "{text} -> {scrubbed}");
         }
     }
 
