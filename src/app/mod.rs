@@ -45,18 +45,23 @@ pub fn report_paths(cli: &Cli) -> Vec<std::path::PathBuf> {
 /// reports whatever the exit code (`if: always()`) must not publish an earlier green run as
 /// this one's. Only regular files go; the removal is said on standard error.
 pub fn remove_earlier_reports(paths: &[std::path::PathBuf]) {
+    let removed = remove_reports(paths);
+    if !removed.is_empty() {
+        crate::say::stderr_line!(
+            "note: removed the reports of an earlier run ({removed}): this run did not start"
+        );
+    }
+}
+
+/// Removes the reports at `paths` that are regular files; says which, for a note.
+pub(crate) fn remove_reports(paths: &[std::path::PathBuf]) -> String {
     let removed: Vec<String> = paths
         .iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
         .filter(|p| std::fs::remove_file(p).is_ok())
         .map(|p| p.display().to_string())
         .collect();
-    if !removed.is_empty() {
-        crate::say::stderr_line!(
-            "note: removed the reports of an earlier run ({}): this run did not start",
-            crate::diag::escape_controls(&removed.join(", "))
-        );
-    }
+    crate::diag::escape_controls(&removed.join(", ")).into_owned()
 }
 
 fn dispatch(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {

@@ -552,9 +552,25 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         }
     });
     let mut code = code;
-    for e in sinks.finish() {
+    let unwritten = sinks.finish();
+    for e in &unwritten {
         // A gate whose reports are missing must not pass.
         crate::say::stderr_line!("error: {e}");
+    }
+    if !unwritten.is_empty() {
+        if code != exit::FAILURE {
+            // The reports that were written carry the verdict before this failure (a pass):
+            // none may say so of a run that exits 1.
+            let paths: Vec<std::path::PathBuf> =
+                args.output.paths().into_iter().map(Into::into).collect();
+            let removed = super::remove_reports(&paths);
+            if !removed.is_empty() {
+                crate::say::stderr_line!(
+                    "note: removed the reports written ({removed}): they gave this run a verdict \
+                     it does not have"
+                );
+            }
+        }
         code = exit::combine(code, exit::FAILURE);
     }
     if let Some(note) = snapshots.as_ref().and_then(|s| s.summary()) {

@@ -621,6 +621,10 @@ fn past_the_file_size_limit_no_report_claims_to_be_complete() {
             let v: serde_json::Value = serde_json::from_str(&text).expect("whole JSON");
             assert_eq!(v["complete"], false, "{text}");
         }
+        // A report written in full gave the run's verdict before the others failed (a pass):
+        // none may be left saying so of a run that exits 1.
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(!text.contains("PASS"), "{name} says PASS: {text}");
     }
 }
 
