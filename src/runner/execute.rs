@@ -1012,6 +1012,20 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     }))
     .await;
     let mut done = done;
+    // A wrong `response:` rule cuts every walk short at its first full page: the case could
+    // not be tested, and walks cut short are not compared.
+    if let Some((_, _, _, options)) = planned.first()
+        && let Some(problem) = paging::cursor_rule_problem(
+            &options.cursor,
+            &done.iter().map(|(_, walk)| walk).collect::<Vec<_>>(),
+        )
+    {
+        for (part, _) in done {
+            c.merge(part, &span);
+        }
+        c.add(vec![problem], &span);
+        return Ok(());
+    }
     // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
     let reference = if exhaustive {
         0

@@ -176,6 +176,11 @@ pub struct Walk {
     pub complete: bool,
     /// The walk stopped normally at [`WalkOptions::max_records`] before the end of the list.
     pub truncated: bool,
+    /// The cursor rule found a cursor on some page.
+    pub found_cursor: bool,
+    /// The walk ended at a full page whose cursor (by a `response:` rule) was missing, null
+    /// or empty.
+    pub ended_by_rule: bool,
 }
 
 /// Most duplicate findings kept for one walk (the rest are counted).
@@ -250,6 +255,8 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         findings: Findings::new(options.max_findings_per_check),
         complete: false,
         truncated: false,
+        found_cursor: false,
+        ended_by_rule: false,
     };
     let mut cursor: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
@@ -371,15 +378,19 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 .and_then(|r| r.pointer(pointer))
                 .and_then(cursor_text),
             CursorRule::Response(pointer) => match records.envelope.pointer(pointer) {
-                // A next cursor given as null (or empty) says the list ends here: a full last
-                // page of a list whose length the page size divides. A service that ends the
-                // list too soon this way is caught by the walks at other sizes.
-                Some(Value::Null) => {
+                // A next cursor left out, or given as null or empty, says the list ends here:
+                // a full last page of a list whose length the page size divides (the spec does
+                // not show how the cursor comes back). A service that ends the list too soon
+                // this way is caught by the walks at other sizes; a rule that never finds a
+                // cursor, by [`cursor_rule_problem`].
+                None | Some(Value::Null) => {
                     out.complete = true;
+                    out.ended_by_rule = true;
                     break;
                 }
                 Some(Value::String(s)) if s.is_empty() => {
                     out.complete = true;
+                    out.ended_by_rule = true;
                     break;
                 }
                 found => found.and_then(cursor_text),
@@ -416,6 +427,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             out.findings.push(finding);
             break;
         };
+        out.found_cursor = true;
         if !seen_cursors.insert(key_of(&next)) {
             source.blame_last_page();
             out.findings.push(endless(
@@ -439,6 +451,38 @@ impl Walk {
             index < seen
         })
     }
+}
+
+/// A `response:` cursor rule that found no cursor in any walk of a case, while a walk it ended
+/// at a full page read fewer records than another walk: the rule is wrong (a typo of the
+/// pointer), not the list short. The case could not be tested (an error of the run); its walks,
+/// cut short by the rule, are not compared. Walks that all read the same list (a list the page
+/// size divides, or of one mall) are no problem.
+pub fn cursor_rule_problem(rule: &CursorRule, walks: &[&Walk]) -> Option<Finding> {
+    let CursorRule::Response(pointer) = rule else {
+        return None;
+    };
+    if walks.iter().any(|w| w.found_cursor) {
+        return None;
+    }
+    let longest = walks.iter().map(|w| w.keys.len()).max().unwrap_or(0);
+    let cut = walks
+        .iter()
+        .find(|w| w.ended_by_rule && w.keys.len() < longest)?;
+    Some(
+        Finding::new(
+            &catalog::HARNESS_CURSOR_RULE,
+            "/cursor/endCursor",
+            format!("a next cursor at the response's {pointer} after a full page"),
+            format!(
+                "none in any walk: a walk ended after {} record(s) where another read {longest}; \
+                 is the cursor rule right (--cursor, MALLCHECK_CURSOR, the profile's or the \
+                 case's `cursor`)?",
+                cut.keys.len()
+            ),
+        )
+        .with_detail(render_trail(&cut.steps)),
+    )
 }
 
 /// A mall whose state (`state`, `internalState`, `isDelete`) differs between two reads of the
@@ -647,6 +691,8 @@ mod tests {
                 findings: Findings::new(5),
                 complete: true,
                 truncated: false,
+                found_cursor: false,
+                ended_by_rule: false,
             };
             for (sn, state) in malls {
                 w.keys.push(sn);
@@ -676,8 +722,10 @@ mod tests {
         assert_eq!(f.detail, "1 more mall(s) changed state between reads");
     }
 
-    /// A rule of the user's that finds no cursor on the first full page is taken for a wrong
-    /// rule (the walk could not be tested); one that worked and then finds none is the service's.
+    /// A `last-record:` rule of the user's that finds no cursor on the first full page is taken
+    /// for a wrong rule (the walk could not be tested); one that worked and then finds none is
+    /// the service's. A `response:` rule's missing, null or empty cursor ends the list; a rule
+    /// that found none in any walk, while the walks read different lists, is a wrong rule.
     #[tokio::test]
     async fn a_cursor_rule_that_finds_nothing_at_once_is_the_runs_error() {
         let ids =
@@ -696,15 +744,42 @@ mod tests {
             f.actual
         );
         assert!(f.actual.contains("--cursor"), "{}", f.actual);
-        let w = walk(&mut fake(23), &rule(CursorRule::Response("/next".into()))).await;
-        assert_eq!(ids(&w), ["harness.cursor-rule"]);
-        // The same rule, given a cursor on the first page only: the service stopped giving one.
+        let next = CursorRule::Response("/next".into());
+        let typo = walk(&mut fake(23), &rule(next.clone())).await;
+        assert!(typo.complete && typo.findings.is_empty() && typo.ended_by_rule);
+        assert_eq!(typo.keys.len(), 10);
+        let whole = walk(
+            &mut fake(23),
+            &WalkOptions {
+                cursor: next.clone(),
+                ..opts(100)
+            },
+        )
+        .await;
+        assert_eq!(whole.keys.len(), 23);
+        let problem = cursor_rule_problem(&next, &[&typo, &whole]).expect("a wrong rule");
+        assert_eq!(problem.check.id, "harness.cursor-rule");
+        assert!(
+            problem
+                .actual
+                .contains("ended after 10 record(s) where another read 23")
+        );
+        // Walks that read the same list, or a rule that found a cursor somewhere: no problem.
+        assert!(cursor_rule_problem(&next, &[&typo, &typo]).is_none());
+        assert!(cursor_rule_problem(&CursorRule::default(), &[&typo, &whole]).is_none());
+        // The same rule, given a cursor on the first page only: the list ends at page 2.
         let mut f = fake(23);
         f.next_on = vec![1];
-        let w = walk(&mut f, &rule(CursorRule::Response("/next".into()))).await;
-        assert_eq!(ids(&w), ["paging.endless"]);
+        let w = walk(&mut f, &rule(next.clone())).await;
+        assert!(w.complete && w.findings.is_empty() && w.found_cursor);
         assert_eq!(w.keys.len(), 20);
-        // A null or empty cursor after a full page ends the list (20 malls at size 10).
+        assert!(cursor_rule_problem(&next, &[&w, &whole]).is_none());
+        // A missing, null or empty cursor after a full page ends the list (20 malls at size 10).
+        let mut f = fake(20);
+        f.next_on = vec![1];
+        let w = walk(&mut f, &rule(next.clone())).await;
+        assert!(w.complete && w.findings.is_empty());
+        assert_eq!((w.keys.len(), f.fetches), (20, 2));
         for end in [json!(null), json!("")] {
             let mut f = fake(20);
             f.next_on = vec![1];

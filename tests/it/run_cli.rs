@@ -172,6 +172,19 @@ fn a_cursor_rule_that_finds_nothing_is_the_runs_error_not_the_services() {
         text.contains("no cursor value at the last record's /mallsn: is the cursor rule right"),
         "{text}"
     );
+    // A `response:` rule that finds no cursor anywhere (the reference server returns none):
+    // its walks end at their first full page and read different lists.
+    let out = run_against(&server.base_url, dir.path())
+        .args(["--cursor", "response:/nextCursr"])
+        .output()
+        .unwrap();
+    let text = output_text(&out);
+    assert_exit(&out, 3);
+    assert_eq!(
+        finding_ids(&dir.path().join("report.json")),
+        ["harness.cursor-rule"],
+        "{text}"
+    );
     // The same suite under the default rule passes.
     let out = run_against(&server.base_url, dir.path()).output().unwrap();
     assert_exit(&out, 0);
