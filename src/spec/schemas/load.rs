@@ -706,6 +706,21 @@ pub fn integer_literal_problem(kind: &str, value: &Value) -> Option<String> {
     let Value::Number(n) = value else {
         return None;
     };
+    // An integer literal beyond its type: Byte and Integer are Java's (8 and 32 bits, signed),
+    // as Long (64 bits) is; a Long beyond it is the range checks' finding.
+    if !n.is_f64() {
+        let (lo, hi) = match kind {
+            "Byte" => (i64::from(i8::MIN), i64::from(i8::MAX)),
+            "Integer" => (i64::from(i32::MIN), i64::from(i32::MAX)),
+            _ => return None,
+        };
+        return match n.as_i64() {
+            Some(v) if (lo..=hi).contains(&v) => None,
+            _ => Some(format!(
+                "an integer literal within the {kind} range ({lo} to {hi})"
+            )),
+        };
+    }
     let x = n.as_f64().filter(|_| n.is_f64())?;
     // `-0` is an integer literal of JSON's grammar, which serde_json reads as a float (so a
     // `-0.0` literal passes too).

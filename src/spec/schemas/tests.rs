@@ -1437,3 +1437,88 @@ fn a_reference_to_a_missing_pointer_names_the_file_its_line_and_the_pointer() {
         &dir.path().join("common.json").display().to_string()
     );
 }
+
+/// Byte and Integer fields hold values of those types (Java's: 8 and 32 bits, signed), as a
+/// Long holds a Long: beyond, a finding naming the range, on the tree and streamed; and the
+/// typed fast paths (reader and model) never call such a body conforming.
+#[test]
+fn byte_and_integer_fields_beyond_their_types_are_findings() {
+    let set = set();
+    let list = envelope(vec![mall()]).to_string();
+    let products = Value::Array(vec![product()]).to_string();
+    // (schema, text, field as written, value, within the type)
+    let cases = [
+        ("mall-list-response", &list, "\"appType\":0", "128", false),
+        ("mall-list-response", &list, "\"appType\":0", "127", true),
+        ("mall-list-response", &list, "\"appType\":0", "-129", false),
+        ("mall-list-response", &list, "\"appType\":0", "-128", true),
+        (
+            "mall-list-response",
+            &list,
+            "\"payToolCode\":2",
+            "300",
+            false,
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"edition\":1",
+            "2147483648",
+            false,
+        ),
+        (
+            "mall-list-response",
+            &list,
+            "\"edition\":1",
+            "2147483647",
+            true,
+        ),
+        (
+            "products-response",
+            &products,
+            "\"price\":1200",
+            "2147483648",
+            false,
+        ),
+        (
+            "products-response",
+            &products,
+            "\"stockType\":0",
+            "-2147483649",
+            false,
+        ),
+        (
+            "products-response",
+            &products,
+            "\"stockType\":0",
+            "-2147483648",
+            true,
+        ),
+    ];
+    for (schema, text, field, value, within) in cases {
+        assert_eq!(text.matches(field).count(), 1, "{field}");
+        let name = field.split(':').next().unwrap_or_default();
+        let changed = text.replace(field, &format!("{name}:{value}"));
+        let tree = set.validate(schema, &serde_json::from_str(&changed).unwrap());
+        let mut streamed = Findings::new(MAX_FINDINGS);
+        let _ = set.check_bytes_into(schema, changed.as_bytes(), &mut streamed, &mut |_, _| {});
+        let streamed = streamed.into_vec();
+        let fast = crate::spec::wire::read(changed.as_bytes()).is_some();
+        let model = crate::spec::wire::read_with_model(changed.as_bytes()).is_some();
+        if within {
+            assert!(
+                tree.is_empty() && streamed.is_empty(),
+                "{name} {value}: {tree:?}"
+            );
+            assert!(fast && model, "{name} {value}: the fast paths");
+        } else {
+            assert_eq!(tree.len(), 1, "{name} {value}: {tree:?}");
+            assert!(tree[0].expected.contains("range"), "{}", tree[0].expected);
+            assert_eq!(streamed.len(), 1, "{name} {value} streamed: {streamed:?}");
+            assert!(
+                !fast && !model,
+                "{name} {value}: a fast path took it as conforming"
+            );
+        }
+    }
+}

@@ -340,10 +340,11 @@ pub(super) struct Mall<'a> {
     is_delete: u8,
     #[serde(borrow)]
     delete_time: Text<'a>,
-    cross_city_payment_status: i64,
+    // Byte, Integer: a value beyond the type fails the typed read (the tree path reports it).
+    cross_city_payment_status: i8,
     #[serde(borrow)]
     cross_city_payment_status_desc: Text<'a>,
-    app_type: i64,
+    app_type: i8,
     #[serde(borrow)]
     industry_code: Text<'a>,
     #[serde(borrow)]
@@ -351,7 +352,7 @@ pub(super) struct Mall<'a> {
     is_show_bills: bool,
     #[serde(borrow)]
     template_id: Text<'a>,
-    edition: i64,
+    edition: i32,
     #[serde(borrow)]
     tags: All<Text<'a>>,
     is_need_skip_push_complain_to_risk: bool,
@@ -457,7 +458,7 @@ pub(super) struct SellerStatistics {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 #[allow(dead_code)]
 pub(super) struct CrossCityPayment<'a> {
-    pay_tool_code: i64,
+    pay_tool_code: i8,
     #[serde(borrow)]
     pay_tool_code_desc: Text<'a>,
     status: TextOrNumber,
@@ -512,8 +513,8 @@ pub(super) struct Sku<'a> {
     sku_name: TextOrNull<'a>,
     #[serde(borrow)]
     sku_title: TextOrNull<'a>,
-    price: i64,
-    stock_type: i64,
+    price: i32,
+    stock_type: i32,
     quantity: Null,
 }
 

@@ -257,6 +257,16 @@ impl<'a> Reader<'a> {
         u8::try_from(self.int()?).ok()
     }
 
+    /// A field of the spec's Byte type (-128 to 127).
+    fn byte(&mut self) -> Option<i8> {
+        i8::try_from(self.int()?).ok()
+    }
+
+    /// A field of the spec's Integer type (32 bits).
+    fn integer(&mut self) -> Option<i32> {
+        i32::try_from(self.int()?).ok()
+    }
+
     /// A string, or `null`.
     fn text_or_null(&mut self) -> Option<Option<Cow<'a, str>>> {
         match self.peek()? {
@@ -543,7 +553,8 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 ok &= deleted <= 1;
             }
             8 => delete_time_empty = r.string()?.is_empty(),
-            9 | 11 | 16 => drop(r.int()?),
+            9 | 11 => drop(r.byte()?),
+            16 => drop(r.integer()?),
             13 => r.array(cross_city_payment)?,
             14 | 18 => drop(r.boolean()?),
             15 => ok &= is_digit_string(&r.string()?),
@@ -628,7 +639,7 @@ fn order_statistics(r: &mut Reader<'_>) -> Option<bool> {
 /// `cross-city-payment.json`.
 fn cross_city_payment(r: &mut Reader<'_>) -> Option<()> {
     r.object(CROSS_CITY_PAYMENT, all(4), |r, field| match field {
-        0 => r.int().map(drop),
+        0 => r.byte().map(drop),
         2 => r.text_or_number(),
         _ => r.skip_string(),
     })
@@ -681,7 +692,7 @@ fn sku(r: &mut Reader<'_>) -> Option<()> {
         match field {
             0 => ok &= is_digit_string(&r.string()?),
             1 | 2 => r.skip_text_or_null()?,
-            3 | 4 => drop(r.int()?),
+            3 | 4 => drop(r.integer()?),
             // `quantity`: open in the spec; null here, anything else to the tree path.
             _ => r.null()?,
         }
