@@ -473,6 +473,11 @@ async fn exchange_case(
     }
     if let Some(no_data) = &expect.no_data {
         c.add(no_data_of(no_data.check, &response.json), &no_data.span);
+        // A refusal of any shape passes, but a mall-list envelope is §7.1's whatever the
+        // answer: `success` false with the success code `0000` is no refusal a client can read.
+        if x.endpoint == Endpoint::MallList && !expect.schema_enabled {
+            c.add(success_code_disagrees(&response.json), &case_span);
+        }
     }
     // Whether a check that read the body a value at a time met a value past its tree budget.
     let mut streamed_partial = false;
@@ -660,6 +665,26 @@ fn no_data_of(check: &'static Check, json: &LazyJson) -> Vec<Finding> {
         return vec![];
     }
     payload::no_data(check, json)
+}
+
+/// An envelope whose `success` and `code` disagree (§7.1: success is `success` true with code
+/// `0000`), read from the root's members only.
+fn success_code_disagrees(json: &LazyJson) -> Vec<Finding> {
+    let success = json.top("success").and_then(Value::as_bool);
+    let code = match json.top("code") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    match (success, code) {
+        (Some(success), Some(code)) if success != (code == "0000") => vec![Finding::new(
+            &catalog::LIST_SUCCESS_CODE,
+            "/code",
+            "success true exactly when code is \"0000\" (§7.1)",
+            format!("success {success} with code {code:?}"),
+        )],
+        _ => vec![],
+    }
 }
 
 /// `ownership::merchant_into`, skipped when the fast path read every mall's merchant as the

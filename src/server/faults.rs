@@ -244,6 +244,7 @@ faults! {
     /// A 5,000-product mall.
     BigMall = ("big-mall", Variation, "the first mall of MAIN has 5,000 products");
     /// MAIN has no malls.
+    RefusalSuccessCode = ("refusal-success-code", Contract(&LIST_SUCCESS_CODE), "every refusal carries the success code 0000 (with success false)");
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     NoProducts = ("no-products", Variation, "every mall has no products (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.

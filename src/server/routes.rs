@@ -382,7 +382,11 @@ fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
         response.headers_mut().insert(header::CONTENT_TYPE, text);
         return response;
     }
-    let body = wire::error_envelope(failure.code, &failure.msg);
+    let code = match call.fault {
+        Some(Fault::RefusalSuccessCode) => "0000",
+        _ => failure.code,
+    };
+    let body = wire::error_envelope(code, &failure.msg);
     respond(state, call, failure.status, body)
 }
 
