@@ -128,6 +128,7 @@ const AUTH_MODES: &[&str] = &[
     "signed",
     "missing",
     "wrong-signature",
+    "altered-signature",
     "empty-signature",
     "empty-authorization",
     "appid-mismatch",

@@ -569,6 +569,16 @@ async fn authenticate(
             }
             Ok(Some(appid.to_string()))
         }
+        // Only the first 8 characters compared: a signature wrong inside is accepted.
+        Ok(expected)
+            if fault == Some(Fault::AuthSignaturePrefix)
+                && expected.len() == signature.len()
+                && expected
+                    .get(..8)
+                    .is_some_and(|head| signature.starts_with(head)) =>
+        {
+            Ok(Some(appid.to_string()))
+        }
         Ok(_) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),

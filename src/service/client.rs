@@ -242,6 +242,10 @@ impl Client {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
             AuthMode::AppidMismatch => self.sign(&format!("{appid}-other"), &body).await.map(Some),
+            AuthMode::AlteredSignature => self
+                .sign(appid, &body)
+                .await
+                .map(|value| Some(Secret::new(altered_signature(value.expose())))),
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
                 let (to, donor) = replay::donor(endpoint, auth, &body);
@@ -809,9 +813,49 @@ fn endpoint_index(endpoint: Endpoint) -> usize {
     }
 }
 
+/// An Authorization value `<appid> <signature>` with the signature's middle character changed
+/// to another of its kind (a digit, a hex or other letter in the same case): the same length and
+/// alphabet, wrong only inside, where a comparison of the first or last characters alone does
+/// not look.
+pub fn altered_signature(value: &str) -> String {
+    let (head, signature) = match value.rsplit_once(' ') {
+        Some((appid, signature)) => (format!("{appid} "), signature),
+        None => (String::new(), value),
+    };
+    let mut chars: Vec<char> = signature.chars().collect();
+    let middle = chars.len() / 2;
+    if let Some(c) = chars.get_mut(middle) {
+        *c = match *c {
+            '0'..='8' | 'a'..='e' | 'A'..='E' | 'g'..='y' | 'G'..='Y' => {
+                char::from_u32(u32::from(*c) + 1).unwrap_or('0')
+            }
+            '9' => '0',
+            'f' => 'a',
+            'F' => 'A',
+            'z' => 'a',
+            'Z' => 'A',
+            _ => 'A',
+        };
+    }
+    format!("{head}{}", chars.into_iter().collect::<String>())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_altered_signature_is_wrong_in_its_middle_character_only() {
+        for (value, altered) in [
+            ("app 0123456789abcdef", "app 0123456799abcdef"),
+            ("app 01234567f9ABCDEF", "app 01234567a9ABCDEF"),
+            ("app abcDEFzhij", "app abcDEAzhij"),
+            ("app x-y+z/=", "app x-yAz/="),
+            ("sig9", "sih9"),
+        ] {
+            assert_eq!(altered_signature(value), altered, "{value}");
+        }
+    }
 
     fn raw(status: u16, body: &'static [u8]) -> (RawResponse, ResponseRecord) {
         let headers = HeaderMap::new();

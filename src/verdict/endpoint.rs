@@ -48,6 +48,9 @@ pub enum AuthMode {
     Missing,
     /// The right appid with a signature that cannot be valid.
     WrongSignature,
+    /// The valid signature with its middle character changed: a service that compares only
+    /// part of it (the first or the last characters) serves it.
+    AlteredSignature,
     /// The appid alone, without the signature part (`Authorization: <appid>`): a service that
     /// checks a signature only when one is given serves it.
     EmptySignature,

@@ -202,6 +202,7 @@ impl Lower<'_> {
             "signed" => Some(AuthMode::Signed),
             "missing" => Some(AuthMode::Missing),
             "wrong-signature" => Some(AuthMode::WrongSignature),
+            "altered-signature" => Some(AuthMode::AlteredSignature),
             "empty-signature" => Some(AuthMode::EmptySignature),
             "empty-authorization" => Some(AuthMode::EmptyAuthorization),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
