@@ -230,9 +230,9 @@ mod tests {
             !paging.is_empty() && paging.iter().all(|n| n.contains("walk")),
             "{paging:?}"
         );
-        // A wrong signature, and the appid alone, on each operation.
+        // A wrong signature, one wrong in a character, and the appid alone, on each operation.
         let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 4, "{auth:?}");
+        assert_eq!(auth.len(), 6, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
         assert_eq!(
             pick("check:transport.timeout").len(),

@@ -92,6 +92,11 @@ pub trait PageSource {
     /// A finding shows in the page fetched last (a duplicate, an oversize page, a walk that
     /// does not end there): a report shows that page, not the first.
     fn blame_last_page(&mut self) {}
+
+    /// Findings on the states of a page's records against earlier reads (`mall.read-only`).
+    fn read_states(&mut self, _records: &Records) -> Vec<Finding> {
+        Vec::new()
+    }
 }
 
 /// Settings of one walk.
@@ -322,6 +327,11 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 })
             });
         }
+        let moved = source.read_states(&records);
+        if !moved.is_empty() {
+            source.blame_last_page();
+            out.findings.extend(moved);
+        }
         let mut fresh = 0usize;
         for (i, key) in records.keys.iter().enumerate() {
             if let Some(first_page) = seen_keys.get(key.as_str()) {
@@ -485,51 +495,6 @@ pub fn cursor_rule_problem(rule: &CursorRule, walks: &[&Walk]) -> Option<Finding
     )
 }
 
-/// A mall whose state (`state`, `internalState`, `isDelete`) differs between two reads of the
-/// walks of one case: §3 says the two operations only read and never move a mall between
-/// states. One finding, for the first such mall; the others are counted in its detail.
-pub fn moved_states(walks: &[(&str, &Walk)]) -> Vec<Finding> {
-    let mut first_seen: HashMap<&str, (u32, usize)> = HashMap::new();
-    let mut moved: Vec<(&str, u32, usize, u32, usize, usize)> = Vec::new();
-    let mut moved_keys: HashSet<&str> = HashSet::new();
-    for (w, (_, walk)) in walks.iter().enumerate() {
-        for (i, state) in walk.states.iter().enumerate() {
-            let (Some(state), Some(key)) = (state, walk.keys.get(i)) else {
-                continue;
-            };
-            match first_seen.get(key) {
-                None => {
-                    first_seen.insert(key, (*state, w));
-                }
-                Some(&(before, seen_in)) if before != *state && moved_keys.insert(key) => {
-                    moved.push((key, before, seen_in, *state, w, i));
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    let Some(&(key, before, seen_in, after, w, i)) = moved.first() else {
-        return vec![];
-    };
-    let mut finding = Finding::new(
-        &catalog::MALL_READ_ONLY,
-        format!("/data/{i}"),
-        format!(
-            "mallSn {key} as read in the {}: {}",
-            walks[seen_in].0,
-            wire::state_text(before)
-        ),
-        format!("{} in the {}", wire::state_text(after), walks[w].0),
-    );
-    if moved.len() > 1 {
-        finding = finding.with_detail(format!(
-            "{} more mall(s) changed state between reads",
-            moved.len() - 1
-        ));
-    }
-    vec![finding]
-}
-
 /// Where two walks that ended normally first differ (the index of a record), as
 /// [`compare_walks`] judges them; `None` when they agree or cannot be compared.
 pub fn first_difference(a: &Walk, b: &Walk) -> Option<usize> {
@@ -676,50 +641,6 @@ mod tests {
             max_findings_per_check: 50,
             max_records: None,
         }
-    }
-
-    /// A mall read in another state by another walk of the case is one finding naming both
-    /// reads; the malls that moved after it are counted; a record without small-integer states
-    /// is not compared.
-    #[test]
-    fn a_mall_that_changes_state_between_reads_is_reported_once() {
-        let walk = |malls: &[(&str, Option<u32>)]| {
-            let mut w = Walk {
-                keys: Keys::default(),
-                states: Vec::new(),
-                steps: Vec::new(),
-                findings: Findings::new(5),
-                complete: true,
-                truncated: false,
-                found_cursor: false,
-                ended_by_rule: false,
-            };
-            for (sn, state) in malls {
-                w.keys.push(sn);
-                w.states.push(*state);
-            }
-            w
-        };
-        let online = Some(wire::state_code(1, 1, 0));
-        let offline = Some(wire::state_code(2, 1, 0));
-        let a = walk(&[("1", online), ("2", online), ("3", None)]);
-        let b = walk(&[("1", online), ("2", offline), ("3", offline)]);
-        let c = walk(&[("1", offline), ("2", offline)]);
-        assert!(moved_states(&[("a", &a), ("a again", &a)]).is_empty());
-        let found = moved_states(&[("walk a", &a), ("walk b", &b), ("walk c", &c)]);
-        assert_eq!(found.len(), 1);
-        let f = &found[0];
-        assert_eq!(f.check.id, "mall.read-only");
-        assert_eq!(f.pointer, "/data/1");
-        assert_eq!(
-            f.expected,
-            "mallSn 2 as read in the walk a: state 1, internalState 1, isDelete 0"
-        );
-        assert_eq!(
-            f.actual,
-            "state 2, internalState 1, isDelete 0 in the walk b"
-        );
-        assert_eq!(f.detail, "1 more mall(s) changed state between reads");
     }
 
     /// A `last-record:` rule of the user's that finds no cursor on the first full page is taken

@@ -4,7 +4,9 @@
 //! Case files are parsed before anything is sent, so such variables are parsed as sentinels
 //! and replaced here, once, on first use.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use serde_json::Value;
 use tokio::sync::OnceCell;
@@ -32,6 +34,9 @@ pub struct Discovery {
     products_calls: AtomicU64,
     /// ...and the products those arrays held.
     products_seen: AtomicU64,
+    /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
+    /// and the malls already found in another.
+    states: Mutex<(HashMap<String, u32>, HashSet<String>)>,
 }
 
 impl Discovery {
@@ -43,6 +48,23 @@ impl Discovery {
             listed_none: Default::default(),
             products_calls: AtomicU64::new(0),
             products_seen: AtomicU64::new(0),
+            states: Mutex::default(),
+        }
+    }
+
+    /// Notes the state a mall was read in; the state it was first read in when that differs
+    /// (once per mall): §3 says the two operations never move a mall between states, so two
+    /// reads of one run must agree, whichever cases made them.
+    pub fn read_state(&self, mall: &str, state: u32) -> Option<u32> {
+        let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
+        let (first, moved) = &mut *guard;
+        match first.get(mall) {
+            None => {
+                first.insert(mall.to_string(), state);
+                None
+            }
+            Some(&before) if before != state && moved.insert(mall.to_string()) => Some(before),
+            Some(_) => None,
         }
     }
 
@@ -184,6 +206,19 @@ pub fn replace(value: &mut Value, sn: &str, sig: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A mall read in another state than at its first read is told once, with that first
+    /// state; reads that agree, and other malls, are not.
+    #[test]
+    fn a_mall_read_in_another_state_is_told_once_with_its_first_state() {
+        let d = Discovery::default();
+        assert_eq!(d.read_state("1", 7), None);
+        assert_eq!(d.read_state("2", 7), None);
+        assert_eq!(d.read_state("1", 7), None);
+        assert_eq!(d.read_state("1", 8), Some(7));
+        assert_eq!(d.read_state("1", 9), None, "told once");
+        assert_eq!(d.read_state("2", 7), None);
+    }
 
     #[test]
     fn discovery_gives_the_true_reason_when_there_is_no_mall() {
