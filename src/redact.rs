@@ -1771,6 +1771,37 @@ mod tests {
         }
     }
 
+    /// A key with characters that show nothing between its letters (it looks whole), or in
+    /// full-width letters, is the key.
+    #[test]
+    fn a_key_with_invisible_characters_between_its_letters_is_scrubbed() {
+        let key = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6HyT5Gd1Fs0A";
+        let r = Redactor::new();
+        r.add_secret(key);
+        let joined = |sep: &str| key.chars().map(String::from).collect::<Vec<_>>().join(sep);
+        let full_width: String = key
+            .chars()
+            .map(|c| char::from_u32(u32::from(c) + 0xFEE0).unwrap_or(c))
+            .collect();
+        for echo in [
+            joined("\u{200b}"),
+            joined("\u{200d}"),
+            joined("\u{ad}"),
+            joined("\u{feff}"),
+            joined("\\u200b"),
+            full_width,
+        ] {
+            let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
+            let scrubbed = r.scrub(&text);
+            assert!(scrubbed.contains(REDACTED), "{text} -> {scrubbed}");
+            let visible: String = scrubbed
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric())
+                .collect();
+            assert!(!visible.contains("Xw2Lp9"), "{text} -> {scrubbed}");
+        }
+    }
+
     #[test]
     fn an_authorization_value_of_the_public_appid_alone_registers_nothing() {
         let r = Redactor::new();

@@ -36,7 +36,7 @@ impl View {
                 Decoded::Byte(b) => view.push(b, i, i + len),
                 Decoded::Char(c) => {
                     let mut buf = [0u8; 4];
-                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    for &b in folded(c, &mut buf) {
                         view.push(b, i, i + len);
                     }
                 }
@@ -78,7 +78,7 @@ impl View {
                 }
                 Decoded::Char(c) => {
                     let mut buf = [0u8; 4];
-                    for &b in c.encode_utf8(&mut buf).as_bytes() {
+                    for &b in folded(c, &mut buf) {
                         if !is_space(b) {
                             bytes.push(b.to_ascii_lowercase());
                         }
@@ -129,9 +129,9 @@ pub(super) fn text_for(text: &[u8], wanted: usize) -> usize {
             Decoded::Byte(b) => usize::from(!is_space(b)),
             Decoded::Char(c) => {
                 let mut buf = [0u8; 4];
-                c.encode_utf8(&mut buf)
-                    .bytes()
-                    .filter(|&b| !is_space(b))
+                folded(c, &mut buf)
+                    .iter()
+                    .filter(|&&b| !is_space(b))
                     .count()
             }
         };
@@ -150,16 +150,43 @@ const fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
-/// Bytes that stand for themselves in the view: neither white space nor the start of an escape.
+/// Lead bytes of the UTF-8 characters the view folds ([`folded`]): U+0080-U+00BF (the soft
+/// hyphen), U+1000-U+2FFF (zero-width and direction marks, word joiners) and U+F000-U+FFFF
+/// (variation selectors, the byte-order mark, full-width ASCII).
+const fn folds_from(b: u8) -> bool {
+    matches!(b, 0xC2 | 0xE1 | 0xE2 | 0xEF)
+}
+
+/// Bytes that stand for themselves in the view: neither white space nor the start of an escape
+/// or of a character the view folds.
 const PLAIN: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = !is_space(b as u8) && !matches!(b as u8, b'\\' | b'%' | b'&');
+        table[b] =
+            !is_space(b as u8) && !matches!(b as u8, b'\\' | b'%' | b'&') && !folds_from(b as u8);
         b += 1;
     }
     table
 };
+
+/// A character as the view reads it: nothing for one that shows nothing (zero-width spaces and
+/// joiners, direction marks, the soft hyphen, variation selectors, the byte-order mark: put
+/// between a key's letters, they leave it looking whole), the ASCII character for a full-width
+/// one (`Ｚ` is `Z`), else itself; as UTF-8 in `buf`.
+fn folded(c: char, buf: &mut [u8; 4]) -> &[u8] {
+    let shown = match u32::from(c) {
+        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E => None,
+        0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F => None,
+        0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 => None,
+        full @ 0xFF01..=0xFF5E => char::from_u32(full - 0xFEE0),
+        _ => Some(c),
+    };
+    match shown {
+        Some(c) => c.encode_utf8(buf).as_bytes(),
+        None => &[],
+    }
+}
 
 enum Decoded {
     Byte(u8),
@@ -173,9 +200,24 @@ fn decode_at(text: &[u8], i: usize) -> (Decoded, usize) {
         b'\\' => json_escape(rest),
         b'%' => hex_digits(rest.get(1..3)).map(|v| (Decoded::Byte(v as u8), 3)),
         b'&' => entity(rest),
+        b if folds_from(b) => utf8_char(rest),
         _ => None,
     };
     decoded.unwrap_or((Decoded::Byte(rest[0]), 1))
+}
+
+/// The UTF-8 character at the start of `rest`, when whole.
+fn utf8_char(rest: &[u8]) -> Option<(Decoded, usize)> {
+    let width = match rest[0] {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => return None,
+    };
+    let c = std::str::from_utf8(rest.get(..width)?)
+        .ok()?
+        .chars()
+        .next()?;
+    Some((Decoded::Char(c), width))
 }
 
 /// The value of exactly the hex digits of `digits` (all of them must be hex).
@@ -269,6 +311,11 @@ mod tests {
             ),
             (r"\\u0041", r"\u0041"),
             (r"a\u000ab", "ab"),
+            // Characters that show nothing fall away; full-width ASCII is ASCII.
+            ("a\u{200b}b\u{200d}c\u{ad}d\u{feff}e\u{2060}f", "abcdef"),
+            (r"a\u200bb&#x200d;c", "abc"),
+            ("ＡＢｃ１２", "abc12"),
+            ("—中文…", "—中文…"),
         ] {
             assert_eq!(view(text), normal, "{text}");
         }
@@ -281,6 +328,7 @@ mod tests {
             r#"\u0041\u00e9\n\/\"\\x \ud83d\ude00! \ud83d!"#,
             "%41%2f%2F%zz%4 &#65;&#x42;&#X43;&amp;&lt;&gt;&quot;&apos;&#;&#x;&bogus;",
             r"\\u0041 a\u000ab %20%0A &#32;&#10; é É",
+            "a\u{200b}b\u{ad}ＡＢ—中文 \u{c2}x",
         ] {
             assert_eq!(
                 View::bytes_of(text.as_bytes()),
@@ -298,6 +346,7 @@ mod tests {
                 proptest::sample::select(vec![
                     "\\", "u", "00", "41", "D8", "3d", "dc", "&", "#", "x", ";", "amp", "%",
                     "2F", "z", " ", "\n", "A", "é", "É", "n", "/", "\"",
+                    "\u{200b}", "\u{ad}", "Ｚ", "—", "\u{feff}",
                 ]),
                 0..40,
             )
