@@ -1259,7 +1259,12 @@ async fn first_page(runner: &Runner, body: &Value, count: u64) -> page_limit::Pr
         Page::Body(_) | Page::Records(_) => page_limit::Probe::Served,
         Page::Stop(findings) => {
             let is = |id: &str| findings.iter().any(|f| f.check.id == id);
-            if is(catalog::PAGING_PAGE_FAILED.id) && !is(catalog::HTTP_SERVER_ERROR.id) {
+            // A refusal (a 401 or 403, or words of authentication: "unauthorized page size")
+            // is a size turned away too: the bisection goes on only once the spec's size 10
+            // is served with the same credentials, so refused credentials stay refused.
+            if (is(catalog::PAGING_PAGE_FAILED.id) || is(catalog::PREFLIGHT.id))
+                && !is(catalog::HTTP_SERVER_ERROR.id)
+            {
                 page_limit::Probe::TurnedAway
             } else {
                 page_limit::Probe::Failed
