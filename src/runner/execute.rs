@@ -780,24 +780,27 @@ impl PageSource for ClientPages<'_> {
     }
 
     fn read_states(&mut self, records: &paging::Records) -> Vec<Finding> {
-        let discovery = &self.runner.discovery;
-        records
+        let read = records
             .keys
             .iter()
             .zip(&records.states)
             .enumerate()
-            .filter_map(|(i, (key, state))| {
-                let state = (*state)?;
-                let before = discovery.read_state(key, state)?;
-                Some(Finding::new(
+            .filter_map(|(i, (key, state))| Some((i, key.as_str(), (*state)?)));
+        let moved = self.runner.discovery.read_states(read);
+        moved
+            .into_iter()
+            .map(|(i, before)| {
+                let key = &records.keys[i];
+                let now = records.states[i].unwrap_or(before);
+                Finding::new(
                     &catalog::MALL_READ_ONLY,
                     format!("/data/{i}"),
                     format!(
                         "mallSn {key} as an earlier read of this run saw it: {}",
                         crate::spec::wire::state_text(before)
                     ),
-                    crate::spec::wire::state_text(state),
-                ))
+                    crate::spec::wire::state_text(now),
+                )
             })
             .collect()
     }

@@ -52,20 +52,29 @@ impl Discovery {
         }
     }
 
-    /// Notes the state a mall was read in; the state it was first read in when that differs
-    /// (once per mall): §3 says the two operations never move a mall between states, so two
-    /// reads of one run must agree, whichever cases made them.
-    pub fn read_state(&self, mall: &str, state: u32) -> Option<u32> {
+    /// Notes the state each mall of a page was read in (`(mall, state)`, by index); gives, for
+    /// each mall read in another state than it was first read in, its index and that first
+    /// state (once per mall): §3 says the two operations never move a mall between states, so
+    /// two reads of one run must agree, whichever cases made them. One lock a page.
+    pub fn read_states<'m>(
+        &self,
+        malls: impl Iterator<Item = (usize, &'m str, u32)>,
+    ) -> Vec<(usize, u32)> {
         let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
         let (first, moved) = &mut *guard;
-        match first.get(mall) {
-            None => {
-                first.insert(mall.to_string(), state);
-                None
+        let mut found = Vec::new();
+        for (i, mall, state) in malls {
+            match first.get(mall) {
+                None => {
+                    first.insert(mall.to_string(), state);
+                }
+                Some(&before) if before != state && moved.insert(mall.to_string()) => {
+                    found.push((i, before));
+                }
+                Some(_) => {}
             }
-            Some(&before) if before != state && moved.insert(mall.to_string()) => Some(before),
-            Some(_) => None,
         }
+        found
     }
 
     /// Records a products call of one of the merchant's malls answered with `count` products.
@@ -212,12 +221,12 @@ mod tests {
     #[test]
     fn a_mall_read_in_another_state_is_told_once_with_its_first_state() {
         let d = Discovery::default();
-        assert_eq!(d.read_state("1", 7), None);
-        assert_eq!(d.read_state("2", 7), None);
-        assert_eq!(d.read_state("1", 7), None);
-        assert_eq!(d.read_state("1", 8), Some(7));
-        assert_eq!(d.read_state("1", 9), None, "told once");
-        assert_eq!(d.read_state("2", 7), None);
+        let read = |malls: &[(&str, u32)]| {
+            d.read_states(malls.iter().enumerate().map(|(i, (m, s))| (i, *m, *s)))
+        };
+        assert!(read(&[("1", 7), ("2", 7), ("1", 7)]).is_empty());
+        assert_eq!(read(&[("2", 7), ("1", 8)]), [(1, 7)]);
+        assert!(read(&[("1", 9), ("2", 7)]).is_empty(), "told once");
     }
 
     #[test]
