@@ -1037,13 +1037,7 @@ pub fn check_unknown_vars(
     let mut warnings = Vec::new();
     for name in &env.misspelt {
         let (_, rest) = name.split_once('_').unwrap_or((name, ""));
-        let respelt = format!("MALLCHECK_{rest}");
-        let meant = KNOWN_VARS
-            .iter()
-            .find(|known| **known == respelt.to_ascii_uppercase())
-            .copied()
-            .or_else(|| closest_setting(&respelt));
-        match meant {
+        match closest_setting(&format!("MALLCHECK_{rest}")) {
             Some(meant) => errors.push(UsageError::setting(
                 name,
                 "is no setting of mallcheck (its prefix is not MALLCHECK_, so it is not read)",

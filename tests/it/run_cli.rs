@@ -157,34 +157,29 @@ fn an_interrupted_run_leaves_valid_reports_of_what_ran() {
 fn a_cursor_rule_that_finds_nothing_is_the_runs_error_not_the_services() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let out = run_against(&server.base_url, dir.path())
-        .args(["--cursor", "last-record:/mallsn"])
-        .output()
-        .unwrap();
-    let text = output_text(&out);
-    assert_exit(&out, 3);
-    assert_eq!(
-        finding_ids(&dir.path().join("report.json")),
-        ["harness.cursor-rule"],
-        "{text}"
-    );
-    assert!(
-        text.contains("no cursor value at the last record's /mallsn: is the cursor rule right"),
-        "{text}"
-    );
-    // A `response:` rule that finds no cursor anywhere (the reference server returns none):
-    // its walks end at their first full page and read different lists.
-    let out = run_against(&server.base_url, dir.path())
-        .args(["--cursor", "response:/nextCursr"])
-        .output()
-        .unwrap();
-    let text = output_text(&out);
-    assert_exit(&out, 3);
-    assert_eq!(
-        finding_ids(&dir.path().join("report.json")),
-        ["harness.cursor-rule"],
-        "{text}"
-    );
+    // A `last-record:` rule that finds nothing on the first full page; a `response:` rule that
+    // finds no cursor anywhere (the reference server returns none): its walks end at their
+    // first full page and read different lists.
+    for (rule, said) in [
+        (
+            "last-record:/mallsn",
+            "no cursor value at the last record's /mallsn: is the cursor rule right",
+        ),
+        ("response:/nextCursr", "is the cursor rule right"),
+    ] {
+        let out = run_against(&server.base_url, dir.path())
+            .args(["--cursor", rule])
+            .output()
+            .unwrap();
+        let text = output_text(&out);
+        assert_exit(&out, 3);
+        assert_eq!(
+            finding_ids(&dir.path().join("report.json")),
+            ["harness.cursor-rule"],
+            "{rule}: {text}"
+        );
+        assert!(text.contains(said), "{rule}: {text}");
+    }
     // The same suite under the default rule passes.
     let out = run_against(&server.base_url, dir.path()).output().unwrap();
     assert_exit(&out, 0);
