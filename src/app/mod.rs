@@ -53,15 +53,38 @@ pub fn remove_earlier_reports(paths: &[std::path::PathBuf]) {
     }
 }
 
-/// Removes the reports at `paths` that are regular files; says which, for a note.
+/// Removes the reports at `paths` that are regular files holding a mallcheck report (a file of
+/// the user's named by mistake, `--json notes.txt`, is never touched); says which, for a note.
 pub(crate) fn remove_reports(paths: &[std::path::PathBuf]) -> String {
     let removed: Vec<String> = paths
         .iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
+        .filter(|p| is_own_report(p))
         .filter(|p| std::fs::remove_file(p).is_ok())
         .map(|p| p.display().to_string())
         .collect();
     crate::diag::escape_controls(&removed.join(", ")).into_owned()
+}
+
+/// Whether the file at `path` begins as one of mallcheck's reports does: the JUnit root named
+/// `mallcheck …`, the JSON report's `"tool": "mallcheck"`, the Markdown summary's heading, the
+/// HTML report's generator.
+fn is_own_report(path: &std::path::Path) -> bool {
+    use std::io::Read as _;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
+    if read.is_err() {
+        return false;
+    }
+    let head = String::from_utf8_lossy(&head);
+    [
+        "<testsuites name=\"mallcheck ",
+        "\"tool\": \"mallcheck\"",
+        "<meta name=\"generator\" content=\"mallcheck ",
+    ]
+    .iter()
+    .any(|mark| head.contains(mark))
+        || head.starts_with("## mallcheck: ")
 }
 
 fn dispatch(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {

@@ -1094,4 +1094,14 @@ fn a_run_stopped_by_a_usage_error_leaves_no_earlier_report_behind() {
         stderr.contains("note: removed the reports of an earlier run"),
         "{stderr}"
     );
+    // A file of the user's named as a report by mistake is never removed.
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "mine").unwrap();
+    let out = embedded()
+        .args(["--json", "notes.txt"])
+        .env("MALLCHECK_BASEURL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
 }
