@@ -49,7 +49,19 @@ pub fn check_filters(filters: &[String], files: &[CaseFile]) -> Result<(), Filte
         .flat_map(|f| &f.cases)
         .flat_map(|c| c.tags.iter().map(String::as_str))
         .collect();
+    let exercised = |id: &str| {
+        files
+            .iter()
+            .any(|file| file.cases.iter().any(|case| exercises(case, id)))
+    };
     for f in filters {
+        if f.trim().is_empty() {
+            // An unset CI variable (`--filter "$SUITE"`) would otherwise select every case.
+            return Err(FilterProblem {
+                message: "an empty filter".to_string(),
+                help: "give a text of a case's name or file, tag:NAME or check:ID".to_string(),
+            });
+        }
         if let Some(tag) = f.strip_prefix("tag:") {
             if !tags.contains(tag) {
                 return Err(FilterProblem {
@@ -67,6 +79,13 @@ pub fn check_filters(filters: &[String], files: &[CaseFile]) -> Result<(), Filte
                         "check:",
                         "check ids (see `mallcheck checks`)",
                     ),
+                });
+            }
+            if !exercised(id) {
+                return Err(FilterProblem {
+                    message: format!("no case exercises check `{id}`"),
+                    help: "the loaded case files never report it (see `mallcheck checks`)"
+                        .to_string(),
                 });
             }
         } else if !files.iter().any(|file| {
@@ -234,6 +253,16 @@ mod tests {
         let auth = pick("auth.signature");
         assert_eq!(auth.len(), 6, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
+        // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
+        for (filters, said) in [
+            (["check:fuzz.timely", "tag:smoke"], "no case exercises check `fuzz.timely`"),
+            (["", "tag:smoke"], "an empty filter"),
+            (["ownershp", "tag:smoke"], "`ownershp` matches no case name"),
+        ] {
+            let filters: Vec<String> = filters.iter().map(|f| f.to_string()).collect();
+            let problem = check_filters(&filters, &files).expect_err(said);
+            assert!(problem.message.contains(said), "{}", problem.message);
+        }
         assert_eq!(
             pick("check:transport.timeout").len(),
             files.iter().map(|f| f.cases.len()).sum::<usize>()

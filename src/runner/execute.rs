@@ -780,18 +780,22 @@ impl PageSource for ClientPages<'_> {
     }
 
     fn read_states(&mut self, records: &paging::Records) -> Vec<Finding> {
+        // A mall is its merchant's `mallSn`.
         let read = records
             .keys
             .iter()
             .zip(&records.states)
             .enumerate()
-            .filter_map(|(i, (key, state))| Some((i, key.as_str(), (*state)?)));
+            .filter_map(|(i, (key, state))| {
+                let state = (*state)?;
+                Some((i, format!("{:016x} {key}", state.owner), state.code))
+            });
         let moved = self.runner.discovery.read_states(read);
         moved
             .into_iter()
             .map(|(i, before)| {
                 let key = &records.keys[i];
-                let now = records.states[i].unwrap_or(before);
+                let now = records.states[i].map_or(before, |s| s.code);
                 Finding::new(
                     &catalog::MALL_READ_ONLY,
                     format!("/data/{i}"),
@@ -905,7 +909,12 @@ impl PageSource for ClientPages<'_> {
                     .iter()
                     .enumerate()
                     .take_while(|(i, _)| paging::Records::keeps(*i, count))
-                    .map(|(_, m)| Some(m.state))
+                    .map(|(_, m)| {
+                        Some(crate::spec::wire::MallState {
+                            code: m.state,
+                            owner: crate::spec::wire::owner_of(&m.merchant_id),
+                        })
+                    })
                     .collect(),
                 last: malls.last().map(|m| json!({"mallSn": m.sn})),
                 envelope: json!({"success": e.success, "code": e.code, "data": []}),
@@ -943,7 +952,7 @@ impl ClientPages<'_> {
                 page.len = i + 1;
                 if paging::Records::keeps(i, count) {
                     page.keys.push(paging::record_key(mall));
-                    page.states.push(crate::spec::wire::state_code_of(mall));
+                    page.states.push(crate::spec::wire::mall_state_of(mall));
                 }
                 if Some(i) == last_index {
                     page.last = Some(mall.clone());

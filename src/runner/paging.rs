@@ -38,7 +38,7 @@ pub struct Records {
     pub keys: Vec<String>,
     /// The state of each record whose identity is kept ([`wire::state_code`]; `None` when it
     /// holds no small integers there).
-    pub states: Vec<Option<u32>>,
+    pub states: Vec<Option<wire::MallState>>,
     /// The last record, whole.
     pub last: Option<Value>,
     /// The response without its records (`data` empty).
@@ -73,7 +73,7 @@ impl Records {
                 .map(|(_, r)| r)
         };
         let keys = kept().map(record_key).collect();
-        let states = kept().map(wire::state_code_of).collect();
+        let states = kept().map(wire::mall_state_of).collect();
         Some(Records {
             len: records.len(),
             keys,
@@ -171,7 +171,7 @@ pub struct Walk {
     /// Record keys (mallSn) in walk order, duplicates included.
     pub keys: Keys,
     /// The state of each record of `keys` ([`Records::states`]).
-    pub states: Vec<Option<u32>>,
+    pub states: Vec<Option<wire::MallState>>,
     /// Cursor trail.
     pub steps: Vec<Step>,
     /// Problems found (the first of each check; the rest counted).

@@ -56,19 +56,19 @@ impl Discovery {
     /// each mall read in another state than it was first read in, its index and that first
     /// state (once per mall): §3 says the two operations never move a mall between states, so
     /// two reads of one run must agree, whichever cases made them. One lock a page.
-    pub fn read_states<'m>(
+    pub fn read_states(
         &self,
-        malls: impl Iterator<Item = (usize, &'m str, u32)>,
+        malls: impl Iterator<Item = (usize, String, u32)>,
     ) -> Vec<(usize, u32)> {
         let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
         let (first, moved) = &mut *guard;
         let mut found = Vec::new();
         for (i, mall, state) in malls {
-            match first.get(mall) {
+            match first.get(&mall) {
                 None => {
-                    first.insert(mall.to_string(), state);
+                    first.insert(mall, state);
                 }
-                Some(&before) if before != state && moved.insert(mall.to_string()) => {
+                Some(&before) if before != state && moved.insert(mall) => {
                     found.push((i, before));
                 }
                 Some(_) => {}
@@ -222,7 +222,12 @@ mod tests {
     fn a_mall_read_in_another_state_is_told_once_with_its_first_state() {
         let d = Discovery::default();
         let read = |malls: &[(&str, u32)]| {
-            d.read_states(malls.iter().enumerate().map(|(i, (m, s))| (i, *m, *s)))
+            d.read_states(
+                malls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (m, s))| (i, m.to_string(), *s)),
+            )
         };
         assert!(read(&[("1", 7), ("2", 7), ("1", 7)]).is_empty());
         assert_eq!(read(&[("2", 7), ("1", 8)]), [(1, 7)]);

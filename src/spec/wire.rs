@@ -82,6 +82,34 @@ pub fn state_code_of(mall: &serde_json::Value) -> Option<u32> {
     ))
 }
 
+/// A mall's state as one read saw it ([`state_code`]), with whose mall it is: two merchants'
+/// malls of one `mallSn` are two malls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MallState {
+    /// [`state_code`].
+    pub code: u32,
+    /// [`owner_of`] the mall's `seller.merchantId`.
+    pub owner: u64,
+}
+
+/// A merchant id as a number, read as ids are compared (letter case and blanks aside).
+pub fn owner_of(merchant_id: &str) -> u64 {
+    use std::hash::BuildHasher as _;
+    foldhash::fast::FixedState::with_seed(0).hash_one(merchant_id.trim().to_ascii_lowercase())
+}
+
+/// [`MallState`] of a mall record read as a tree.
+pub fn mall_state_of(mall: &serde_json::Value) -> Option<MallState> {
+    let merchant = mall
+        .pointer("/seller/merchantId")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_default();
+    Some(MallState {
+        code: state_code_of(mall)?,
+        owner: owner_of(merchant),
+    })
+}
+
 /// How [`state_code`] reads to a person.
 pub fn state_text(code: u32) -> String {
     format!(
