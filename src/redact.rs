@@ -1788,6 +1788,8 @@ mod tests {
             joined("\u{200d}"),
             joined("\u{ad}"),
             joined("\u{feff}"),
+            joined("\u{3000}"),
+            joined("\u{e0020}"),
             joined("\\u200b"),
             full_width,
         ] {

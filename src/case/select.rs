@@ -255,7 +255,10 @@ mod tests {
         assert!(pick("check:fuzz.timely").is_empty());
         // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
         for (filters, said) in [
-            (["check:fuzz.timely", "tag:smoke"], "no case exercises check `fuzz.timely`"),
+            (
+                ["check:fuzz.timely", "tag:smoke"],
+                "no case exercises check `fuzz.timely`",
+            ),
             (["", "tag:smoke"], "an empty filter"),
             (["ownershp", "tag:smoke"], "`ownershp` matches no case name"),
         ] {

@@ -150,11 +150,13 @@ const fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
-/// Lead bytes of the UTF-8 characters the view folds ([`folded`]): U+0080-U+00BF (the soft
-/// hyphen), U+1000-U+2FFF (zero-width and direction marks, word joiners) and U+F000-U+FFFF
-/// (variation selectors, the byte-order mark, full-width ASCII).
+/// Lead bytes of the UTF-8 characters the view folds ([`folded`]): U+0080-U+00BF (the
+/// no-break space, the soft hyphen), U+0300-U+037F (the grapheme joiner), U+1000-U+3FFF (spaces,
+/// zero-width and direction marks, word joiners, the ideographic space, the Hangul filler),
+/// U+F000-U+FFFF (variation selectors, the byte-order mark, full-width ASCII) and
+/// U+C0000-U+FFFFF (tag characters).
 const fn folds_from(b: u8) -> bool {
-    matches!(b, 0xC2 | 0xE1 | 0xE2 | 0xEF)
+    matches!(b, 0xC2 | 0xCD | 0xE1 | 0xE2 | 0xE3 | 0xEF | 0xF3)
 }
 
 /// Bytes that stand for themselves in the view: neither white space nor the start of an escape
@@ -176,9 +178,9 @@ const PLAIN: [bool; 256] = {
 /// one (`Ｚ` is `Z`), else itself; as UTF-8 in `buf`.
 fn folded(c: char, buf: &mut [u8; 4]) -> &[u8] {
     let shown = match u32::from(c) {
-        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E => None,
-        0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F => None,
-        0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 => None,
+        0x00A0 | 0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180E => None,
+        0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x206F => None,
+        0x3000 | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xE0000..=0xE007F => None,
         full @ 0xFF01..=0xFF5E => char::from_u32(full - 0xFEE0),
         _ => Some(c),
     };
@@ -211,6 +213,7 @@ fn utf8_char(rest: &[u8]) -> Option<(Decoded, usize)> {
     let width = match rest[0] {
         0xC0..=0xDF => 2,
         0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
         _ => return None,
     };
     let c = std::str::from_utf8(rest.get(..width)?)
@@ -313,6 +316,11 @@ mod tests {
             (r"a\u000ab", "ab"),
             // Characters that show nothing fall away; full-width ASCII is ASCII.
             ("a\u{200b}b\u{200d}c\u{ad}d\u{feff}e\u{2060}f", "abcdef"),
+            (
+                "a\u{3000}b\u{34f}c\u{3164}d\u{e0020}e\u{a0}f\u{202f}g",
+                "abcdefg",
+            ),
+            ("「中文。」", "「中文。」"),
             (r"a\u200bb&#x200d;c", "abc"),
             ("ＡＢｃ１２", "abc12"),
             ("—中文…", "—中文…"),
@@ -346,7 +354,7 @@ mod tests {
                 proptest::sample::select(vec![
                     "\\", "u", "00", "41", "D8", "3d", "dc", "&", "#", "x", ";", "amp", "%",
                     "2F", "z", " ", "\n", "A", "é", "É", "n", "/", "\"",
-                    "\u{200b}", "\u{ad}", "Ｚ", "—", "\u{feff}",
+                    "\u{200b}", "\u{ad}", "Ｚ", "—", "\u{feff}", "\u{3000}", "\u{e0020}", "。",
                 ]),
                 0..40,
             )
