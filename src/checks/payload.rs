@@ -72,6 +72,13 @@ pub fn no_data(check: &'static Check, body: &Value) -> Vec<Finding> {
                 Value::Array(a) => a.iter().filter(|i| is_record(i)).count(),
                 _ => 1,
             };
+            // What the spec only shows (the appids equal) is no "must" (a warning).
+            let detail = match check.severity {
+                crate::verdict::check::Severity::Observed => {
+                    "observed: data was served to a request the shown calls never make"
+                }
+                _ => "security: data was served to a request that must be refused",
+            };
             vec![
                 Finding::new(
                     check,
@@ -79,7 +86,7 @@ pub fn no_data(check: &'static Check, body: &Value) -> Vec<Finding> {
                     "no merchant data (any error shape passes)",
                     format!("{n} record(s) of merchant data"),
                 )
-                .with_detail("security: data was served to a request that must be refused"),
+                .with_detail(detail),
             ]
         }
     }
