@@ -36,8 +36,8 @@ pub struct Records {
     /// Identity of each record ([`record_key`]), in order; fewer than `len` on an oversize
     /// page.
     pub keys: Vec<String>,
-    /// The state of each record whose identity is kept ([`wire::state_code`]; `None` when it
-    /// holds no small integers there).
+    /// The state of each record whose identity is kept, read by `mall.read-only`
+    /// ([`PageSource::read_states`]; `None` when it holds no small integers there).
     pub states: Vec<Option<wire::MallState>>,
     /// The last record, whole.
     pub last: Option<Value>,
@@ -170,14 +170,12 @@ impl Keys {
 pub struct Walk {
     /// Record keys (mallSn) in walk order, duplicates included.
     pub keys: Keys,
-    /// The state of each record of `keys` ([`Records::states`]).
-    pub states: Vec<Option<wire::MallState>>,
     /// Cursor trail.
     pub steps: Vec<Step>,
     /// Problems found (the first of each check; the rest counted).
     pub findings: Findings,
     /// The walk reached a short page normally (or, by a `response:` cursor rule, a page whose
-    /// next cursor is null or empty).
+    /// next cursor is missing, null or empty).
     pub complete: bool,
     /// The walk stopped normally at [`WalkOptions::max_records`] before the end of the list.
     pub truncated: bool,
@@ -255,7 +253,6 @@ fn cursor_text(v: &Value) -> Option<String> {
 pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk {
     let mut out = Walk {
         keys: Keys::default(),
-        states: Vec::new(),
         steps: Vec::new(),
         findings: Findings::new(options.max_findings_per_check),
         complete: false,
@@ -361,7 +358,6 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 fresh += 1;
             }
             out.keys.push(key);
-            out.states.push(records.states.get(i).copied().flatten());
         }
         if (records.len as u64) < count {
             out.complete = true;
