@@ -858,7 +858,7 @@ impl PageSource for ClientPages<'_> {
         let has_data = response.json.data_len().is_some();
         if !success || !has_data {
             self.part.blame_last();
-            stop.push(Finding::new(
+            let mut failed = Finding::new(
                 &catalog::PAGING_PAGE_FAILED,
                 "",
                 "a success envelope with a data array",
@@ -874,7 +874,17 @@ impl PageSource for ClientPages<'_> {
                         .top("code")
                         .map_or("missing".into(), Value::to_string)
                 ),
-            ));
+            );
+            // A page after the first, turned away, under the default rule (the last record's
+            // mallSn as the next endCursor): the spec does not show how the cursor goes back.
+            if cursor.is_some() && self.slim {
+                failed = failed.with_detail(
+                    "the next page was asked for with the last record's mallSn as \
+                     cursor.endCursor (the default cursor rule): if the service gives its next \
+                     cursor another way, say so with --cursor (e.g. response:/nextCursor)",
+                );
+            }
+            stop.push(failed);
             return Page::Stop(stop);
         }
         if let Some(page) = streamed {
