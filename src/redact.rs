@@ -172,6 +172,9 @@ impl Label {
     }
 }
 
+/// Patterns of a tier searched by a DFA (more by the noncontiguous NFA).
+const DFA_PATTERNS: usize = 512;
+
 /// One automaton over a set of patterns.
 struct Tier {
     patterns: Vec<String>,
@@ -183,9 +186,18 @@ struct Tier {
 
 impl Tier {
     fn new(patterns: Vec<String>, labels: Vec<Label>) -> Tier {
-        // Tiers are rebuilt as the run goes: the noncontiguous NFA is the cheapest to build.
+        // Tiers are rebuilt as the run goes, each O(log n) times: a DFA (a table lookup a
+        // byte) while it is small enough to build in a blink, then the noncontiguous NFA, the
+        // cheapest to build. No prefilter: the rare bytes of escaped key forms (`%`, `\`,
+        // digits) are common in JSON, and the prefilter's false starts cost more than the scan.
+        let kind = if patterns.len() <= DFA_PATTERNS {
+            AhoCorasickKind::DFA
+        } else {
+            AhoCorasickKind::NoncontiguousNFA
+        };
         let automaton = AhoCorasick::builder()
-            .kind(Some(AhoCorasickKind::NoncontiguousNFA))
+            .kind(Some(kind))
+            .prefilter(false)
             .match_kind(MatchKind::Standard)
             .build(&patterns)
             .ok();
@@ -478,8 +490,12 @@ impl Patterns {
             return;
         }
         let mut labels = vec![label; patterns.len()];
+        // A run's own secrets make a few small batches: one automaton over them all (each
+        // tier is a pass over every scrubbed byte).
+        let total: usize = self.tiers.iter().map(|t| t.patterns.len()).sum();
+        let merge_all = total + patterns.len() <= DFA_PATTERNS;
         while let Some(last) = self.tiers.last()
-            && last.patterns.len() <= patterns.len()
+            && (merge_all || last.patterns.len() <= patterns.len())
         {
             if let Some(last) = self.tiers.pop() {
                 patterns.extend(last.patterns);
