@@ -305,7 +305,8 @@ pub struct SweepCase {
     pub sample: Option<usize>,
     /// Check `products.order` (observed).
     pub order: bool,
-    /// Probe `products.signature-bound` with a tampered signature.
+    /// Probe `products.signature-bound` with a tampered signature, and `products.mallsn-bound`
+    /// with the signature and a mallSn that is no mall's.
     pub tamper_signature: bool,
 }
 

@@ -65,6 +65,7 @@ pub static NO_DATA_CHECKS: &[&Check] = &[
     &catalog::AUTH_SIGNATURE_OTHER_OPERATION,
     &catalog::PRODUCTS_SELLER_BOUND,
     &catalog::PRODUCTS_SIGNATURE_BOUND,
+    &catalog::PRODUCTS_MALLSN_BOUND,
     &catalog::OWNERSHIP_UNKNOWN_MERCHANT,
     &catalog::LIST_FAILURE_NO_DATA,
 ];

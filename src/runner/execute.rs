@@ -410,6 +410,13 @@ async fn exchange_case(
     {
         runner.discovery.saw_products(count);
     }
+    // A page of malls read by a single exchange is held to `mall.read-only` too (not only the
+    // walks' pages): a products call or an auth probe that moves a mall shows in whichever
+    // case reads it next.
+    if x.endpoint == Endpoint::MallList && (200..300).contains(&response.status) {
+        let (keys, states) = page_states(&response.json);
+        c.add(read_only(&runner.discovery, &keys, &states), &case_span);
+    }
     // A refused raw-spelling probe is held against the same request in its compact spelling:
     // refused too, it is the configured credentials that are refused (could not test).
     let mut compact_refusal = None;
@@ -780,33 +787,7 @@ impl PageSource for ClientPages<'_> {
     }
 
     fn read_states(&mut self, records: &paging::Records) -> Vec<Finding> {
-        // A mall is its merchant's `mallSn`.
-        let read = records
-            .keys
-            .iter()
-            .zip(&records.states)
-            .enumerate()
-            .filter_map(|(i, (key, state))| {
-                let state = (*state)?;
-                Some((i, format!("{:016x} {key}", state.owner), state.code))
-            });
-        let moved = self.runner.discovery.read_states(read);
-        moved
-            .into_iter()
-            .map(|(i, before)| {
-                let key = &records.keys[i];
-                let now = records.states[i].map_or(before, |s| s.code);
-                Finding::new(
-                    &catalog::MALL_READ_ONLY,
-                    format!("/data/{i}"),
-                    format!(
-                        "mallSn {key} as an earlier read of this run saw it: {}",
-                        crate::spec::wire::state_text(before)
-                    ),
-                    crate::spec::wire::state_text(now),
-                )
-            })
-            .collect()
+        read_only(&self.runner.discovery, &records.keys, &records.states)
     }
 
     async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
@@ -931,6 +912,71 @@ impl PageSource for ClientPages<'_> {
             });
         }
         Page::Body(response.json.into_value())
+    }
+}
+
+/// `mall.read-only` of one mall-list page: each record's state (`keys` and `states` by index
+/// in `data`) held to the state the run first read its mall in, whichever case read it.
+fn read_only(
+    discovery: &crate::service::discover::Discovery,
+    keys: &[String],
+    states: &[Option<crate::spec::wire::MallState>],
+) -> Vec<Finding> {
+    // A mall is its merchant's `mallSn`.
+    let read = keys
+        .iter()
+        .zip(states)
+        .enumerate()
+        .filter_map(|(i, (key, state))| {
+            let state = (*state)?;
+            Some((i, format!("{:016x} {key}", state.owner), state.code))
+        });
+    discovery
+        .read_states(read)
+        .into_iter()
+        .map(|(i, before)| {
+            let now = states[i].map_or(before, |s| s.code);
+            Finding::new(
+                &catalog::MALL_READ_ONLY,
+                format!("/data/{i}"),
+                format!(
+                    "mallSn {} as an earlier read of this run saw it: {}",
+                    keys[i],
+                    crate::spec::wire::state_text(before)
+                ),
+                crate::spec::wire::state_text(now),
+            )
+        })
+        .collect()
+}
+
+/// The identity and state of each mall of a mall-list page that a single exchange read, for
+/// `mall.read-only`: from the fast path's digest, else from a tree already built (a large
+/// body that took neither is not read again for this).
+fn page_states(json: &LazyJson) -> (Vec<String>, Vec<Option<crate::spec::wire::MallState>>) {
+    use crate::spec::wire::{MallState, mall_state_of, owner_of};
+    match json.digest() {
+        Some(Digest::Envelope(e)) => e
+            .malls
+            .iter()
+            .flatten()
+            .map(|m| {
+                let state = MallState {
+                    code: m.state,
+                    owner: owner_of(&m.merchant_id),
+                };
+                (paging::key_of(&m.sn), Some(state))
+            })
+            .unzip(),
+        Some(Digest::Products(_)) => Default::default(),
+        None => json
+            .tree()
+            .and_then(|t| t.get("data"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|record| (paging::record_key(record), mall_state_of(record)))
+            .unzip(),
     }
 }
 
@@ -1397,6 +1443,13 @@ fn tamper(signature: &str) -> String {
     chars.into_iter().collect()
 }
 
+/// A mallSn that is no mall's: `sn` behind a `9` (still a digit string, and a different
+/// number to a service that reads it as one). With a listed mall's signature it identifies no
+/// mall (§2.2: the signature identifies a mall together with its mallSn).
+fn no_mall_sn(sn: &str) -> String {
+    format!("9{sn}")
+}
+
 /// Page size of a products sweep's walk of the list (or the list body's, when larger).
 const SWEEP_LIST_SIZE: u64 = 100;
 
@@ -1543,6 +1596,10 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             probes.push((
                 products_body(&s.seller, sn, &tamper(sig)),
                 &catalog::PRODUCTS_SIGNATURE_BOUND,
+            ));
+            probes.push((
+                products_body(&s.seller, &no_mall_sn(sn), sig),
+                &catalog::PRODUCTS_MALLSN_BOUND,
             ));
         }
         if let Some(other) = &s.other_seller {

@@ -19,9 +19,10 @@ use crate::spec::catalog::{
     MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT,
     OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE,
     PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS,
-    PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
-    PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE,
-    SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND,
+    PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON,
+    RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
+    TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -178,6 +179,8 @@ faults! {
     ProductsSameForEveryMall = ("products-same-for-every-mall", Contract(&PRODUCTS_DISTINCT), "every mall returns the products of MAIN's first mall");
     /// The mall signature is not checked.
     ProductsSignatureIgnored = ("products-signature-ignored", Contract(&PRODUCTS_SIGNATURE_BOUND), "products are returned for a tampered mall signature");
+    /// The mall is found by its signature alone.
+    ProductsFoundBySignature = ("products-found-by-signature", Contract(&PRODUCTS_MALLSN_BOUND), "the products call finds the mall by its signature alone: any mallSn with a mall's signature returns that mall's products");
     /// The seller is not checked.
     ProductsSellerIgnored = ("products-seller-ignored", Contract(&PRODUCTS_SELLER_BOUND), "products are returned to another merchant's seller identity");
     /// Requests without Authorization are served.

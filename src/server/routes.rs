@@ -728,7 +728,14 @@ fn mall_products(
     let data = state.data(fault);
     let sn = real_mall_sn(fault, &req.mall_sn);
     let not_found = || Failure::not_found("no such mall for this seller");
-    let mall = data.mall_by_sn(&sn).ok_or_else(not_found)?;
+    let mall = match fault {
+        Some(Fault::ProductsFoundBySignature) => data
+            .malls()
+            .iter()
+            .find(|m| m.signature == req.signature)
+            .ok_or_else(not_found)?,
+        _ => data.mall_by_sn(&sn).ok_or_else(not_found)?,
+    };
     if fault != Some(Fault::ProductsSignatureIgnored) && mall.signature != req.signature {
         return Err(not_found());
     }

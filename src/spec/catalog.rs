@@ -89,6 +89,7 @@ checks! {
     MALL_READ_ONLY = ("mall.read-only", "§3", Contract, Contract, "a mall's state, internalState and isDelete are the same in every page of the run that lists it, whichever case read it: the two operations only read and never move a mall between states");
     PRODUCTS_DISTINCT = ("products.distinct-per-mall", "§4.2", Contract, Contract, "the products call answers for the mall asked: the malls checked (three or more with products) do not all return one and the same product list, as a service that ignores mallSn does (two malls sharing a catalogue are tolerated: the spec does not make products unique to a mall)");
     PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");
+    PRODUCTS_MALLSN_BOUND = ("products.mallsn-bound", "§2.2", Contract, Contract, "a listed mall's signature sent with a mallSn that is no mall's does not return products: the signature identifies a mall together with its mallSn, not alone");
     PRODUCTS_SELLER_BOUND = ("products.seller-bound", "§4.2", Contract, Contract, "another merchant's seller identity does not return that mall's products");
     PRODUCTS_ORDER = ("products.order", "§4.2", Observed, Contract, "products are ordered by spuId descending, compared as numbers (shown, not stated)");
 

@@ -109,3 +109,45 @@ fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
         wrong.join("\n\n")
     );
 }
+
+/// `mall.read-only` holds the pages single exchanges read, not only the walks' pages: two
+/// cases that each read the first page (no walk among them) catch a service whose reads move a
+/// mall, and pass against the reference server.
+#[test]
+fn two_single_page_cases_catch_a_read_that_moves_a_mall() {
+    let server = Server::start(&[]);
+    let only = [
+        "--filter",
+        "first page is a success envelope",
+        "--filter",
+        "state, internal state and deletion are enums",
+        "--quiet",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.fault_url("mall-state-flips"), dir.path())
+        .args(only)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(
+        crate::common::finding_ids(&dir.path().join("report.json")),
+        ["mall.read-only"],
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("2 cases"),
+        "only the two single-page cases ran: {stdout}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.base_url, dir.path())
+        .args(only)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
