@@ -130,6 +130,7 @@ const AUTH_MODES: &[&str] = &[
     "missing",
     "wrong-signature",
     "altered-signature",
+    "truncated-signature",
     "empty-signature",
     "empty-authorization",
     "appid-mismatch",

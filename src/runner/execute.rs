@@ -1597,6 +1597,12 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 products_body(&s.seller, sn, &tamper(sig)),
                 &catalog::PRODUCTS_SIGNATURE_BOUND,
             ));
+            // An empty signature is no signature: a service that checks one only when it is
+            // given finds the mall by its mallSn alone.
+            probes.push((
+                products_body(&s.seller, sn, ""),
+                &catalog::PRODUCTS_SIGNATURE_BOUND,
+            ));
             probes.push((
                 products_body(&s.seller, &no_mall_sn(sn), sig),
                 &catalog::PRODUCTS_MALLSN_BOUND,

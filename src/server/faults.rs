@@ -179,6 +179,8 @@ faults! {
     ProductsSameForEveryMall = ("products-same-for-every-mall", Contract(&PRODUCTS_DISTINCT), "every mall returns the products of MAIN's first mall");
     /// The mall signature is not checked.
     ProductsSignatureIgnored = ("products-signature-ignored", Contract(&PRODUCTS_SIGNATURE_BOUND), "products are returned for a tampered mall signature");
+    /// An empty mall signature is not checked.
+    ProductsEmptySignature = ("products-empty-signature", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is checked only when one is given: an empty signature returns the mall's products");
     /// The mall is found by its signature alone.
     ProductsFoundBySignature = ("products-found-by-signature", Contract(&PRODUCTS_MALLSN_BOUND), "the products call finds the mall by its signature alone: any mallSn with a mall's signature returns that mall's products");
     /// The seller is not checked.
@@ -187,6 +189,7 @@ faults! {
     AuthIgnored = ("auth-ignored", Contract(&AUTH_REQUIRED), "a request without Authorization is answered with data");
     /// Any signature is accepted.
     AuthSignaturePrefix = ("auth-signature-prefix", Contract(&AUTH_SIGNATURE), "only the first 8 characters of the signature are compared: a signature wrong inside is accepted");
+    AuthSignatureStartsWith = ("auth-signature-startswith", Contract(&AUTH_SIGNATURE), "a signature is accepted when the valid one begins with it: any prefix of the valid signature is served");
     AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
     /// Any signature seen before is accepted.
     AuthSignatureCache = ("auth-signature-cache", Contract(&AUTH_SIGNATURE_OTHER_OPERATION), "a signature seen on an earlier authenticated request (of either operation) is accepted on any body: the signature is checked against a cache, not the body");

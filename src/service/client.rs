@@ -246,6 +246,10 @@ impl Client {
                 .sign(appid, &body)
                 .await
                 .map(|value| Some(Secret::new(altered_signature(value.expose())))),
+            AuthMode::TruncatedSignature => self
+                .sign(appid, &body)
+                .await
+                .map(|value| Some(Secret::new(truncated_signature(value.expose())))),
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
                 let (to, donor) = replay::donor(endpoint, auth, &body);
@@ -840,9 +844,34 @@ pub fn altered_signature(value: &str) -> String {
     format!("{head}{}", chars.into_iter().collect::<String>())
 }
 
+/// An Authorization value `<appid> <signature>` with the signature's last character left out:
+/// a prefix of the valid signature, which a service that checks `valid.startsWith(given)`
+/// serves.
+pub fn truncated_signature(value: &str) -> String {
+    let (head, signature) = match value.rsplit_once(' ') {
+        Some((appid, signature)) => (format!("{appid} "), signature),
+        None => (String::new(), value),
+    };
+    let mut chars = signature.chars();
+    chars.next_back();
+    format!("{head}{}", chars.as_str())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_truncated_signature_is_the_valid_one_without_its_last_character() {
+        for (value, truncated) in [
+            ("app 0123456789abcdef", "app 0123456789abcde"),
+            ("my app x-y+z/=", "my app x-y+z/"),
+            ("sig9", "sig"),
+            ("app 签名", "app 签"),
+        ] {
+            assert_eq!(truncated_signature(value), truncated, "{value}");
+        }
+    }
 
     #[test]
     fn an_altered_signature_is_wrong_in_its_middle_character_only() {

@@ -51,6 +51,9 @@ pub enum AuthMode {
     /// The valid signature with its middle character changed: a service that compares only
     /// part of it (the first or the last characters) serves it.
     AlteredSignature,
+    /// The valid signature without its last character: a service that accepts any prefix of
+    /// the signature (a `startsWith` the wrong way round) serves it.
+    TruncatedSignature,
     /// The appid alone, without the signature part (`Authorization: <appid>`): a service that
     /// checks a signature only when one is given serves it.
     EmptySignature,

@@ -203,6 +203,7 @@ impl Lower<'_> {
             "missing" => Some(AuthMode::Missing),
             "wrong-signature" => Some(AuthMode::WrongSignature),
             "altered-signature" => Some(AuthMode::AlteredSignature),
+            "truncated-signature" => Some(AuthMode::TruncatedSignature),
             "empty-signature" => Some(AuthMode::EmptySignature),
             "empty-authorization" => Some(AuthMode::EmptyAuthorization),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
