@@ -1106,6 +1106,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             },
             max_findings_per_check: runner.options.max_findings_per_check,
             max_records: bounded.then_some(prefix),
+            full_page: None,
         };
         for round in 0..rounds {
             planned.push((size, round, bounded, options.clone()));
@@ -1141,6 +1142,17 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
         }
         c.add(vec![problem], &span);
         return Ok(());
+    }
+    let capped = walk_past_silent_caps(runner, &body, &merchant, &planned, &mut done).await;
+    for (size, served) in capped {
+        c.covered(
+            catalog::PAGING_PAGE_SIZE.id,
+            format!(
+                "the service served {served} records a page when asked for {size} while more \
+                 followed (§8 states no maximum page size): the walk at size {size} took pages \
+                 of {served} records as full"
+            ),
+        );
     }
     // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
     let reference = if exhaustive {
@@ -1204,6 +1216,62 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     }
     walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
+}
+
+/// The page length of a walk at `size` that ended at its first page of `records` records
+/// while another walk of the case read more than that (`longest`): a service that serves fewer
+/// records a page than asked without a word (§8 states no maximum page size), or one whose
+/// list ends early at this size. `None` for any other walk, and for a first page shorter than
+/// the spec's example size (the one size a service must serve).
+fn silent_cap(walk: &paging::Walk, size: u64, longest: usize) -> Option<u64> {
+    let [first] = walk.steps.as_slice() else {
+        return None;
+    };
+    let records = first.records as u64;
+    (walk.complete
+        && (page_limit::SPEC_PAGE_SIZE..size).contains(&records)
+        && longest > first.records)
+        .then_some(records)
+}
+
+/// Walks again, with pages of that many records taken as full, each walk that [`silent_cap`]
+/// finds ended at a short first page while other walks went on; keeps the new walk when the
+/// list went on past its pages (a silent cap, tolerated), else the first (the comparison then
+/// reports the list cut short). Gives each size walked again so, with its page length.
+async fn walk_past_silent_caps(
+    runner: &Runner,
+    body: &Value,
+    merchant: &Option<String>,
+    planned: &[(u64, u32, bool, WalkOptions)],
+    done: &mut [(Part, paging::Walk)],
+) -> Vec<(u64, u64)> {
+    let longest = done.iter().map(|(_, w)| w.keys.len()).max().unwrap_or(0);
+    let mut capped: Vec<(u64, u64)> = Vec::new();
+    for ((size, _, _, options), slot) in planned.iter().zip(done.iter_mut()) {
+        let Some(served) = silent_cap(&slot.1, *size, longest) else {
+            continue;
+        };
+        let options = WalkOptions {
+            full_page: Some(served),
+            ..options.clone()
+        };
+        let mut source = ClientPages {
+            runner,
+            body: body.clone(),
+            part: Part::new(slot.0.findings.cap()),
+            merchant: merchant.clone(),
+            listed: None,
+            slim: options.cursor == CursorRule::default(),
+        };
+        let again = paging::walk(&mut source, &options).await;
+        if again.keys.len() > slot.1.keys.len() {
+            *slot = (source.part, again);
+            if !capped.contains(&(*size, served)) {
+                capped.push((*size, served));
+            }
+        }
+    }
+    capped
 }
 
 /// Marks, in the walk that differs, the page where a walk comparison of [`walk_case`] finds
@@ -1518,6 +1586,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         cursor: runner.options.cursor.clone().unwrap_or_default(),
         max_findings_per_check: runner.options.max_findings_per_check,
         max_records: None,
+        full_page: None,
     };
     let mut source = ClientPages {
         runner,

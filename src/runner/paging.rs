@@ -113,6 +113,9 @@ pub struct WalkOptions {
     /// Stop after the page that brings the walk to this many records (a prefix walk of a
     /// bounded run); `None` walks to the end of the list.
     pub max_records: Option<usize>,
+    /// Records that make a full page when the service serves fewer than `count` a page without
+    /// a word (a limit §8 leaves open); `None`: `count`. A shorter page ends the list.
+    pub full_page: Option<u64>,
 }
 
 /// One step of the trail: the cursor sent and how many records came back.
@@ -359,7 +362,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             }
             out.keys.push(key);
         }
-        if (records.len as u64) < count {
+        if (records.len as u64) < options.full_page.map_or(count, |n| n.min(count)) {
             out.complete = true;
             break;
         }
@@ -583,6 +586,8 @@ mod tests {
         next_on: Vec<u64>,
         /// `next` on the other pages, when given.
         next_at_end: Option<Value>,
+        /// Most records a page holds, whatever `count` asks.
+        cap: usize,
     }
 
     impl PageSource for Fake {
@@ -600,7 +605,7 @@ mod tests {
                     .map_or(0, |p| p + 1),
                 _ => 0,
             };
-            let end = (start + count as usize + self.extra).min(self.sns.len());
+            let end = (start + (count as usize).min(self.cap) + self.extra).min(self.sns.len());
             let data: Vec<Value> = self.sns[start..end]
                 .iter()
                 .map(|s| json!({"mallSn": s.to_string()}))
@@ -626,7 +631,31 @@ mod tests {
             blamed: Vec::new(),
             next_on: Vec::new(),
             next_at_end: None,
+            cap: usize::MAX,
         }
+    }
+
+    #[tokio::test]
+    async fn a_page_of_the_full_page_length_goes_on_and_a_shorter_one_ends_the_list() {
+        // 23 malls served at most 5 a page while 10 are asked for: the walk stops after the
+        // first page, unless pages of 5 are taken as full: then it goes on to the end.
+        let capped = || Fake { cap: 5, ..fake(23) };
+        let walk_at = |full_page| WalkOptions {
+            full_page,
+            ..opts(10)
+        };
+        let first = walk(&mut capped(), &walk_at(None)).await;
+        assert_eq!((first.keys.len(), first.complete), (5, true));
+        let all = walk(&mut capped(), &walk_at(Some(5))).await;
+        assert_eq!(all.keys.len(), 23);
+        assert!(all.complete);
+        assert_eq!(
+            all.steps.iter().map(|s| s.records).collect::<Vec<_>>(),
+            [5, 5, 5, 5, 3]
+        );
+        // A full page longer than count changes nothing: count bounds it.
+        let w = walk(&mut fake(23), &walk_at(Some(50))).await;
+        assert_eq!((w.keys.len(), w.steps.len()), (23, 3));
     }
 
     fn opts(count: u64) -> WalkOptions {
@@ -636,6 +665,7 @@ mod tests {
             cursor: CursorRule::default(),
             max_findings_per_check: 50,
             max_records: None,
+            full_page: None,
         }
     }
 

@@ -253,6 +253,7 @@ faults! {
     /// MAIN has no malls.
     RefusalSuccessCode = ("refusal-success-code", Contract(&LIST_SUCCESS_CODE), "every refusal carries the success code 0000 (with success false)");
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
+    PageCap20 = ("page-cap-20", Variation, "a page never holds more than 20 malls, whatever cursor.count asks, without a word (a limit §8 leaves open): the walks go on past pages of 20");
     NoProducts = ("no-products", Variation, "every mall has no products (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.
     NullableSellerFieldsNull = ("nullable-seller-fields-null", Variation, "storeName and crossCityTerminalSn are null in every mall");

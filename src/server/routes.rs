@@ -666,7 +666,11 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
         listing = data.malls_of(owner.merchant.identity.merchant_id);
     }
     let call = state.calls.fetch_add(1, Ordering::Relaxed);
-    let page = pages::select(&listing, cursor.as_deref(), req.count, fault, call).map_err(
+    let count = match fault {
+        Some(Fault::PageCap20) => req.count.min(20),
+        _ => req.count,
+    };
+    let page = pages::select(&listing, cursor.as_deref(), count, fault, call).map_err(
         |UnknownCursor| Failure::not_found("cursor.endCursor names no mall of this list"),
     )?;
     let records: Vec<Value> = page
