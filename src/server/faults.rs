@@ -269,6 +269,7 @@ faults! {
     EchoErrorPage = ("echo-error-page", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page quoting the request's headers (Authorization included) and body");
 
     /// A refusal quoting the signature, spelt as the path says.
+    EchoExpectedSignature = ("echo-expected-signature", SecretEcho, "a request whose signature does not match is answered 401 quoting the valid signature of its body (\"expected …\"), a value the client never sent");
     EchoSignature = ("echo-signature", SecretEcho, "every request is answered 401 with a message, after a raw U+202E, quoting the Authorization signature (the key, with --signer static); /fault/echo-signature/FORM/... spells it plain, upper, lower, json-u, percent, html-entities, mime-base64, mime-base64-json, line-break, hex or hex-upper");
     /// A huge response header.
     HugeHeader = ("huge-header", Variation, "every answer carries a 380 KB x-padding response header");

@@ -587,6 +587,9 @@ async fn authenticate(
         {
             Ok(Some(appid.to_string()))
         }
+        Ok(expected) if fault == Some(Fault::EchoExpectedSignature) => Err(Failure::unauthorized(
+            format!("signature mismatch: expected {expected}"),
+        )),
         Ok(_) => Err(Failure::unauthorized(
             "the signature does not match the body",
         )),

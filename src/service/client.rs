@@ -242,14 +242,16 @@ impl Client {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
             AuthMode::AppidMismatch => self.sign(&format!("{appid}-other"), &body).await.map(Some),
-            AuthMode::AlteredSignature => self
-                .sign(appid, &body)
-                .await
-                .map(|value| Some(Secret::new(altered_signature(value.expose())))),
-            AuthMode::TruncatedSignature => self
-                .sign(appid, &body)
-                .await
-                .map(|value| Some(Secret::new(truncated_signature(value.expose())))),
+            // The valid value is never sent, but a service may echo it ("expected …"): it is
+            // registered with the redactor as the value sent is.
+            AuthMode::AlteredSignature => self.sign(appid, &body).await.map(|value| {
+                self.redactor.record_header("Authorization", value.expose());
+                Some(Secret::new(altered_signature(value.expose())))
+            }),
+            AuthMode::TruncatedSignature => self.sign(appid, &body).await.map(|value| {
+                self.redactor.record_header("Authorization", value.expose());
+                Some(Secret::new(truncated_signature(value.expose())))
+            }),
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
                 let (to, donor) = replay::donor(endpoint, auth, &body);

@@ -973,3 +973,71 @@ fn a_signature_echoed_in_the_answer_to_a_later_request_is_never_written() {
         "no echo of an earlier request in the report"
     );
 }
+
+/// A service that quotes the valid signature of a refused body ("expected …") shows a value the
+/// client computed and never sent (the altered and truncated signature probes send another):
+/// it is redacted as the signatures sent are. The bodies here are signed nowhere else in the
+/// run (a mallSn of no mall), so only that registration hides their valid signatures.
+#[test]
+fn the_valid_signature_a_refusal_quotes_is_redacted_though_it_was_never_sent() {
+    let server = InProcess::start(Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.into()));
+    let dir = workspace();
+    let case = |name: &str, auth: &str, mall_sn: &str| {
+        format!(
+            r#"  - name: {name}
+    endpoint: mall-products
+    request:
+      auth: {auth}
+      body: {{ appid: "{DEMO_APPID}", seller: {{ merchantId: "{}", merchantUserId: "{}", role: super_admin }}, mallID: {{ mallSn: "{mall_sn}", signature: "nope" }} }}
+    expect: {{ schema: none, no-data: auth.signature }}
+"#,
+            MAIN.merchant_id, MAIN.merchant_user_id
+        )
+    };
+    // Two bodies: the valid signature of one is no prefix of the other's truncated one.
+    std::fs::write(
+        dir.path().join("cases").join("expected.yaml"),
+        format!(
+            "cases:\n{}{}",
+            case("quoted truncated", "truncated-signature", "4242"),
+            case("quoted altered", "altered-signature", "4243")
+        ),
+    )
+    .unwrap();
+    let args = ["--filter", "quoted", "--verbose"];
+    let out = run(
+        dir.path(),
+        &server.fault_url(Fault::EchoExpectedSignature),
+        &args,
+    )
+    .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+    .output()
+    .unwrap();
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let outputs = outputs_of(dir.path(), &out);
+    let report = &outputs
+        .iter()
+        .find(|(p, _)| p.ends_with("report.json"))
+        .unwrap_or_else(|| panic!("no report.json: {text}"))
+        .1;
+    // The refusals reached the report, each quoting a value redacted whole (a prefix of it
+    // registered, the truncated signature sent, hides all but its last character).
+    assert_eq!(
+        report
+            .matches(r#"signature mismatch: expected <redacted>\""#)
+            .count(),
+        2,
+        "{report}"
+    );
+    let hex32 = regex::Regex::new(r"\b[0-9a-f]{32}\b").unwrap();
+    for (what, text) in &outputs {
+        for m in hex32.find_iter(text) {
+            assert!(
+                !text[..m.start()].ends_with("expected "),
+                "{what}: an expected signature in clear: {}",
+                m.as_str()
+            );
+        }
+    }
+}
