@@ -176,6 +176,7 @@ pub fn exercises(case: &Case, id: &str) -> bool {
         id.starts_with("product.")
             || id.starts_with("sku.")
             || id == catalog::PRODUCTS_SHAPE.id
+            || id == catalog::PRODUCTS_UNIQUE.id
             || id == catalog::EXTRA_FIELDS.id
     };
     match &case.kind {

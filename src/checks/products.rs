@@ -52,6 +52,26 @@ pub fn order_of_ids(ids: &[String]) -> Vec<Finding> {
     vec![]
 }
 
+/// `products.unique`: the first spuId listed twice in one response, with where it first was.
+pub fn duplicate_ids(ids: &[String]) -> Vec<Finding> {
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(&at) = first.get(id.as_str()) {
+            return vec![Finding::new(
+                &catalog::PRODUCTS_UNIQUE,
+                format!("/{i}/spuId"),
+                format!(
+                    "each product once (spuId {id} is product #{} already)",
+                    at + 1
+                ),
+                format!("spuId {id} again as product #{}", i + 1),
+            )];
+        }
+        first.insert(id, i);
+    }
+    vec![]
+}
+
 /// Fewest malls with products that must all return the same list before the service is taken
 /// to ignore `mallSn`: two malls may share a catalogue (a chain's one menu), as the spec does
 /// not make products unique to a mall.

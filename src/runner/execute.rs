@@ -516,6 +516,17 @@ async fn exchange_case(
             });
         }
         c.absorb(found, &span);
+        if x.endpoint == Endpoint::MallProducts {
+            let ids = match conforming::spu_ids(response.json.digest()) {
+                Some(ids) => ids.to_vec(),
+                None => response
+                    .json
+                    .tree()
+                    .map(products::spu_ids)
+                    .unwrap_or_default(),
+            };
+            c.add(products::duplicate_ids(&ids), &case_span);
+        }
     }
     for check in &expect.checks {
         let findings = match check.check.id {
@@ -1779,6 +1790,7 @@ async fn products_call(
         found.push(f);
     }
     part.absorb(found);
+    part.add(products::duplicate_ids(&ids));
     if s.order {
         part.add(products::order_of_ids(&ids));
     }

@@ -20,8 +20,8 @@ use crate::spec::catalog::{
     OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE,
     PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS,
     PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND,
-    PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON,
-    RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
+    PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY,
+    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
     TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
@@ -181,6 +181,8 @@ faults! {
     ProductsSignatureIgnored = ("products-signature-ignored", Contract(&PRODUCTS_SIGNATURE_BOUND), "products are returned for a tampered mall signature");
     /// An empty mall signature is not checked.
     ProductsEmptySignature = ("products-empty-signature", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is checked only when one is given: an empty signature returns the mall's products");
+    /// A product listed twice.
+    ProductsDuplicateSpu = ("products-duplicate-spu", Contract(&PRODUCTS_UNIQUE), "the products of a mall list their first product twice");
     /// The mall is found by its signature alone.
     ProductsFoundBySignature = ("products-found-by-signature", Contract(&PRODUCTS_MALLSN_BOUND), "the products call finds the mall by its signature alone: any mallSn with a mall's signature returns that mall's products");
     /// The seller is not checked.

@@ -773,6 +773,11 @@ fn mall_products(
             f.mutate_product(p);
         }
     }
+    if fault == Some(Fault::ProductsDuplicateSpu)
+        && let Some(first) = products.first().cloned()
+    {
+        products.push(first);
+    }
     if fault == Some(Fault::ProductsAscending) {
         products.reverse();
     }

@@ -91,6 +91,7 @@ checks! {
     PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");
     PRODUCTS_MALLSN_BOUND = ("products.mallsn-bound", "§2.2", Contract, Contract, "a listed mall's signature sent with a mallSn that is no mall's does not return products: the signature identifies a mall together with its mallSn, not alone");
     PRODUCTS_SELLER_BOUND = ("products.seller-bound", "§4.2", Contract, Contract, "another merchant's seller identity does not return that mall's products");
+    PRODUCTS_UNIQUE = ("products.unique", "§2.7", Contract, Contract, "no product (spuId) is listed twice in one products response: the operation returns the products of one mall, each with its SKUs (§1), not one entry a SKU nor the same product again");
     PRODUCTS_ORDER = ("products.order", "§4.2", Observed, Contract, "products are ordered by spuId descending, compared as numbers (shown, not stated)");
 
     // Authentication (§5).
