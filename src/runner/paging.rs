@@ -362,7 +362,12 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             }
             out.keys.push(key);
         }
-        if (records.len as u64) < options.full_page.map_or(count, |n| n.min(count)) {
+        // A short page ends the list, unless the cursor comes in the response: then the cursor
+        // says whether more follows (a service that filters after it pages, as DynamoDB's
+        // `Limit` does, gives short and even empty pages in the middle of the list).
+        let short = (records.len as u64) < options.full_page.map_or(count, |n| n.min(count));
+        let by_response = matches!(options.cursor, CursorRule::Response(_));
+        if short && !by_response {
             out.complete = true;
             break;
         }
@@ -370,7 +375,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             out.truncated = true;
             break;
         }
-        if fresh == 0 {
+        if fresh == 0 && records.len > 0 {
             source.blame_last_page();
             let f = endless(
                 format!("page {} holds only records already seen", page_no + 1),
@@ -394,12 +399,21 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
                 // cursor, by [`cursor_rule_problem`].
                 None | Some(Value::Null) => {
                     out.complete = true;
-                    out.ended_by_rule = true;
+                    out.ended_by_rule = !short;
                     break;
                 }
                 Some(Value::String(s)) if s.is_empty() => {
                     out.complete = true;
-                    out.ended_by_rule = true;
+                    out.ended_by_rule = !short;
+                    break;
+                }
+                // An empty page that hands back the cursor it was asked with (a service whose
+                // next cursor is always there: the last record's id) is the end of the list.
+                found
+                    if records.len == 0
+                        && found.and_then(cursor_text).as_deref() == cursor.as_deref() =>
+                {
+                    out.complete = true;
                     break;
                 }
                 found => found.and_then(cursor_text),
@@ -656,6 +670,31 @@ mod tests {
         // A full page longer than count changes nothing: count bounds it.
         let w = walk(&mut fake(23), &walk_at(Some(50))).await;
         assert_eq!((w.keys.len(), w.steps.len()), (23, 3));
+    }
+
+    #[tokio::test]
+    async fn under_a_response_rule_a_short_page_with_a_next_cursor_goes_on() {
+        // Pages of 4 while 10 are asked for, each with its next cursor but the last: the
+        // cursor, not the page's length, says whether more follows.
+        let mut source = Fake {
+            cap: 4,
+            next_on: (1..=5).collect(),
+            ..fake(23)
+        };
+        let options = WalkOptions {
+            cursor: CursorRule::Response("/next".into()),
+            ..opts(10)
+        };
+        let w = walk(&mut source, &options).await;
+        assert!(w.findings.is_empty(), "{:?}", w.findings.kept());
+        assert_eq!((w.keys.len(), w.complete), (23, true));
+        assert_eq!(
+            w.steps.iter().map(|s| s.records).collect::<Vec<_>>(),
+            [4, 4, 4, 4, 4, 3]
+        );
+        // Under the last-record rule the first short page ends the list.
+        let w = walk(&mut Fake { cap: 4, ..fake(23) }, &opts(10)).await;
+        assert_eq!((w.keys.len(), w.complete), (4, true));
     }
 
     fn opts(count: u64) -> WalkOptions {

@@ -19,9 +19,9 @@ use crate::spec::catalog::{
     MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT,
     OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE,
     PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS,
-    PRODUCT_INTRODUCTION, PRODUCTS_DISTINCT, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND,
-    PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY,
-    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
+    PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
+    PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON,
+    RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
     TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
@@ -176,7 +176,7 @@ faults! {
     /// An unknown merchant gets malls.
     OwnershipUnknownMerchant = ("ownership-unknown-merchant", Contract(&OWNERSHIP_UNKNOWN_MERCHANT), "an unknown merchant id lists a mall (relabelled with that id)");
     /// Every mall returns the same products.
-    ProductsSameForEveryMall = ("products-same-for-every-mall", Contract(&PRODUCTS_DISTINCT), "every mall returns the products of MAIN's first mall");
+    ProductsSameForEveryMall = ("products-same-for-every-mall", Variation, "every mall returns the products of MAIN's first mall (only a warning, products.distinct-per-mall: the spec does not make catalogues differ between malls; --strict fails it)");
     /// The mall signature is not checked.
     ProductsSignatureIgnored = ("products-signature-ignored", Contract(&PRODUCTS_SIGNATURE_BOUND), "products are returned for a tampered mall signature");
     /// An empty mall signature is not checked.
