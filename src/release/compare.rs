@@ -266,7 +266,7 @@ async fn fetch(
         .map(|r| r.json.into_value())
         .map_err(|f| f.headline())?;
     if spec.walk {
-        return walk::whole_walk(client, &request, body, cursor)
+        return walk::whole_walk(client, &request, body, cursor, None)
             .await
             .map(|w| w.value);
     }

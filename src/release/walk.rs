@@ -52,11 +52,14 @@ pub async fn whole_walk(
     request: &Value,
     first: Value,
     rule: &CursorRule,
+    full_page: Option<u64>,
 ) -> Result<WholeWalk, String> {
+    // A page of `full_page` records is a full one when the service serves fewer than asked.
     let count = request
         .pointer("/cursor/count")
         .and_then(Value::as_u64)
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(full_page.unwrap_or(u64::MAX));
     let mut value = first;
     let mut malls: Vec<Value> = value
         .get("data")

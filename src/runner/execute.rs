@@ -414,7 +414,7 @@ async fn exchange_case(
     // walks' pages): a products call or an auth probe that moves a mall shows in whichever
     // case reads it next.
     if x.endpoint == Endpoint::MallList && (200..300).contains(&response.status) {
-        let (keys, states) = page_states(&response.json);
+        let (keys, states) = paging::page_states(&response.json);
         c.add(read_only(&runner.discovery, &keys, &states), &case_span);
     }
     // A refused raw-spelling probe is held against the same request in its compact spelling:
@@ -656,7 +656,11 @@ async fn gather_snapshot(
     if spec.walk {
         let rule = runner.options.cursor.clone().unwrap_or_default();
         let first = response.json.value().clone();
-        let walked = walk::whole_walk(&runner.client, request_body, first, &rule).await;
+        let count = request_body
+            .pointer("/cursor/count")
+            .and_then(Value::as_u64);
+        let full_page = count.and_then(|n| runner.page_limit.full_page(n));
+        let walked = walk::whole_walk(&runner.client, request_body, first, &rule, full_page).await;
         return Some(walked.map(|w| {
             let scope = w.scope();
             (w.value, scope)
@@ -940,7 +944,11 @@ fn read_only(
         .enumerate()
         .filter_map(|(i, (key, state))| {
             let state = (*state)?;
-            Some((i, format!("{:016x} {key}", state.owner), state.code))
+            Some((
+                i,
+                crate::service::discover::mall_key(state.owner, key),
+                state.code,
+            ))
         });
     discovery
         .read_states(read)
@@ -959,36 +967,6 @@ fn read_only(
             )
         })
         .collect()
-}
-
-/// The identity and state of each mall of a mall-list page that a single exchange read, for
-/// `mall.read-only`: from the fast path's digest, else from a tree already built (a large
-/// body that took neither is not read again for this).
-fn page_states(json: &LazyJson) -> (Vec<String>, Vec<Option<crate::spec::wire::MallState>>) {
-    use crate::spec::wire::{MallState, mall_state_of, owner_of};
-    match json.digest() {
-        Some(Digest::Envelope(e)) => e
-            .malls
-            .iter()
-            .flatten()
-            .map(|m| {
-                let state = MallState {
-                    code: m.state,
-                    owner: owner_of(&m.merchant_id),
-                };
-                (paging::key_of(&m.sn), Some(state))
-            })
-            .unzip(),
-        Some(Digest::Products(_)) => Default::default(),
-        None => json
-            .tree()
-            .and_then(|t| t.get("data"))
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .map(|record| (paging::record_key(record), mall_state_of(record)))
-            .unzip(),
-    }
 }
 
 impl ClientPages<'_> {
@@ -1108,16 +1086,27 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     let mut planned: Vec<(u64, u32, bool, WalkOptions)> = Vec::new();
     for &size in &sizes {
         let bounded = !exhaustive && size != largest;
+        let full_page = runner.page_limit.full_page(size);
+        if let Some(served) = full_page {
+            c.covered(
+                catalog::PAGING_PAGE_SIZE.id,
+                format!(
+                    "the service serves {served} records a page when asked for more, and more \
+                     malls follow (§8 states no maximum page size): the walk at size {size} \
+                     takes pages of {served} records as full"
+                ),
+            );
+        }
         let options = WalkOptions {
             count: size,
-            max_pages,
+            max_pages: pages_for(max_pages, size, full_page),
             cursor: match &runner.options.cursor {
                 Some(rule) if w.cursor == CursorRule::default() => rule.clone(),
                 _ => w.cursor.clone(),
             },
             max_findings_per_check: runner.options.max_findings_per_check,
             max_records: bounded.then_some(prefix),
-            full_page: None,
+            full_page,
         };
         for round in 0..rounds {
             planned.push((size, round, bounded, options.clone()));
@@ -1153,17 +1142,6 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
         }
         c.add(vec![problem], &span);
         return Ok(());
-    }
-    let capped = walk_past_silent_caps(runner, &body, &merchant, &planned, &mut done).await;
-    for (size, served) in capped {
-        c.covered(
-            catalog::PAGING_PAGE_SIZE.id,
-            format!(
-                "the service served {served} records a page when asked for {size} while more \
-                 followed (§8 states no maximum page size): the walk at size {size} took pages \
-                 of {served} records as full"
-            ),
-        );
     }
     // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
     let reference = if exhaustive {
@@ -1229,60 +1207,13 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     Ok(())
 }
 
-/// The page length of a walk at `size` that ended at its first page of `records` records
-/// while another walk of the case read more than that (`longest`): a service that serves fewer
-/// records a page than asked without a word (§8 states no maximum page size), or one whose
-/// list ends early at this size. `None` for any other walk, and for a first page shorter than
-/// the spec's example size (the one size a service must serve).
-fn silent_cap(walk: &paging::Walk, size: u64, longest: usize) -> Option<u64> {
-    let [first] = walk.steps.as_slice() else {
-        return None;
-    };
-    let records = first.records as u64;
-    (walk.complete
-        && (page_limit::SPEC_PAGE_SIZE..size).contains(&records)
-        && longest > first.records)
-        .then_some(records)
-}
-
-/// Walks again, with pages of that many records taken as full, each walk that [`silent_cap`]
-/// finds ended at a short first page while other walks went on; keeps the new walk when the
-/// list went on past its pages (a silent cap, tolerated), else the first (the comparison then
-/// reports the list cut short). Gives each size walked again so, with its page length.
-async fn walk_past_silent_caps(
-    runner: &Runner,
-    body: &Value,
-    merchant: &Option<String>,
-    planned: &[(u64, u32, bool, WalkOptions)],
-    done: &mut [(Part, paging::Walk)],
-) -> Vec<(u64, u64)> {
-    let longest = done.iter().map(|(_, w)| w.keys.len()).max().unwrap_or(0);
-    let mut capped: Vec<(u64, u64)> = Vec::new();
-    for ((size, _, _, options), slot) in planned.iter().zip(done.iter_mut()) {
-        let Some(served) = silent_cap(&slot.1, *size, longest) else {
-            continue;
-        };
-        let options = WalkOptions {
-            full_page: Some(served),
-            ..options.clone()
-        };
-        let mut source = ClientPages {
-            runner,
-            body: body.clone(),
-            part: Part::new(slot.0.findings.cap()),
-            merchant: merchant.clone(),
-            listed: None,
-            slim: options.cursor == CursorRule::default(),
-        };
-        let again = paging::walk(&mut source, &options).await;
-        if again.keys.len() > slot.1.keys.len() {
-            *slot = (source.part, again);
-            if !capped.contains(&(*size, served)) {
-                capped.push((*size, served));
-            }
-        }
+/// A walk's page bound (`--max-pages`, counted in pages of `size`) for pages of `full_page`
+/// records: a service that serves fewer a page needs more pages for the same list.
+fn pages_for(max_pages: u64, size: u64, full_page: Option<u64>) -> u64 {
+    match full_page {
+        Some(n) if n > 0 => max_pages.saturating_mul(size.div_ceil(n)),
+        _ => max_pages,
     }
-    capped
 }
 
 /// Marks, in the walk that differs, the page where a walk comparison of [`walk_case`] finds
@@ -1402,21 +1333,73 @@ async fn first_page(runner: &Runner, body: &Value, count: u64) -> page_limit::Pr
         listed: None,
         slim: true,
     };
-    match source.fetch(None, count).await {
-        Page::Body(_) | Page::Records(_) => page_limit::Probe::Served,
-        Page::Stop(findings) => {
-            let is = |id: &str| findings.iter().any(|f| f.check.id == id);
-            // A refusal (a 401 or 403, or words of authentication: "unauthorized page size")
-            // is a size turned away too: the bisection goes on only once the spec's size 10
-            // is served with the same credentials, so refused credentials stay refused.
-            if (is(catalog::PAGING_PAGE_FAILED.id) || is(catalog::PREFLIGHT.id))
-                && !is(catalog::HTTP_SERVER_ERROR.id)
-            {
-                page_limit::Probe::TurnedAway
-            } else {
-                page_limit::Probe::Failed
-            }
-        }
+    let page = match source.fetch(None, count).await {
+        Page::Body(page) => paging::Records::of_body(page, count),
+        Page::Records(page) => Some(page),
+        Page::Stop(findings) => return turned_away_or_failed(&findings),
+    };
+    if let Some(page) = page {
+        // Its malls are a read of the run like any other (`mall.read-only`).
+        runner.discovery.first_read(&page.keys, &page.states);
+        note_silent_cap(runner, body, count, &page).await;
+    }
+    page_limit::Probe::Served
+}
+
+/// Whether the service serves fewer records a page than asked without a word (§8 states no
+/// limit): a first page at `count` shorter than asked, of at least the spec's size, after
+/// which the next page (by the run's last-record cursor rule) lists more malls. Then pages of
+/// that length are full ones for every walk of the run ([`PageLimit::full_page`]). One request
+/// more, once per size probed, and only when the first page is that short.
+async fn note_silent_cap(runner: &Runner, body: &Value, count: u64, first: &paging::Records) {
+    let records = first.len as u64;
+    if !(page_limit::SPEC_PAGE_SIZE..count).contains(&records) {
+        return;
+    }
+    // Under a `response:` rule the cursor says whether more follows, whatever the length.
+    let CursorRule::LastRecord(pointer) = runner.options.cursor.clone().unwrap_or_default() else {
+        return;
+    };
+    let Some(cursor) = first
+        .last
+        .as_ref()
+        .and_then(|r| r.pointer(&pointer))
+        .and_then(paging::cursor_text)
+    else {
+        return;
+    };
+    let mut source = ClientPages {
+        runner,
+        body: body.clone(),
+        part: Part::new(1),
+        merchant: None,
+        listed: None,
+        slim: pointer == "/mallSn",
+    };
+    let next = match source.fetch(Some(&cursor), count).await {
+        Page::Body(page) => paging::Records::of_body(page, count),
+        Page::Records(page) => Some(page),
+        Page::Stop(_) => None,
+    };
+    if let Some(next) = next
+        && next.keys.iter().any(|k| !first.keys.contains(k))
+    {
+        runner.page_limit.saw_cap(records);
+    }
+}
+
+/// A first page at some size that was not served: turned away (a refusal) or failed.
+fn turned_away_or_failed(findings: &[Finding]) -> page_limit::Probe {
+    let is = |id: &str| findings.iter().any(|f| f.check.id == id);
+    // A refusal (a 401 or 403, or words of authentication: "unauthorized page size") is a size
+    // turned away too: the bisection goes on only once the spec's size 10 is served with the
+    // same credentials, so refused credentials stay refused.
+    if (is(catalog::PAGING_PAGE_FAILED.id) || is(catalog::PREFLIGHT.id))
+        && !is(catalog::HTTP_SERVER_ERROR.id)
+    {
+        page_limit::Probe::TurnedAway
+    } else {
+        page_limit::Probe::Failed
     }
 }
 
@@ -1591,13 +1574,14 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         .and_then(Value::as_u64)
         .unwrap_or(0);
     let count = served_size(runner, &list_body, body_count.max(SWEEP_LIST_SIZE)).await;
+    let full_page = runner.page_limit.full_page(count);
     let options = WalkOptions {
         count,
-        max_pages: runner.options.max_pages,
+        max_pages: pages_for(runner.options.max_pages, count, full_page),
         cursor: runner.options.cursor.clone().unwrap_or_default(),
         max_findings_per_check: runner.options.max_findings_per_check,
         max_records: None,
-        full_page: None,
+        full_page,
     };
     let mut source = ClientPages {
         runner,

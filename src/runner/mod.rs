@@ -226,10 +226,13 @@ impl Runner {
         on_event: &mut dyn FnMut(Event),
     ) -> Option<(String, i32)> {
         let stopped = match preflight::check(&self.client, body, signer, appid).await {
-            Ok(lists_no_mall) => {
-                if lists_no_mall {
+            Ok(accepted) => {
+                if accepted.lists_no_mall {
                     self.discovery.saw_empty_list();
                 }
+                // The run's first read of these malls: the cases' reads are held to it.
+                let (keys, states) = &accepted.malls;
+                self.discovery.first_read(keys, states);
                 return None;
             }
             Err(stopped) => stopped,

@@ -10,6 +10,7 @@
 //! in any other way (a 5xx, no answer) is walked as asked, so the walk reports it.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::Mutex;
 
@@ -31,6 +32,10 @@ pub enum Probe {
 #[derive(Debug, Default)]
 pub struct PageLimit {
     known: Mutex<Known>,
+    /// Records a page holds at most when the service serves fewer than asked without a word
+    /// (0 while none was seen): a first page shorter than asked, at least the spec's size,
+    /// followed by more malls on the next page.
+    cap: AtomicU64,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -89,6 +94,22 @@ impl PageLimit {
         known.served = low;
         known.turned_away = Some(high);
         low
+    }
+
+    /// Notes that the service served `records` records a page when asked for more, and more
+    /// malls followed: pages of that length are full ones (§8 states no limit).
+    pub fn saw_cap(&self, records: u64) {
+        let _ = self
+            .cap
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |cap| {
+                (cap == 0 || records < cap).then_some(records)
+            });
+    }
+
+    /// The records of a full page at `size` when the service caps pages below it.
+    pub fn full_page(&self, size: u64) -> Option<u64> {
+        let cap = self.cap.load(Ordering::Relaxed);
+        (cap != 0 && cap < size).then_some(cap)
     }
 
     /// The largest size served when the service turned a larger one away.

@@ -244,7 +244,7 @@ pub fn key_of(key: &str) -> String {
     format!("(a key of {} bytes, #{hash:016x})", key.len())
 }
 
-fn cursor_text(v: &Value) -> Option<String> {
+pub fn cursor_text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -475,6 +475,42 @@ impl Walk {
         })
     }
 }
+
+/// The identity and state of each mall of a mall-list page read outside a walk (a single
+/// exchange, the preflight, a page-size probe), for `mall.read-only`: from the fast path's digest, else from a tree already built (a large
+/// body that took neither is not read again for this).
+pub fn page_states(json: &crate::service::lazy_json::LazyJson) -> PageStates {
+    use crate::spec::wire::{MallState, owner_of};
+    match json.digest() {
+        Some(crate::spec::wire::Digest::Envelope(e)) => e
+            .malls
+            .iter()
+            .flatten()
+            .map(|m| {
+                let state = MallState {
+                    code: m.state,
+                    owner: owner_of(&m.merchant_id),
+                };
+                (key_of(&m.sn), Some(state))
+            })
+            .unzip(),
+        Some(crate::spec::wire::Digest::Products(_)) => Default::default(),
+        None => json.tree().map(tree_states).unwrap_or_default(),
+    }
+}
+
+/// The identity and state of each mall of a mall-list page read as a tree.
+pub fn tree_states(page: &Value) -> PageStates {
+    page.get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|record| (record_key(record), wire::mall_state_of(record)))
+        .unzip()
+}
+
+/// The identity ([`record_key`]) and state of each mall of a page, by index in `data`.
+pub type PageStates = (Vec<String>, Vec<Option<wire::MallState>>);
 
 /// A `response:` cursor rule that found no cursor in any walk of a case, while a walk it ended
 /// at a full page read fewer records than another walk: the rule is wrong (a typo of the

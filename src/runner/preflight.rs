@@ -73,14 +73,21 @@ pub async fn check(
     body: &Value,
     signer: &str,
     appid: &str,
-) -> Result<bool, Box<Stopped>> {
+) -> Result<Accepted, Box<Stopped>> {
     let started = Instant::now();
     let sent = client
         .send_json(Endpoint::MallList, body, &AuthMode::Signed, &[])
         .await;
     let url = format!("{}{}", client.base_url(), Endpoint::MallList.path());
     let Some((stop, finding)) = judge(&sent, &url) else {
-        return Ok(lists_no_mall(&sent));
+        return Ok(Accepted {
+            lists_no_mall: lists_no_mall(&sent),
+            malls: sent
+                .result
+                .as_ref()
+                .map(|r| crate::runner::paging::page_states(&r.json))
+                .unwrap_or_default(),
+        });
     };
     let mut causes = causes(stop, client.base_url(), signer, appid);
     if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
@@ -103,6 +110,15 @@ pub async fn check(
         message,
         result: result(finding, exchange, started),
     }))
+}
+
+/// What an accepted first page showed.
+#[derive(Debug, Default)]
+pub struct Accepted {
+    /// A success whose `data` is empty or null.
+    pub lists_no_mall: bool,
+    /// The identity and state of each mall it listed (`mall.read-only`).
+    pub malls: crate::runner::paging::PageStates,
 }
 
 /// Whether an accepted first page lists no mall: a success whose `data` is empty or null.

@@ -39,6 +39,11 @@ pub struct Discovery {
     states: Mutex<(HashMap<String, u32>, HashSet<String>)>,
 }
 
+/// A mall as `mall.read-only` knows it: its merchant's (hashed) id and its `mallSn`.
+pub fn mall_key(owner: u64, key: &str) -> String {
+    format!("{owner:016x} {key}")
+}
+
 impl Discovery {
     /// `list_body` is a signed first-page mall-list request for the configured merchant.
     pub fn new(list_body: Value) -> Discovery {
@@ -75,6 +80,22 @@ impl Discovery {
             }
         }
         found
+    }
+
+    /// Notes the state each mall of a page was read in when no earlier read of it was noted,
+    /// comparing nothing: a read made before the cases (the preflight, a page-size probe) is
+    /// where the cases' reads are held to, and a move it saw is reported by the next read of a
+    /// case, which differs from the first.
+    pub fn first_read(&self, keys: &[String], states: &[Option<crate::spec::wire::MallState>]) {
+        let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
+        for (key, state) in keys.iter().zip(states) {
+            if let Some(state) = state {
+                guard
+                    .0
+                    .entry(mall_key(state.owner, key))
+                    .or_insert(state.code);
+            }
+        }
     }
 
     /// Records a products call of one of the merchant's malls answered with `count` products.
