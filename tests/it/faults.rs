@@ -151,3 +151,22 @@ fn two_single_page_cases_catch_a_read_that_moves_a_mall() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// The preflight's first page is the run's first read of its malls: a single case that reads
+/// the page once more catches a service whose first read moved a mall.
+#[test]
+fn the_preflight_page_is_the_first_read_of_mall_read_only() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.fault_url("mall-state-flips"), dir.path())
+        .args(["--filter", "first page is a success envelope", "--quiet"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert_eq!(
+        crate::common::finding_ids(&dir.path().join("report.json")),
+        ["mall.read-only"],
+        "{stdout}"
+    );
+}
