@@ -1505,11 +1505,16 @@ fn tamper(signature: &str) -> String {
     chars.into_iter().collect()
 }
 
-/// A mallSn that is no mall's: `sn` behind a `9` (still a digit string, and a different
+/// A mallSn that is no listed mall's: `sn` behind `9`s (still a digit string, and a different
 /// number to a service that reads it as one). With a listed mall's signature it identifies no
-/// mall (§2.2: the signature identifies a mall together with its mallSn).
-fn no_mall_sn(sn: &str) -> String {
-    format!("9{sn}")
+/// mall (§2.2: the signature identifies a mall together with its mallSn); the spec does not
+/// make signatures unique, so a listed mall that is `9` and `sn` would rightly answer.
+fn no_mall_sn(sn: &str, listed: &[Listed]) -> String {
+    let mut candidate = format!("9{sn}");
+    while listed.iter().any(|m| m.sn == candidate) {
+        candidate.insert(0, '9');
+    }
+    candidate
 }
 
 /// Page size of a products sweep's walk of the list (or the list body's, when larger).
@@ -1611,7 +1616,8 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
     }
     let explicit = s.sample.or(runner.options.sample);
-    let probes = usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
+    // A tampered signature, an empty one and another mallSn; another seller.
+    let probes = 3 * usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
     let n = match explicit {
         Some(n) => n,
         None if runner.options.exhaustive => usize::MAX,
@@ -1668,7 +1674,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 &catalog::PRODUCTS_SIGNATURE_BOUND,
             ));
             probes.push((
-                products_body(&s.seller, &no_mall_sn(sn), sig),
+                products_body(&s.seller, &no_mall_sn(sn, &listed), sig),
                 &catalog::PRODUCTS_MALLSN_BOUND,
             ));
         }
