@@ -397,6 +397,13 @@ async fn exchange_case(
     let Some(response) = c.take(sent, &case_span) else {
         return Ok(());
     };
+    if let Some(asked) = small_page_turned_away(runner, x, &response).await {
+        return Err(format!(
+            "the service turns away the page size {asked} while it serves the spec's example \
+             size {} (§8 states no page size limits): nothing to check at this size",
+            page_limit::SPEC_PAGE_SIZE
+        ));
+    }
     if expects_acceptance(x)
         && let Some(refused) = preflight::refused_json(response.status, &response.json)
     {
@@ -1143,6 +1150,43 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
         c.add(vec![problem], &span);
         return Ok(());
     }
+    // §8 states no page size limits: a walk below the spec's example size whose first page was
+    // turned away, while a walk at the example size or above read pages, is left out (said in
+    // the coverage), not failed.
+    let turned_away: Vec<u64> = planned
+        .iter()
+        .zip(&done)
+        .filter(|((size, ..), (_, walk))| {
+            *size < page_limit::SPEC_PAGE_SIZE && first_page_turned_away(walk)
+        })
+        .map(|((size, ..), _)| *size)
+        .collect();
+    let served_large = planned.iter().zip(&done).any(|((size, ..), (_, walk))| {
+        *size >= page_limit::SPEC_PAGE_SIZE && !walk.steps.is_empty()
+    });
+    let mut sizes = sizes;
+    if served_large && !turned_away.is_empty() {
+        let keep: Vec<bool> = planned
+            .iter()
+            .map(|(size, ..)| !turned_away.contains(size))
+            .collect();
+        let mut keeps = keep.iter();
+        planned.retain(|_| *keeps.next().unwrap_or(&true));
+        let mut keeps = keep.iter();
+        done.retain(|_| *keeps.next().unwrap_or(&true));
+        sizes.retain(|s| !turned_away.contains(s));
+        let mut list: Vec<String> = turned_away.iter().map(u64::to_string).collect();
+        list.dedup();
+        c.covered(
+            catalog::PAGING_PAGE_SIZE.id,
+            format!(
+                "the service turns away pages of fewer than {} records (§8 states no page size \
+                 limits): size {} not walked",
+                page_limit::SPEC_PAGE_SIZE,
+                list.join(", ")
+            ),
+        );
+    }
     // The reference of size-consistency: the first walk, or in a bounded run the whole walk.
     let reference = if exhaustive {
         0
@@ -1205,6 +1249,13 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     }
     walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
+}
+
+/// Whether a walk stopped at its first page, turned away (`paging.page-failed` or a refusal,
+/// without a server error: see [`turned_away_or_failed`]).
+fn first_page_turned_away(walk: &paging::Walk) -> bool {
+    walk.steps.is_empty()
+        && turned_away_or_failed(walk.findings.kept()) == page_limit::Probe::TurnedAway
 }
 
 /// A walk's page bound (`--max-pages`, counted in pages of `size`) for pages of `full_page`
@@ -1287,6 +1338,38 @@ pub(super) async fn served_size(runner: &Runner, body: &Value, asked: u64) -> u6
         .page_limit
         .size_for(asked, |count| first_page(runner, body, count))
         .await
+}
+
+/// The `cursor.count` of a signed mall-list exchange case asking for fewer records than the
+/// spec's example size, when the service turned that page away (a 4xx, or a 2xx that is no
+/// success) while it serves a first page at the example size (asked for now, once): §8 states
+/// no page size limits, so a service may refuse small pages too. `None` otherwise.
+async fn small_page_turned_away(
+    runner: &Runner,
+    x: &ExchangeCase,
+    response: &Response,
+) -> Option<u64> {
+    let request = &x.request;
+    if x.endpoint != Endpoint::MallList
+        || request.auth != AuthMode::Signed
+        || request.raw.is_some()
+        || request.raw_hex.is_some()
+    {
+        return None;
+    }
+    let body = request.body.as_ref()?;
+    let asked = body
+        .value
+        .pointer("/cursor/count")
+        .and_then(Value::as_u64)?;
+    let refused = (400..500).contains(&response.status)
+        || ((200..300).contains(&response.status) && !response.json.success_is_true());
+    if asked >= page_limit::SPEC_PAGE_SIZE || !refused {
+        return None;
+    }
+    let list = runner.discovery.list_body().unwrap_or(&body.value);
+    (first_page(runner, list, page_limit::SPEC_PAGE_SIZE).await == page_limit::Probe::Served)
+        .then_some(asked)
 }
 
 /// The page size a signed mall-list exchange case is sent at when the service turns its

@@ -255,6 +255,7 @@ faults! {
     /// MAIN has no malls.
     RefusalSuccessCode = ("refusal-success-code", Contract(&LIST_SUCCESS_CODE), "every refusal carries the success code 0000 (with success false)");
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
+    PageSizesFrom10 = ("page-sizes-from-10", Variation, "pages of fewer than 10 malls are turned away (HTTP 400), as platforms that take only some page sizes do (§8 states no limits): those cases are skipped and those walks left out, saying so");
     PageCap20 = ("page-cap-20", Variation, "a page never holds more than 20 malls, whatever cursor.count asks, without a word (a limit §8 leaves open): the walks go on past pages of 20");
     NoProducts = ("no-products", Variation, "every mall has no products (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.

@@ -489,6 +489,11 @@ async fn answer(
                     "cursor.count must be an integer from 1 to {max}"
                 )));
             }
+            if call.fault == Some(Fault::PageSizesFrom10) && req.count < 10 {
+                return Err(Failure::bad_request(
+                    "cursor.count must be 10, 20, 50 or 100",
+                ));
+            }
             mall_list(state, call.fault, &req)
         }
         Operation::MallProducts => {
