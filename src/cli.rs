@@ -355,9 +355,10 @@ pub struct RunArgs {
         help_heading = "Limits"
     )]
     pub max_pages: Option<u64>,
-    /// Cursor convention of walks that do not set one: `last-record:/POINTER` (into the last
-    /// record of the previous page; default `last-record:/mallSn`) or `response:/POINTER`
-    /// (into the previous response body) [env: MALLCHECK_CURSOR].
+    /// Cursor convention of walks that do not set one, or set the default one:
+    /// `last-record:/POINTER` (into the last record of the previous page; default
+    /// `last-record:/mallSn`) or `response:/POINTER` (into the previous response body)
+    /// [env: MALLCHECK_CURSOR].
     #[arg(long, value_name = "RULE", help_heading = "Cases")]
     pub cursor: Option<String>,
     /// Products sweeps call exactly N malls when the list holds more (the first, the last, a
