@@ -1340,6 +1340,21 @@ pub(super) async fn served_size(runner: &Runner, body: &Value, asked: u64) -> u6
         .await
 }
 
+/// The body and `cursor.count` of a signed mall-list exchange case sent as JSON (the cases whose
+/// page size the service may turn away); `None` for any other case.
+fn signed_list_count(x: &ExchangeCase) -> Option<(&Value, u64)> {
+    let request = &x.request;
+    if x.endpoint != Endpoint::MallList
+        || request.auth != AuthMode::Signed
+        || request.raw.is_some()
+        || request.raw_hex.is_some()
+    {
+        return None;
+    }
+    let body = &request.body.as_ref()?.value;
+    Some((body, body.pointer("/cursor/count").and_then(Value::as_u64)?))
+}
+
 /// The `cursor.count` of a signed mall-list exchange case asking for fewer records than the
 /// spec's example size, when the service turned that page away (a 4xx, or a 2xx that is no
 /// success) while it serves a first page at the example size (asked for now, once): §8 states
@@ -1349,25 +1364,13 @@ async fn small_page_turned_away(
     x: &ExchangeCase,
     response: &Response,
 ) -> Option<u64> {
-    let request = &x.request;
-    if x.endpoint != Endpoint::MallList
-        || request.auth != AuthMode::Signed
-        || request.raw.is_some()
-        || request.raw_hex.is_some()
-    {
-        return None;
-    }
-    let body = request.body.as_ref()?;
-    let asked = body
-        .value
-        .pointer("/cursor/count")
-        .and_then(Value::as_u64)?;
+    let (body, asked) = signed_list_count(x)?;
     let refused = (400..500).contains(&response.status)
         || ((200..300).contains(&response.status) && !response.json.success_is_true());
     if asked >= page_limit::SPEC_PAGE_SIZE || !refused {
         return None;
     }
-    let list = runner.discovery.list_body().unwrap_or(&body.value);
+    let list = runner.discovery.list_body().unwrap_or(body);
     (first_page(runner, list, page_limit::SPEC_PAGE_SIZE).await == page_limit::Probe::Served)
         .then_some(asked)
 }
@@ -1379,20 +1382,8 @@ async fn exchange_page_size(
     x: &ExchangeCase,
     c: &mut Collector<'_>,
 ) -> Option<u64> {
-    let request = &x.request;
-    if x.endpoint != Endpoint::MallList
-        || request.auth != AuthMode::Signed
-        || request.raw.is_some()
-        || request.raw_hex.is_some()
-    {
-        return None;
-    }
-    let body = request.body.as_ref()?;
-    let asked = body
-        .value
-        .pointer("/cursor/count")
-        .and_then(Value::as_u64)?;
-    let served = served_size(runner, &body.value, asked).await;
+    let (body, asked) = signed_list_count(x)?;
+    let served = served_size(runner, body, asked).await;
     if served == asked {
         return None;
     }

@@ -110,6 +110,19 @@ fn every_fault_is_caught_with_its_check_id_and_every_variation_passes() {
     );
 }
 
+/// A run of `args` against `base_url`: its exit code, its findings' check ids and its stdout.
+fn verdict_of(base_url: &str, args: &[&str]) -> (Option<i32>, Vec<String>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(base_url, dir.path())
+        .args(args)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let ids = crate::common::finding_ids(&dir.path().join("report.json"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code(), ids, stdout)
+}
+
 /// `mall.read-only` holds the pages single exchanges read, not only the walks' pages: two
 /// cases that each read the first page (no walk among them) catch a service whose reads move a
 /// mall, and pass against the reference server.
@@ -121,35 +134,19 @@ fn two_single_page_cases_catch_a_read_that_moves_a_mall() {
         "first page is a success envelope",
         "--filter",
         "state, internal state and deletion are enums",
-        "--quiet",
     ];
-    let dir = tempfile::tempdir().unwrap();
-    let out = run_against(&server.fault_url("mall-state-flips"), dir.path())
-        .args(only)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let (code, ids, stdout) = verdict_of(&server.fault_url("mall-state-flips"), &only);
     assert_eq!(
-        crate::common::finding_ids(&dir.path().join("report.json")),
-        ["mall.read-only"],
+        (code, ids.as_slice()),
+        (Some(1), &["mall.read-only".to_string()][..]),
         "{stdout}"
     );
     assert!(
         stdout.contains("2 cases"),
         "only the two single-page cases ran: {stdout}"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let out = run_against(&server.base_url, dir.path())
-        .args(only)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    let (code, _, stdout) = verdict_of(&server.base_url, &only);
+    assert_eq!(code, Some(0), "{stdout}");
 }
 
 /// The preflight's first page is the run's first read of its malls: a single case that reads
@@ -157,16 +154,11 @@ fn two_single_page_cases_catch_a_read_that_moves_a_mall() {
 #[test]
 fn the_preflight_page_is_the_first_read_of_mall_read_only() {
     let server = Server::start(&[]);
-    let dir = tempfile::tempdir().unwrap();
-    let out = run_against(&server.fault_url("mall-state-flips"), dir.path())
-        .args(["--filter", "first page is a success envelope", "--quiet"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let only = ["--filter", "first page is a success envelope"];
+    let (code, ids, stdout) = verdict_of(&server.fault_url("mall-state-flips"), &only);
     assert_eq!(
-        crate::common::finding_ids(&dir.path().join("report.json")),
-        ["mall.read-only"],
+        (code, ids.as_slice()),
+        (Some(1), &["mall.read-only".to_string()][..]),
         "{stdout}"
     );
 }
