@@ -976,6 +976,21 @@ fn read_only(
         .collect()
 }
 
+impl<'a> ClientPages<'a> {
+    /// Pages of `body`'s list fetched outside any case's record (a page-size probe): their
+    /// exchanges and findings are not reported. `slim` under the default cursor rule.
+    fn probe(runner: &'a Runner, body: &Value, slim: bool) -> ClientPages<'a> {
+        ClientPages {
+            runner,
+            body: body.clone(),
+            part: Part::new(1),
+            merchant: None,
+            listed: None,
+            slim,
+        }
+    }
+}
+
 impl ClientPages<'_> {
     /// Checks a page one record at a time (schema, each mall's merchant when asked) into
     /// `found`, keeping what the walk reads of each record and, for a sweep, each listed mall.
@@ -1399,14 +1414,7 @@ async fn exchange_page_size(
 
 /// How the service answers the first page at `count` (an exchange outside the case's own).
 async fn first_page(runner: &Runner, body: &Value, count: u64) -> page_limit::Probe {
-    let mut source = ClientPages {
-        runner,
-        body: body.clone(),
-        part: Part::new(1),
-        merchant: None,
-        listed: None,
-        slim: true,
-    };
+    let mut source = ClientPages::probe(runner, body, true);
     let page = match source.fetch(None, count).await {
         Page::Body(page) => paging::Records::of_body(page, count),
         Page::Records(page) => Some(page),
@@ -1442,14 +1450,7 @@ async fn note_silent_cap(runner: &Runner, body: &Value, count: u64, first: &pagi
     else {
         return;
     };
-    let mut source = ClientPages {
-        runner,
-        body: body.clone(),
-        part: Part::new(1),
-        merchant: None,
-        listed: None,
-        slim: pointer == "/mallSn",
-    };
+    let mut source = ClientPages::probe(runner, body, pointer == "/mallSn");
     let next = match source.fetch(Some(&cursor), count).await {
         Page::Body(page) => paging::Records::of_body(page, count),
         Page::Records(page) => Some(page),
