@@ -420,6 +420,12 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             },
         };
         let Some(next) = next else {
+            // A short page under a `response:` rule whose next cursor is no string or number
+            // (`false`, an object) is the end of the list, as one without a cursor is.
+            if short {
+                out.complete = true;
+                break;
+            }
             source.blame_last_page();
             let where_ = match &options.cursor {
                 CursorRule::LastRecord(p) => format!("the last record's {p}"),
@@ -477,8 +483,9 @@ impl Walk {
 }
 
 /// The identity and state of each mall of a mall-list page read outside a walk (a single
-/// exchange, the preflight, a page-size probe), for `mall.read-only`: from the fast path's digest, else from a tree already built (a large
-/// body that took neither is not read again for this).
+/// exchange, the preflight, a page-size probe), for `mall.read-only`: from the fast path's
+/// digest, else from a tree already built (a large body that took neither is not read again
+/// for this).
 pub fn page_states(json: &crate::service::lazy_json::LazyJson) -> PageStates {
     use crate::spec::wire::{MallState, owner_of};
     match json.digest() {
@@ -731,6 +738,15 @@ mod tests {
         // Under the last-record rule the first short page ends the list.
         let w = walk(&mut Fake { cap: 4, ..fake(23) }, &opts(10)).await;
         assert_eq!((w.keys.len(), w.complete), (4, true));
+        // A short last page whose next cursor is no string or number (`false`) ends it too.
+        let mut source = Fake {
+            next_on: vec![1, 2],
+            next_at_end: Some(json!(false)),
+            ..fake(23)
+        };
+        let w = walk(&mut source, &options).await;
+        assert!(w.findings.is_empty(), "{:?}", w.findings.kept());
+        assert_eq!((w.keys.len(), w.complete), (23, true));
     }
 
     fn opts(count: u64) -> WalkOptions {
