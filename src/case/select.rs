@@ -252,10 +252,10 @@ mod tests {
             !paging.is_empty() && paging.iter().all(|n| n.contains("walk")),
             "{paging:?}"
         );
-        // A wrong signature, one wrong in a character, one cut short, and the appid alone, on
-        // each operation.
+        // A wrong signature, one wrong in a character, one cut short, one made without the key,
+        // and the appid alone, on each operation.
         let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 8, "{auth:?}");
+        assert_eq!(auth.len(), 10, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
         // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
         for (filters, said) in [

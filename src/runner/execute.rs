@@ -364,6 +364,14 @@ async fn exchange_case(
     let case_span = c.planned.case.name.span.clone();
     // A saved fuzz regression is sent as the fuzzer sent it and judged by the fuzz properties.
     let properties = regressions::properties_of(x);
+    if x.request.auth == AuthMode::UnkeyedSignature && !runner.client.signs_unkeyed() {
+        return Err(
+            "an unkeyed-signature probe needs the md5 or hmac-sha256 signer with a key \
+                    (the static and command signers' algorithm is not mallcheck's to run \
+                    without its key): nothing to send"
+                .to_string(),
+        );
+    }
     let mut page_size = None;
     let (sent, fuzz_body) = if properties.is_empty() {
         page_size = exchange_page_size(runner, x, c).await;

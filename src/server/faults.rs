@@ -192,6 +192,7 @@ faults! {
     /// Any signature is accepted.
     AuthSignaturePrefix = ("auth-signature-prefix", Contract(&AUTH_SIGNATURE), "only the first 8 characters of the signature are compared: a signature wrong inside is accepted");
     AuthSignatureStartsWith = ("auth-signature-startswith", Contract(&AUTH_SIGNATURE), "a signature is accepted when the valid one begins with it: any prefix of the valid signature is served");
+    AuthUnkeyedSignature = ("auth-unkeyed-signature", Contract(&AUTH_SIGNATURE), "the signature is checked without the key: the md5 of the body alone (HMAC under an empty key) is accepted");
     AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
     /// Any signature seen before is accepted.
     AuthSignatureCache = ("auth-signature-cache", Contract(&AUTH_SIGNATURE_OTHER_OPERATION), "a signature seen on an earlier authenticated request (of either operation) is accepted on any body: the signature is checked against a cache, not the body");

@@ -180,6 +180,12 @@ impl Client {
         &self.redactor
     }
 
+    /// Whether the signer has a keyless form for `unkeyed-signature` probes (see
+    /// [`Signer::unkeyed`]).
+    pub fn signs_unkeyed(&self) -> bool {
+        self.signer.unkeyed().is_some()
+    }
+
     /// The signer.
     pub fn signer(&self) -> &Signer {
         &self.signer
@@ -252,6 +258,15 @@ impl Client {
                 self.redactor.record_header("Authorization", value.expose());
                 Some(self.near_signature(truncated_signature(value.expose())))
             }),
+            // The runner skips the case when the signer has no keyless form
+            // (`Client::signs_unkeyed`); sent anyway, it is a signature that cannot be valid.
+            AuthMode::UnkeyedSignature => match self.signer.unkeyed() {
+                Some(unkeyed) => {
+                    let _place = self.in_flight.enter().await;
+                    unkeyed.authorization(appid, &body).await.map(Some)
+                }
+                None => Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32))))),
+            },
             AuthMode::SignatureOfOtherBody | AuthMode::SignatureOfOtherOperation => {
                 // The donor goes first, signed, so that the service has seen its signature.
                 let (to, donor) = replay::donor(endpoint, auth, &body);

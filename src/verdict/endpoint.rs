@@ -54,6 +54,9 @@ pub enum AuthMode {
     /// The valid signature without its last character: a service that accepts any prefix of
     /// the signature (a `startsWith` the wrong way round) serves it.
     TruncatedSignature,
+    /// Signed by the configured algorithm without the key (md5 of the body alone, HMAC under
+    /// an empty key): a service that leaves the key out of its check serves it.
+    UnkeyedSignature,
     /// The appid alone, without the signature part (`Authorization: <appid>`): a service that
     /// checks a signature only when one is given serves it.
     EmptySignature,

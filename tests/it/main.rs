@@ -56,3 +56,4 @@ mod snapshots;
 mod standalone;
 mod streamed;
 mod tolerance;
+mod unkeyed;

@@ -204,6 +204,7 @@ impl Lower<'_> {
             "wrong-signature" => Some(AuthMode::WrongSignature),
             "altered-signature" => Some(AuthMode::AlteredSignature),
             "truncated-signature" => Some(AuthMode::TruncatedSignature),
+            "unkeyed-signature" => Some(AuthMode::UnkeyedSignature),
             "empty-signature" => Some(AuthMode::EmptySignature),
             "empty-authorization" => Some(AuthMode::EmptyAuthorization),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
