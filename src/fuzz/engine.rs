@@ -351,6 +351,9 @@ struct Prober {
     client: Client,
     schemas: Arc<SchemaSet>,
     known: Known,
+    /// The valid products body, serialised: the one generated products body that must get
+    /// data (see [`Prober::probe`]).
+    products_baseline: Vec<u8>,
     limits: Limits,
     robustness: RobustnessGate,
 }
@@ -363,10 +366,19 @@ impl Prober {
             .header_appid(&self.known.appid, &self.limits)
             .to_string();
         let len = bytes.len();
+        // A generated products body other than the valid one is nearly always one to refuse,
+        // and an empty 2xx answer is a refusal of the products operation's unshown error
+        // shape (§7.4); the valid body must get JSON.
+        let may_refuse = endpoint == Endpoint::MallProducts && bytes != self.products_baseline;
         let sent = self
             .client
             .send_raw(endpoint, bytes, &appid, &AuthMode::Signed, &[])
             .await;
+        let sent = if may_refuse {
+            sent.empty_body_as_refusal()
+        } else {
+            sent
+        };
         if let Err(finding) = &sent.result
             && finding.check.id == catalog::TRANSPORT_RATE_LIMITED.id
         {
@@ -695,6 +707,11 @@ impl Fuzzer {
                 client: self.client.clone(),
                 schemas: Arc::clone(&self.schemas),
                 known: self.known.clone(),
+                products_baseline: serde_json::to_vec(&strategies::baseline(
+                    Endpoint::MallProducts,
+                    &self.known,
+                ))
+                .expect("a serde_json::Value always serializes"),
                 limits: self.options.limits,
                 robustness: self.options.robustness,
             }),

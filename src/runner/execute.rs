@@ -395,7 +395,11 @@ async fn exchange_case(
         }
     };
     let gate = runner.options.robustness;
-    let mut sent = sent;
+    let mut sent = if x.endpoint == Endpoint::MallProducts && x.expect.no_data.is_some() {
+        sent.empty_body_as_refusal()
+    } else {
+        sent
+    };
     if let (Some(bytes), Err(f)) = (&odd, &mut sent.result) {
         let status = sent.exchange.response.as_ref().map(|r| r.status);
         if let Some(recast) = robustness::recast(gate, f, status, bytes, SAVED_FUZZ_REQUEST) {
@@ -1774,7 +1778,8 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
             let sent = runner
                 .client
                 .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
-                .await;
+                .await
+                .empty_body_as_refusal();
             if let Some(r) = part.take(sent) {
                 part.add(http::server_error(r.status));
                 part.add(no_data_of(check, &r.json));

@@ -202,6 +202,8 @@ faults! {
 
     /// HTTP 500 with an HTML body.
     Http500Html = ("http-500-html", Contract(&HTTP_SERVER_ERROR), "every request is answered with HTTP 500 and an HTML error page");
+    /// An empty body with status 200 on the products operation.
+    ProductsEmpty200 = ("products-empty-200", Contract(&RESPONSE_JSON), "every products call, a valid one too, is answered HTTP 200 with an empty body");
     /// HTML with status 200.
     Html200 = ("html-200", Contract(&RESPONSE_JSON), "every request is answered with HTTP 200 and an HTML page");
     /// Truncated JSON.
@@ -257,6 +259,7 @@ faults! {
     RefusalSuccessCode = ("refusal-success-code", Contract(&LIST_SUCCESS_CODE), "every refusal carries the success code 0000 (with success false)");
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     PageSizesFrom10 = ("page-sizes-from-10", Variation, "pages of fewer than 10 malls are turned away (HTTP 400), as platforms that take only some page sizes do (§8 states no limits): those cases are skipped and those walks left out, saying so");
+    ProductsRefusedEmpty200 = ("products-refused-empty-200", Variation, "a refused products call (no or a wrong signature, another seller, no such mall) is answered HTTP 200 with an empty body, as a Spring controller returning `ResponseEntity.ok(null)` does (§7.3 and §7.4 show neither statuses nor the products error shape)");
     PageCap20 = ("page-cap-20", Variation, "a page never holds more than 20 malls, whatever cursor.count asks, without a word (a limit §8 leaves open): the walks go on past pages of 20");
     NoProducts = ("no-products", Variation, "every mall has no products (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.

@@ -354,7 +354,21 @@ pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
     if fault.is_some_and(|f| f.crashes_on(&bytes)) {
         return wire::crash_and_close();
     }
-    match answer(&state, &call, op, &parts.headers, bytes).await {
+    let answered = answer(&state, &call, op, &parts.headers, bytes).await;
+    // `ResponseEntity.ok(null)`: a products call answered 200 with no body, when refused or
+    // always.
+    let empty_200 = match fault {
+        Some(Fault::ProductsRefusedEmpty200) => answered.is_err(),
+        Some(Fault::ProductsEmpty200) => true,
+        _ => false,
+    };
+    if op == Operation::MallProducts && empty_200 {
+        let mut response = Response::new(body::full(String::new()));
+        let json = HeaderValue::from_static("application/json");
+        response.headers_mut().insert(header::CONTENT_TYPE, json);
+        return response;
+    }
+    match answered {
         Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),
     }

@@ -87,6 +87,35 @@ pub struct Sent {
     pub result: Result<Response, Box<Finding>>,
 }
 
+impl Sent {
+    /// For a products call that must get no data: a 2xx answer with no body at all (a
+    /// framework's `ResponseEntity.ok(null)` for a refused call) is a refusal without JSON, as
+    /// a 4xx one is (§7.4 shows no error shape of the products operation, §7.3 no statuses),
+    /// not a `response.json` finding. An empty 2xx answer to a call that must get data still
+    /// is one, and so is any answer with bytes that are not JSON (a body cut short may hold
+    /// records).
+    pub fn empty_body_as_refusal(mut self) -> Sent {
+        let empty_2xx = self
+            .exchange
+            .response
+            .as_ref()
+            .filter(|r| (200..300).contains(&r.status) && r.body_len == 0)
+            .map(|r| r.status);
+        if let (Some(status), Err(f)) = (empty_2xx, &self.result)
+            && f.check.id == catalog::RESPONSE_JSON.id
+        {
+            self.result = Ok(Response {
+                status,
+                headers: HeaderMap::new(),
+                body: Bytes::new(),
+                json: LazyJson::from(Value::Null),
+                body_is_json: false,
+            });
+        }
+        self
+    }
+}
+
 /// The signing client for one base URL.
 #[derive(Debug, Clone)]
 pub struct Client {

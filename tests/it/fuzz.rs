@@ -139,6 +139,26 @@ fn the_embedded_server_passes_300_cases() {
     assert!(!dir.path().join("regs").exists(), "nothing to save");
 }
 
+/// An empty 200 answer is a refusal of the products operation's unshown error shape (§7.4),
+/// not a body that is not JSON; but a valid products call must still get JSON.
+#[test]
+fn an_empty_200_refusal_of_products_passes_and_an_empty_200_answer_to_all_is_found() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url("products-refused-empty-200");
+    let r = run(fuzz_at(dir.path(), &url).args(["--cases", "200"]));
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url("products-empty-200");
+    let r = run(fuzz_at(dir.path(), &url).args(["--cases", "200"]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("FAIL fuzz.json-body on mall-products"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn a_count_above_80_is_found_shrunk_to_81_saved_and_replayed() {
     let server = Server::start(&[]);
