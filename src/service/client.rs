@@ -268,6 +268,26 @@ impl Client {
             AuthMode::EmptyAuthorization => Some(""),
             _ => None,
         };
+        // A refusal probe whose body's valid signature is neither sent nor registered by its
+        // own arm below: a service may quote that signature ("expected …"), so it is
+        // registered with the redactor as a value sent is.
+        let quotable = match auth {
+            AuthMode::Signed
+            | AuthMode::SignedOtherSpelling
+            | AuthMode::AppidMismatch
+            | AuthMode::AlteredSignature
+            | AuthMode::TruncatedSignature => false,
+            AuthMode::Missing
+            | AuthMode::WrongSignature
+            | AuthMode::UnkeyedSignature
+            | AuthMode::EmptySignature
+            | AuthMode::EmptyAuthorization
+            | AuthMode::SignatureOfOtherBody
+            | AuthMode::SignatureOfOtherOperation => true,
+        };
+        if quotable && let Ok(valid) = self.sign(appid, &body).await {
+            self.redactor.record_header("Authorization", valid.expose());
+        }
         let authorization = match auth {
             AuthMode::Missing | AuthMode::EmptySignature | AuthMode::EmptyAuthorization => Ok(None),
             AuthMode::Signed | AuthMode::SignedOtherSpelling => {

@@ -148,9 +148,10 @@ fn an_empty_200_refusal_of_products_passes_and_an_empty_200_answer_to_all_is_fou
     let url = server.fault_url("products-refused-empty-200");
     let r = run(fuzz_at(dir.path(), &url).args(["--cases", "200"]));
     assert_eq!(r.code, 0, "{}", r.stdout);
+    // The valid products body goes first: even a run of one products case finds it.
     let dir = tempfile::tempdir().unwrap();
     let url = server.fault_url("products-empty-200");
-    let r = run(fuzz_at(dir.path(), &url).args(["--cases", "200"]));
+    let r = run(fuzz_at(dir.path(), &url).args(["--cases", "1"]));
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
         r.stdout.contains("FAIL fuzz.json-body on mall-products"),

@@ -975,7 +975,8 @@ fn a_signature_echoed_in_the_answer_to_a_later_request_is_never_written() {
 }
 
 /// A service that quotes the valid signature of a refused body ("expected …") shows a value the
-/// client computed and never sent (the altered and truncated signature probes send another):
+/// client never sent (the altered, truncated, wrong, unkeyed and replayed signature probes send
+/// another):
 /// it is redacted as the signatures sent are. The bodies here are signed nowhere else in the
 /// run (a mallSn of no mall), so only that registration hides their valid signatures.
 #[test]
@@ -998,9 +999,12 @@ fn the_valid_signature_a_refusal_quotes_is_redacted_though_it_was_never_sent() {
     std::fs::write(
         dir.path().join("cases").join("expected.yaml"),
         format!(
-            "cases:\n{}{}",
+            "cases:\n{}{}{}{}{}",
             case("quoted truncated", "truncated-signature", "4242"),
-            case("quoted altered", "altered-signature", "4243")
+            case("quoted altered", "altered-signature", "4243"),
+            case("quoted wrong", "wrong-signature", "4244"),
+            case("quoted unkeyed", "unkeyed-signature", "4245"),
+            case("quoted replay", "signature-of-other-body", "4246")
         ),
     )
     .unwrap();
@@ -1027,7 +1031,7 @@ fn the_valid_signature_a_refusal_quotes_is_redacted_though_it_was_never_sent() {
         report
             .matches(r#"signature mismatch: expected <redacted>\""#)
             .count(),
-        2,
+        5,
         "{report}"
     );
     let hex32 = regex::Regex::new(r"\b[0-9a-f]{32}\b").unwrap();

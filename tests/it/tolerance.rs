@@ -136,3 +136,47 @@ fn fuzz_discovers_its_malls_when_the_service_turns_page_size_50_away() {
     assert!(!text.contains("has no data array"), "{text}");
     assert!(!text.contains("failed:"), "{text}");
 }
+
+/// A refused products call answered 200 with no body (§7.4 shows no products error shape)
+/// passes a user's case that asks for no data whether or not it turns the default schema off;
+/// the same case against a service refusing with 401 passes too.
+#[test]
+fn an_empty_200_refusal_passes_a_no_data_case_that_keeps_the_default_schema() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    std::fs::write(
+        cases.join("refused.yaml"),
+        r#"cases:
+  - name: products without Authorization, default schema kept
+    endpoint: mall-products
+    request:
+      auth: missing
+      body:
+        appid: "${MALLCHECK_APPID}"
+        seller:
+          merchantId: "${MALLCHECK_MERCHANT_ID}"
+          merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+          role: "${MALLCHECK_ROLE}"
+        mallID: { mallSn: "${MALLCHECK_MALL_SN}", signature: "${MALLCHECK_MALL_SIGNATURE}" }
+    expect:
+      no-data: auth.required
+"#,
+    )
+    .unwrap();
+    for url in [
+        server.base_url.clone(),
+        server.fault_url("products-refused-empty-200"),
+    ] {
+        let out = crate::common::run_as_main(&url, dir.path())
+            .arg("--cases")
+            .arg(&cases)
+            .args(["--json", "report.json", "--color", "never"])
+            .output()
+            .unwrap();
+        let text = output_text(&out);
+        assert_eq!(out.status.code(), Some(0), "{url}: {text}");
+        assert_eq!(report(dir.path())["summary"]["passed"], 1, "{url}: {text}");
+    }
+}
