@@ -172,6 +172,11 @@ pub struct TargetArgs {
     /// the self-signed certificate, of an https service [env: MALLCHECK_CACERT].
     #[arg(long, value_name = "FILE", help_heading = "Target")]
     pub cacert: Option<PathBuf>,
+    /// HTTP proxy of every request, http://[USER:PASSWORD@]HOST:PORT, or `none` to send
+    /// directly [env: MALLCHECK_PROXY]. Without it, curl's variables apply (http_proxy,
+    /// HTTPS_PROXY, ALL_PROXY, NO_PROXY), except to a loopback host.
+    #[arg(long, value_name = "URL", help_heading = "Target")]
+    pub proxy: Option<String>,
     /// Per-request deadline in seconds: connect, first byte and the whole body; also the time
     /// limit of one run of the sign command [env: MALLCHECK_TIMEOUT] [default: 10].
     #[arg(long, value_name = "SECS", value_parser = crate::flag_range::seconds, help_heading = "Limits")]
@@ -210,6 +215,7 @@ impl From<&TargetArgs> for crate::settings::Flags {
             signer: args.signer.map(Into::into),
             sign_key_file: args.sign_key_file.clone(),
             cacert: args.cacert.clone(),
+            proxy: args.proxy.clone(),
             timeout: args.timeout,
             max_retry_wait: args.max_retry_wait,
             max_body: args.max_body,

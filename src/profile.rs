@@ -39,6 +39,8 @@ pub struct Profile {
     pub sign_key_file: Option<PathBuf>,
     /// PEM bundle of extra certificate authorities (relative to the config file).
     pub cacert: Option<PathBuf>,
+    /// HTTP proxy of every request (`--proxy`), or `none`.
+    pub proxy: Option<String>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After`, in seconds.
@@ -71,6 +73,7 @@ impl fmt::Debug for Profile {
             .field("signer", &self.signer)
             .field("sign_key_file", &self.sign_key_file)
             .field("cacert", &self.cacert)
+            .field("proxy", &self.proxy.as_deref().map(url_for_display))
             .field("timeout", &self.timeout)
             .field("max_retry_wait", &self.max_retry_wait)
             .field("rate", &self.rate)

@@ -18,6 +18,7 @@ use crate::service::discover::{
     MALL_SIGNATURE_SENTINEL, MALL_SIGNATURE_VAR, MALL_SN_SENTINEL, MALL_SN_VAR,
 };
 use crate::service::politeness::DEFAULT_MAX_RETRY_WAIT;
+use crate::service::proxy_route;
 use crate::sign::{Signer, SignerKind};
 
 /// Variable holding the signing key; read from the environment only.
@@ -49,6 +50,8 @@ pub struct Flags {
     pub sign_key_file: Option<PathBuf>,
     /// PEM bundle of extra certificate authorities (`--cacert`).
     pub cacert: Option<PathBuf>,
+    /// HTTP proxy (`--proxy`), or `none`.
+    pub proxy: Option<String>,
     /// Per-request deadline in seconds.
     pub timeout: Option<f64>,
     /// Longest total wait of one request for `Retry-After`, in seconds.
@@ -85,6 +88,7 @@ impl Default for Flags {
             role: None,
             signer: None,
             cacert: None,
+            proxy: None,
             sign_key_file: None,
             timeout: None,
             max_retry_wait: None,
@@ -116,6 +120,7 @@ impl fmt::Debug for Flags {
             .field("signer", &self.signer)
             .field("sign_key_file", &self.sign_key_file)
             .field("cacert", &self.cacert)
+            .field("proxy", &self.proxy.as_deref().map(redact::url_for_display))
             .field("timeout", &self.timeout)
             .field("max_retry_wait", &self.max_retry_wait)
             .field("max_body", &self.max_body)
@@ -139,6 +144,8 @@ pub struct Env {
     /// Names of the environment whose prefix is a misspelling of `MALLCHECK_` (`MALLCHEK_`,
     /// `mallcheck_`): none of them is read, so a setting among them would silently not apply.
     misspelt: Vec<String>,
+    /// curl's proxy variables (`HTTP_PROXY`, `NO_PROXY`, ...: see `service::proxy_route`).
+    proxies: BTreeMap<String, String>,
 }
 
 impl fmt::Debug for Env {
@@ -195,18 +202,26 @@ impl Env {
         Env::from_pairs(std::env::vars())
     }
 
-    /// The `MALLCHECK_*` variables among `pairs` (the others are ignored).
+    /// The `MALLCHECK_*` variables and curl's proxy variables among `pairs` (the others are
+    /// ignored).
     pub fn from_pairs(pairs: impl IntoIterator<Item = (String, String)>) -> Env {
         let mut vars = BTreeMap::new();
         let mut misspelt = Vec::new();
+        let mut proxies = BTreeMap::new();
         for (name, value) in pairs {
             if name.starts_with("MALLCHECK_") {
                 vars.insert(name, value);
+            } else if proxy_route::VARS.contains(&name.as_str()) {
+                proxies.insert(name, value);
             } else if misspelt_prefix(&name) {
                 misspelt.push(name);
             }
         }
-        Env { vars, misspelt }
+        Env {
+            vars,
+            misspelt,
+            proxies,
+        }
     }
 
     /// A variable's value; an empty one counts as unset.
@@ -340,6 +355,11 @@ const CACERT: Setting = Setting {
     flag: "--cacert",
     var: "MALLCHECK_CACERT",
 };
+const PROXY: Setting = Setting {
+    key: "proxy",
+    flag: "--proxy",
+    var: "MALLCHECK_PROXY",
+};
 const OTHER_MERCHANT_ID: Setting = Setting {
     key: "other_merchant_id",
     flag: "MALLCHECK_OTHER_MERCHANT_ID",
@@ -363,6 +383,7 @@ pub const KNOWN_VARS: &[&str] = &[
     SIGN_KEY_VAR,
     SIGN_COMMAND_VAR,
     CACERT.var,
+    PROXY.var,
     TIMEOUT.var,
     MAX_RETRY_WAIT.var,
     PROFILE_VAR,
@@ -598,6 +619,48 @@ impl Resolver<'_> {
 /// the profile, else a default. No base URL means the embedded server with its identities.
 /// Every secret met on the way (the key, the sign command, a URL's userinfo) is registered
 /// with `redactor`, the session's, before any message could quote it.
+/// The proxy of the requests to `base_url` (`service::proxy_route`): `--proxy` and its
+/// variable and profile key, else curl's variables. The userinfo of every proxy URL there is
+/// registered as a secret first, so that no message can show a proxy's password.
+fn resolve_proxy(
+    r: &mut Resolver<'_>,
+    flags: &Flags,
+    profile: &Profile,
+    env: &Env,
+    base_url: Option<&str>,
+    redactor: &Redactor,
+) -> Result<Option<crate::redact::Secret>, UsageError> {
+    let given = r.text(&PROXY, &flags.proxy, &profile.proxy);
+    let mut seen: Vec<&str> = env.proxies.values().map(String::as_str).collect();
+    seen.extend(given.as_deref());
+    for value in seen {
+        let url = proxy_route::parse(value).unwrap_or_else(|_| value.to_string());
+        redactor.add_url_userinfo(&url);
+    }
+    let given = match given {
+        None => None,
+        Some(p) if p.trim().eq_ignore_ascii_case(proxy_route::NONE) => {
+            Some(proxy_route::NONE.to_string())
+        }
+        Some(p) => Some(
+            proxy_route::parse(&p)
+                .map_err(|e| UsageError::setting(r.source_of(PROXY.key).to_string(), e, None))?,
+        ),
+    };
+    let Some(base_url) = base_url else {
+        return Ok(None);
+    };
+    let route =
+        proxy_route::route(base_url, given.as_deref(), &env.proxies).map_err(|(var, e)| {
+            UsageError::setting(
+                var,
+                e,
+                Some("give the proxy as http://HOST:PORT, or --proxy none to send directly"),
+            )
+        })?;
+    Ok(route.map(crate::redact::Secret::new))
+}
+
 pub fn resolve(
     flags: &Flags,
     env: &Env,
@@ -693,7 +756,7 @@ pub fn resolve(
         ),
         None => None,
     };
-    let client = ClientOptions {
+    let mut client = ClientOptions {
         cacert,
         timeout: Duration::from_secs_f64(timeout),
         max_body: flags.max_body,
@@ -758,6 +821,7 @@ pub fn resolve(
         )?),
     };
     let embedded = base_url.is_none();
+    client.proxy = resolve_proxy(&mut r, flags, &profile, env, base_url.as_deref(), redactor)?;
     let appid = r.text(&APPID, &flags.appid, &profile.appid);
     let merchant_id = r.text(&MERCHANT_ID, &flags.merchant_id, &profile.merchant_id);
     let merchant_user_id = r.text(

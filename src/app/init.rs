@@ -26,6 +26,7 @@ timeout = 10            # seconds per request
 rate = 5                # requests per second (run and fuzz)
 max_retry_wait = 10     # seconds one request may wait for Retry-After
 jobs = 4                # requests in flight at once
+# proxy = "http://proxy.corp:3128"  # or "none"; without it, HTTP(S)_PROXY and NO_PROXY apply
 "#;
 
 /// Lines `.gitignore` gets: the reports and the pending snapshots are outputs of a run.

@@ -372,7 +372,7 @@ fn causes(stop: Stop, base_url: &str, signer: &str, appid: &str) -> Vec<String> 
         Stop::Unreachable => vec![
             format!("the host or port of the base URL {base_url} is wrong, or nothing listens there"),
             "the scheme is wrong (http:// against a TLS port, or https:// against plain HTTP)".to_string(),
-            "a proxy or firewall is in the way (mallcheck connects directly and ignores HTTP(S)_PROXY)".to_string(),
+            "a proxy or firewall is in the way, or the proxy is wrong (--proxy URL, or curl's http_proxy / HTTPS_PROXY / NO_PROXY; a loopback host is never proxied by them)".to_string(),
             "the service answers more slowly than --timeout".to_string(),
         ],
         Stop::Refused => vec![

@@ -43,6 +43,9 @@ pub struct ClientOptions {
     pub max_retry_wait: Duration,
     /// PEM bundle of certificate authorities trusted besides the system's (`--cacert`).
     pub cacert: Option<Vec<u8>>,
+    /// The HTTP proxy of every request to the base URL (`service::proxy_route`), a secret for
+    /// its userinfo; `None` sends them directly.
+    pub proxy: Option<Secret>,
 }
 
 impl Default for ClientOptions {
@@ -55,6 +58,7 @@ impl Default for ClientOptions {
             retries: 0,
             max_retry_wait: DEFAULT_MAX_RETRY_WAIT,
             cacert: None,
+            proxy: None,
         }
     }
 }
@@ -155,11 +159,21 @@ impl Client {
             if let Some(pem) = &options.cacert {
                 builder = crate::tls::trust(builder, pem)?;
             }
+            // Only the proxy decided for this base URL, never reqwest's own reading of the
+            // environment (which would proxy a loopback service).
+            builder = match &options.proxy {
+                Some(proxy) => {
+                    let proxy = proxy.expose();
+                    builder.proxy(reqwest::Proxy::all(proxy).map_err(|e| {
+                        format!("the proxy {}: {e}", crate::redact::url_for_display(proxy))
+                    })?)
+                }
+                None => builder.no_proxy(),
+            };
             builder
                 .redirect(policy)
                 .timeout(options.timeout)
                 .connect_timeout(options.timeout)
-                .no_proxy()
                 .pool_max_idle_per_host(idle)
                 .build()
                 .map_err(|e| e.to_string())
@@ -169,6 +183,7 @@ impl Client {
             TransportOptions {
                 timeout: options.timeout,
                 follow_redirects: options.follow_redirects,
+                proxied: options.proxy.is_some(),
             },
             build,
         )

@@ -5,6 +5,7 @@ pub mod client;
 pub mod discover;
 pub mod lazy_json;
 pub mod politeness;
+pub mod proxy_route;
 pub mod read_memo;
 pub mod replay;
 pub mod request;

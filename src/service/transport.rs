@@ -49,6 +49,8 @@ pub struct TransportOptions {
     pub timeout: Duration,
     /// Same-origin redirects are followed (only reqwest does).
     pub follow_redirects: bool,
+    /// The requests go through an HTTP proxy (only reqwest does).
+    pub proxied: bool,
 }
 
 /// One of the two ways a request goes out (see the module's comment).
@@ -99,15 +101,15 @@ impl Target {
 }
 
 impl Transport {
-    /// The transport for `base_url`: the plain one when it is `http://` without credentials and
-    /// redirects are not followed, else reqwest (`build_reqwest` builds its client for an idle
+    /// The transport for `base_url`: the plain one when it is `http://` without credentials,
+    /// redirects are not followed and no proxy carries it, else reqwest (`build_reqwest` builds its client for an idle
     /// pool of the size given).
     pub fn new(
         base_url: &str,
         options: TransportOptions,
         build_reqwest: impl Fn(usize, redirect::Policy) -> Result<reqwest::Client, String>,
     ) -> Result<Transport, String> {
-        if plain_applies(base_url, options.follow_redirects) {
+        if !options.proxied && plain_applies(base_url, options.follow_redirects) {
             Ok(Transport::plain(options.timeout))
         } else {
             Transport::reqwest(options.follow_redirects, build_reqwest)

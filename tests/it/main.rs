@@ -39,6 +39,7 @@ mod parsing;
 mod politeness;
 mod preflight;
 mod progress;
+mod proxy;
 mod raw_signature;
 mod readme;
 mod replay;

@@ -1,0 +1,88 @@
+//! The HTTP proxy of a run: `--proxy`, else curl's variables (`HTTP_PROXY`, `NO_PROXY`, ...),
+//! never for a loopback host. The reference server stands in for the proxy: it answers an
+//! absolute-form request (`POST http://host/path`) as it answers its own, so a base URL on a
+//! host no resolver knows (`.invalid`) is reached only through it.
+
+use std::process::Output;
+
+use crate::common::{Server, closed_port, output_text, run_as_main};
+
+const UNRESOLVABLE: &str = "http://mall.example.invalid";
+
+fn run(base_url: &str, extra: &[&str], env: &[(&str, &str)]) -> (Output, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = run_as_main(base_url, dir.path());
+    cmd.args(["--filter", "first mall-list page", "--rate", "0"])
+        .args([
+            "--snapshots",
+            "off",
+            "--color",
+            "never",
+            "--json",
+            "report.json",
+        ])
+        .args(extra);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    (cmd.output().unwrap(), dir)
+}
+
+#[test]
+fn a_run_goes_through_the_proxy_given_or_the_environments_and_no_proxy_skips_it() {
+    let proxy = Server::start(&[]);
+    let with_password = proxy
+        .base_url
+        .replace("http://", "http://ci-user:proxy-pw-9f3a@");
+    let (out, dir) = run(UNRESOLVABLE, &["--proxy", &with_password], &[]);
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    // The proxy's password is a secret: written nowhere.
+    let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+    assert!(!text.contains("proxy-pw-9f3a") && !report.contains("proxy-pw-9f3a"));
+
+    let (out, _dir) = run(UNRESOLVABLE, &[], &[("HTTP_PROXY", &proxy.base_url)]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+
+    // NO_PROXY and `--proxy none` send the requests directly: the host is not found (could
+    // not test).
+    let (out, _dir) = run(
+        UNRESOLVABLE,
+        &[],
+        &[
+            ("http_proxy", &proxy.base_url),
+            ("NO_PROXY", "example.invalid"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", output_text(&out));
+    let (out, _dir) = run(
+        UNRESOLVABLE,
+        &["--proxy", "none"],
+        &[("HTTP_PROXY", &proxy.base_url)],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", output_text(&out));
+}
+
+#[test]
+fn the_environments_proxy_never_carries_a_loopback_target_and_a_bad_one_is_named() {
+    let server = Server::start(&[]);
+    let nowhere = format!("http://127.0.0.1:{}", closed_port());
+    let (out, _dir) = run(&server.base_url, &[], &[("HTTP_PROXY", &nowhere)]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    // Given explicitly, a proxy carries a loopback target too (here to nowhere).
+    let (out, _dir) = run(&server.base_url, &["--proxy", &nowhere], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", output_text(&out));
+    // A variable that is no proxy URL is a usage error naming it, where it would apply.
+    let (out, _dir) = run(
+        UNRESOLVABLE,
+        &[],
+        &[("HTTPS_PROXY", "x"), ("HTTP_PROXY", "ftp://p:1")],
+    );
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("HTTP_PROXY: ftp://p:1"), "{text}");
+    let (out, _dir) = run(UNRESOLVABLE, &["--proxy", "http://p:1/path"], &[]);
+    let text = output_text(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("--proxy"), "{text}");
+}
