@@ -81,6 +81,8 @@ faults! {
     /// `state` is 3.
     MallStateOutOfRange = ("mall-state-out-of-range", Contract(&MALL_STATE), "every mall has state 3, outside 0/1/2");
     MallStateFlips = ("mall-state-flips", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall in another state (online if it is not, else offline): a read moves a mall between states");
+    /// A read pins a mall.
+    MallPinnedOnRead = ("mall-pinned-on-read", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall pinned (topTime set, or cleared if it was): a read changes a mall");
     /// `internalState` is 2.
     MallInternalStateOutOfRange = ("mall-internal-state-out-of-range", Contract(&MALL_INTERNAL_STATE), "every mall has internalState 2, outside 0/1");
     /// `isDelete` is 5.
@@ -193,6 +195,8 @@ faults! {
     AuthSignaturePrefix = ("auth-signature-prefix", Contract(&AUTH_SIGNATURE), "only the first 8 characters of the signature are compared: a signature wrong inside is accepted");
     AuthSignatureStartsWith = ("auth-signature-startswith", Contract(&AUTH_SIGNATURE), "a signature is accepted when the valid one begins with it: any prefix of the valid signature is served");
     AuthUnkeyedSignature = ("auth-unkeyed-signature", Contract(&AUTH_SIGNATURE), "the signature is checked without the key: the md5 of the body alone (HMAC under an empty key) is accepted");
+    AuthSkippedOnContinuation = ("auth-skipped-on-continuation", Contract(&AUTH_REQUIRED), "a mall-list call with an endCursor is answered without any Authorization check (a gateway that trusts continuation pages)");
+    AuthSkippedWithoutEnvFlag = ("auth-skipped-without-env-flag", Contract(&AUTH_REQUIRED), "a products call without the optional X-env-flag header is answered without any Authorization check");
     AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
     /// Any signature seen before is accepted.
     AuthSignatureCache = ("auth-signature-cache", Contract(&AUTH_SIGNATURE_OTHER_OPERATION), "a signature seen on an earlier authenticated request (of either operation) is accepted on any body: the signature is checked against a cache, not the body");

@@ -36,7 +36,7 @@ pub struct Discovery {
     products_seen: AtomicU64,
     /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
     /// and the malls already found in another.
-    states: Mutex<(HashMap<String, u32>, HashSet<String>)>,
+    states: Mutex<(HashMap<String, u64>, HashSet<String>)>,
 }
 
 /// A mall as `mall.read-only` knows it: its merchant's (hashed) id and its `mallSn`.
@@ -63,8 +63,8 @@ impl Discovery {
     /// two reads of one run must agree, whichever cases made them. One lock a page.
     pub fn read_states(
         &self,
-        malls: impl Iterator<Item = (usize, String, u32)>,
-    ) -> Vec<(usize, u32)> {
+        malls: impl Iterator<Item = (usize, String, u64)>,
+    ) -> Vec<(usize, u64)> {
         let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
         let (first, moved) = &mut *guard;
         let mut found = Vec::new();
@@ -242,7 +242,7 @@ mod tests {
     #[test]
     fn a_mall_read_in_another_state_is_told_once_with_its_first_state() {
         let d = Discovery::default();
-        let read = |malls: &[(&str, u32)]| {
+        let read = |malls: &[(&str, u64)]| {
             d.read_states(
                 malls
                     .iter()

@@ -58,27 +58,43 @@ pub struct MallKey {
     pub merchant_id: String,
     /// `isDelete` is 1.
     pub deleted: bool,
-    /// `state`, `internalState` and `isDelete` ([`state_code`]).
-    pub state: u32,
+    /// `state`, `internalState`, `isDelete` and `topTime` ([`state_code`]).
+    pub state: u64,
 }
 
-/// A mall's place among the states of §3 (`state`, `internalState`, `isDelete`) as one number,
-/// to compare two reads of the same mall.
-pub fn state_code(state: u8, internal_state: u8, is_delete: u8) -> u32 {
-    u32::from(state) << 16 | u32::from(internal_state) << 8 | u32::from(is_delete)
+/// A mall's place among the states of §3 (`state`, `internalState`, `isDelete`) and its pin
+/// (`topTime`: null, or a mark of the time) as one number, to compare two reads of the same
+/// mall: §1 says neither operation changes any resource, and a read that pins a mall changes it.
+pub fn state_code(state: u8, internal_state: u8, is_delete: u8, top_time: Option<&str>) -> u64 {
+    use std::hash::BuildHasher as _;
+    // Never 0 for a time, so that a pinned mall never reads as an unpinned one.
+    let pin = top_time.map_or(0, |t| {
+        foldhash::fast::FixedState::with_seed(0).hash_one(t) as u32 | 1
+    });
+    u64::from(pin) << 32
+        | u64::from(state) << 16
+        | u64::from(internal_state) << 8
+        | u64::from(is_delete)
 }
 
-/// [`state_code`] of a mall record read as a tree; `None` when a field is not a small integer.
-pub fn state_code_of(mall: &serde_json::Value) -> Option<u32> {
+/// [`state_code`] of a mall record read as a tree; `None` when a field is not a small integer
+/// or `topTime` is neither text nor null.
+pub fn state_code_of(mall: &serde_json::Value) -> Option<u64> {
     let field = |name: &str| {
         mall.get(name)
             .and_then(serde_json::Value::as_u64)
             .and_then(|n| u8::try_from(n).ok())
     };
+    let top_time = match mall.get("topTime") {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(t)) => Some(t.as_str()),
+        Some(_) => return None,
+    };
     Some(state_code(
         field("state")?,
         field("internalState")?,
         field("isDelete")?,
+        top_time,
     ))
 }
 
@@ -87,7 +103,7 @@ pub fn state_code_of(mall: &serde_json::Value) -> Option<u32> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MallState {
     /// [`state_code`].
-    pub code: u32,
+    pub code: u64,
     /// [`owner_of`] the mall's `seller.merchantId`.
     pub owner: u64,
 }
@@ -111,10 +127,14 @@ pub fn mall_state_of(mall: &serde_json::Value) -> Option<MallState> {
 }
 
 /// How [`state_code`] reads to a person.
-pub fn state_text(code: u32) -> String {
+pub fn state_text(code: u64) -> String {
+    let pin = match code >> 32 {
+        0 => "null".to_string(),
+        mark => format!("a time (mark {mark:08x})"),
+    };
     format!(
-        "state {}, internalState {}, isDelete {}",
-        code >> 16,
+        "state {}, internalState {}, isDelete {}, topTime {pin}",
+        (code >> 16) & 0xff,
         (code >> 8) & 0xff,
         code & 0xff
     )

@@ -406,7 +406,12 @@ impl Mall<'_> {
             signature: self.signature.0.into_owned(),
             merchant_id: self.seller.merchant_id.0.into_owned(),
             deleted: self.is_delete == 1,
-            state: super::state_code(self.state, self.internal_state, self.is_delete),
+            state: super::state_code(
+                self.state,
+                self.internal_state,
+                self.is_delete,
+                self.top_time.0.as_ref().map(Text::as_str),
+            ),
         }
     }
 }

@@ -531,6 +531,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
     let mut deleted = 0u8;
     let (mut state, mut internal_state) = (0u8, 0u8);
     let mut delete_time_empty = false;
+    let mut top_time = None;
     let mut ok = true;
     r.object(MALL, all(MALL.len()), |r, field| {
         match field {
@@ -569,7 +570,11 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 }
             }
             22 => ok &= is_datetime(&r.string()?),
-            23 => ok &= r.text_or_null()?.is_none_or(|t| is_datetime(&t)),
+            23 => {
+                let time = r.text_or_null()?;
+                ok &= time.as_ref().is_none_or(|t| is_datetime(t));
+                top_time = time.map(|t| t.into_owned());
+            }
             24.. => r.null()?,
             _ => r.skip_string()?,
         }
@@ -581,7 +586,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
         signature: signature?,
         merchant_id: merchant_id?,
         deleted: deleted == 1,
-        state: super::state_code(state, internal_state, deleted),
+        state: super::state_code(state, internal_state, deleted, top_time.as_deref()),
     })
 }
 
