@@ -8,7 +8,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::service::client::Client;
+use crate::service::lazy_json::LazyJson;
 use crate::spec::catalog;
+use crate::spec::wire::Digest;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 /// A seller identity object (spec §2.1).
@@ -151,9 +153,9 @@ pub async fn discover(
                     continue;
                 }
             };
-            match response.json.get("data").and_then(Value::as_array) {
+            match listed_malls(&response.json) {
                 Some(malls) => {
-                    page = Some(Ok(malls.clone()));
+                    page = Some(Ok(malls));
                     break;
                 }
                 None => {
@@ -165,8 +167,8 @@ pub async fn discover(
             }
         }
         let malls = match page {
-            Some(Ok(malls)) => {
-                known.lists_no_mall |= i == 0 && malls.is_empty();
+            Some(Ok((records, malls))) => {
+                known.lists_no_mall |= i == 0 && records == 0;
                 malls
             }
             Some(Err(note)) => {
@@ -175,18 +177,13 @@ pub async fn discover(
             }
             None => continue,
         };
-        for mall in &malls {
-            let text = |p: &str| mall.pointer(p).and_then(Value::as_str).map(str::to_string);
-            let (Some(mall_sn), Some(signature)) = (text("/mallSn"), text("/signature")) else {
-                continue;
-            };
-            let owner = text("/seller/merchantId").unwrap_or_else(|| identity.merchant_id.clone());
-            if known.mall(&mall_sn).is_none() {
+        for mall in malls {
+            if known.mall(&mall.sn).is_none() {
                 known.malls.push(KnownMall {
-                    mall_sn,
-                    signature,
-                    owner,
-                    live: mall.get("isDelete").and_then(Value::as_i64) == Some(0),
+                    mall_sn: mall.sn,
+                    signature: mall.signature,
+                    owner: mall.owner.unwrap_or_else(|| identity.merchant_id.clone()),
+                    live: mall.live,
                 });
             }
         }
@@ -210,6 +207,48 @@ pub async fn discover(
 
 /// A fixture for unit tests: appid `app`, merchant `m1` (user `u1`, role `r`), the unknown
 /// merchant `m0`, and mall 7 (signature `s7`) of merchant `m2`.
+/// What discovery keeps of one listed mall.
+struct Listed {
+    sn: String,
+    signature: String,
+    owner: Option<String>,
+    live: bool,
+}
+
+/// The number of records of a mall-list page with a `data` array (`None` without one) and the
+/// malls among them (those with a `mallSn` and a `signature`), read from the digest of a
+/// conforming page, else one record at a time within the body's tree budget: a hostile page of
+/// millions of records is never held whole, nor copied.
+fn listed_malls(json: &LazyJson) -> Option<(usize, Vec<Listed>)> {
+    let records = json.data_len()?;
+    if let Some(Digest::Envelope(e)) = json.digest() {
+        let malls = e.malls.as_deref().unwrap_or_default();
+        let listed = malls
+            .iter()
+            .map(|m| Listed {
+                sn: m.sn.clone(),
+                signature: m.signature.clone(),
+                owner: Some(m.merchant_id.clone()),
+                live: !m.deleted,
+            })
+            .collect();
+        return Some((records, listed));
+    }
+    let mut malls = Vec::new();
+    json.for_each_record(&mut |_, mall| {
+        let text = |p: &str| mall.pointer(p).and_then(Value::as_str).map(str::to_string);
+        if let (Some(sn), Some(signature)) = (text("/mallSn"), text("/signature")) {
+            malls.push(Listed {
+                sn,
+                signature,
+                owner: text("/seller/merchantId"),
+                live: mall.get("isDelete").and_then(Value::as_i64) == Some(0),
+            });
+        }
+    });
+    Some((records, malls))
+}
+
 #[cfg(test)]
 pub(crate) fn example() -> Known {
     Known {
