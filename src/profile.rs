@@ -250,9 +250,9 @@ fn userinfo_ranges(text: &str) -> Vec<Range<usize>> {
 }
 
 /// Byte ranges of a config file's text that a diagnostic must never quote: the userinfo of
-/// every URL (`https://user:s3cret@host`), and the value of every key whose name says it holds
-/// a credential (`sign_key`, `token`, `password`, ...; a `*_file` key holds a path, not a
-/// secret). Sorted by start.
+/// every URL (`https://user:s3cret@host`), the value of every key whose name says it holds a
+/// credential (`sign_key`, `token`, `password`, ...; a `*_file` key holds a path, not a
+/// secret), and the value of `proxy`. Sorted by start.
 fn secret_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = userinfo_ranges(text);
     for pair in PAIR.captures_iter(text) {
@@ -260,7 +260,8 @@ fn secret_ranges(text: &str) -> Vec<Range<usize>> {
             continue;
         };
         let key = key.as_str().trim_matches(['"', '\'']);
-        if is_secret_header_name(key) && !key.ends_with("_file") {
+        // A proxy may be written `user:password@host` without a scheme: its whole value.
+        if (is_secret_header_name(key) && !key.ends_with("_file")) || key == "proxy" {
             ranges.push(value.range());
         }
     }

@@ -995,15 +995,29 @@ impl Redactor {
     }
 
     /// Registers the user and password of a URL's userinfo (`http://user:pass@host/`), as
-    /// written and percent-decoded.
+    /// written and percent-decoded, each and together (`user:pass`, and its base64: the token
+    /// of the `Basic` header a client makes of them, which a proxy or a service may echo).
     pub fn add_url_userinfo(&self, raw_url: &str) {
         let Ok(url) = url::Url::parse(raw_url) else {
             return;
         };
-        for part in [url.username(), url.password().unwrap_or_default()] {
+        let decode = |part: &str| {
+            percent_decode_str(part)
+                .decode_utf8()
+                .map_or_else(|_| part.to_string(), |d| d.into_owned())
+        };
+        let (user, password) = (url.username(), url.password().unwrap_or_default());
+        for part in [user, password] {
             self.add_secret(part);
-            if let Ok(decoded) = percent_decode_str(part).decode_utf8() {
-                self.add_secret(&decoded);
+            self.add_secret(&decode(part));
+        }
+        if !password.is_empty() {
+            for pair in [
+                format!("{user}:{password}"),
+                format!("{}:{}", decode(user), decode(password)),
+            ] {
+                self.add_secret(&base64::engine::general_purpose::STANDARD.encode(&pair));
+                self.add_secret(&pair);
             }
         }
     }

@@ -47,14 +47,16 @@ pub fn mall_merchant_into(i: usize, mall: &Value, merchant_id: &str, out: &mut F
 /// The answer to a mall-list request of merchant `requester` whose cursor was taken from the
 /// list of merchant `cursor_owner` (a cross-merchant cursor probe): every record is one of
 /// the requester's malls, and none is a mall the cursor owner's own page listed (`owner_malls`,
-/// mallSns), which catches a leaked mall relabelled with the requester's id too. A refusal
+/// `(mallSn, signature)`: §2.2 has the two identify a mall together, so another merchant may
+/// have a mall of the same `mallSn`), which catches a leaked mall relabelled with the
+/// requester's id too. A refusal
 /// (no `data` array) passes: the cursor names no place in the requester's list. One finding
 /// per answer, naming the first malls that leaked and counting the rest.
 pub fn cursor_merchant(
     body: &Value,
     requester: &str,
     cursor_owner: &str,
-    owner_malls: &[String],
+    owner_malls: &[(String, String)],
 ) -> Option<Finding> {
     /// Leaked malls named in the finding; the rest are counted.
     const NAMED: usize = 5;
@@ -65,10 +67,16 @@ pub fn cursor_merchant(
         .filter_map(|(i, mall)| {
             let owner = mall.pointer("/seller/merchantId");
             let sn = mall.get("mallSn").and_then(Value::as_str);
+            let signature = mall.get("signature").and_then(Value::as_str);
             let foreign_owner = !owner
                 .and_then(Value::as_str)
                 .is_some_and(|a| same_id(a, requester));
-            let listed_by_owner = sn.is_some_and(|sn| owner_malls.iter().any(|m| m == sn));
+            // A record without its signature is judged by its mallSn alone.
+            let listed_by_owner = sn.is_some_and(|sn| {
+                owner_malls
+                    .iter()
+                    .any(|(s, sig)| s == sn && signature.is_none_or(|g| g == sig))
+            });
             (foreign_owner || listed_by_owner).then(|| {
                 let owner = owner.map_or_else(|| "missing".to_string(), Value::to_string);
                 let listed = if listed_by_owner {
@@ -173,17 +181,25 @@ mod tests {
 
     #[test]
     fn a_cursor_probe_flags_malls_of_the_cursor_owner_even_relabelled() {
-        let owner_malls = vec!["200".to_string(), "201".to_string()];
+        let owner_malls = vec![
+            ("200".to_string(), "s200".to_string()),
+            ("201".to_string(), "s201".to_string()),
+        ];
         let check = |body: Value| cursor_merchant(&body, "a", "b", &owner_malls);
-        // The requester's own malls, and a refusal, pass.
+        // The requester's own malls, and a refusal, pass: one of them shares a mallSn with a
+        // mall of the cursor's owner, under another signature (§2.2: the two identify a mall).
         assert!(
-            check(json!({"data": [{"mallSn": "100", "seller": {"merchantId": "A"}}]})).is_none()
+            check(json!({"data": [
+                {"mallSn": "100", "seller": {"merchantId": "A"}},
+                {"mallSn": "200", "signature": "mine", "seller": {"merchantId": "a"}},
+            ]}))
+            .is_none()
         );
         assert!(check(json!({"success": false, "code": "4040"})).is_none());
         let f = check(json!({"data": [
             {"mallSn": "100", "seller": {"merchantId": "a"}},
             {"mallSn": "202", "seller": {"merchantId": "b"}},
-            {"mallSn": "201", "seller": {"merchantId": "a"}},
+            {"mallSn": "201", "signature": "s201", "seller": {"merchantId": "a"}},
         ]}))
         .expect("a leak");
         assert_eq!(f.check.id, "ownership.cursor-merchant");

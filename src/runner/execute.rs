@@ -364,6 +364,15 @@ async fn exchange_case(
     let case_span = c.planned.case.name.span.clone();
     // A saved fuzz regression is sent as the fuzzer sent it and judged by the fuzz properties.
     let properties = regressions::properties_of(x);
+    if let Some(CursorRule::Response(pointer)) = &runner.options.cursor
+        && discovered_end_cursor(x)
+    {
+        return Err(format!(
+            "under the cursor rule response:{pointer} the service's cursors are tokens of its \
+             own, and this case's endCursor is a discovered mallSn (the spec's last-record \
+             cursor), no cursor this service gives: the case cannot be run under this rule"
+        ));
+    }
     if x.request.auth == AuthMode::UnkeyedSignature && !runner.client.signs_unkeyed() {
         return Err(
             "an unkeyed-signature probe needs the md5 or hmac-sha256 signer with a key \
@@ -702,6 +711,17 @@ async fn gather_snapshot(
         let scope = s.scope();
         (s.value, scope)
     }))
+}
+
+/// Whether the case's `cursor.endCursor` is the discovered mall's `mallSn`
+/// (`${MALLCHECK_MALL_SN}` left to discovery): a cursor by the spec's last-record convention.
+fn discovered_end_cursor(x: &ExchangeCase) -> bool {
+    x.request
+        .body
+        .as_ref()
+        .and_then(|b| b.value.pointer("/cursor/endCursor"))
+        .and_then(Value::as_str)
+        .is_some_and(|c| c.contains(crate::service::discover::MALL_SN_SENTINEL))
 }
 
 /// `payload::no_data`, answered without the tree when the fast path read a body without

@@ -410,7 +410,8 @@ fn judge(sent: &Sent, url: &str) -> Option<(Stop, Finding)> {
             return if id == catalog::HARNESS_SIGNER.id {
                 Some((Stop::Signer, f))
             } else if (id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_TIMEOUT.id)
-                && status.is_none()
+                // A proxy's 407 is an answer that never reached the service.
+                && (status.is_none() || status == Some(407))
             {
                 Some((Stop::Unreachable, f))
             } else if wrong_path {

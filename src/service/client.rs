@@ -831,6 +831,17 @@ fn decode(
     following: bool,
     max_body: usize,
 ) -> Result<Response, Box<Finding>> {
+    // 407 is a proxy's word (RFC 9110 §15.5.8): the request never reached the service, which
+    // could not be tested, whatever the proxy's page says.
+    if raw.status == 407 {
+        return Err(Box::new(Finding::new(
+            &catalog::TRANSPORT_CONNECT,
+            "",
+            "an answer from the service",
+            "HTTP 407 Proxy Authentication Required: a proxy refused the request (its user and \
+             password: --proxy, or HTTP(S)_PROXY)",
+        )));
+    }
     if (300..400).contains(&raw.status) {
         let location = raw
             .headers

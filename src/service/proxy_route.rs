@@ -33,7 +33,9 @@ fn first<'a>(env: &'a BTreeMap<String, String>, names: &[&str]) -> &'a str {
 }
 
 /// A proxy as given, with `http://` put in front of one written without a scheme (as curl
-/// does), checked: an `http` or `https` URL with a host and nothing after it but a `/`.
+/// does), checked (an `http` or `https` URL with a host and nothing after it but a `/`) and
+/// written as the URL parser writes it (a space in a password percent-encoded). An error never
+/// quotes the value: it may hold a password that no parser could find in it.
 pub fn parse(given: &str) -> Result<String, String> {
     let given = given.trim();
     let text = if given.contains("://") {
@@ -41,16 +43,11 @@ pub fn parse(given: &str) -> Result<String, String> {
     } else {
         format!("http://{given}")
     };
-    let url = url::Url::parse(&text).map_err(|e| {
-        format!(
-            "`{}` is not a proxy URL ({e})",
-            crate::redact::url_for_display(&text)
-        )
-    })?;
+    let url = url::Url::parse(&text).map_err(|e| format!("not a proxy URL ({e})"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!(
-            "{}: proxies are http:// or https:// (or `{NONE}`)",
-            crate::redact::url_for_display(&text)
+            "not a proxy URL: proxies are http:// or https:// (or `{NONE}`), not {}://",
+            url.scheme()
         ));
     }
     if url.host_str().is_none_or(str::is_empty)
@@ -58,21 +55,42 @@ pub fn parse(given: &str) -> Result<String, String> {
         || url.query().is_some()
         || url.fragment().is_some()
     {
-        return Err(format!(
-            "{}: a proxy is a scheme, a host and a port, nothing more",
-            crate::redact::url_for_display(&text)
-        ));
+        return Err(
+            "not a proxy URL: a proxy is a scheme, a host and a port, nothing more".to_string(),
+        );
     }
-    Ok(text)
+    let mut written = url.to_string();
+    if written.ends_with('/') {
+        written.pop();
+    }
+    Ok(written)
 }
 
-/// Whether `host` is this machine (`localhost`, `127.0.0.0/8`, `::1`).
-fn is_loopback(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+/// Whether the host of `base_url` is this machine (`localhost` and its subdomains, with or
+/// without the final dot; `127.0.0.0/8` in any form the URL parser reads, such as
+/// `2130706433`; `::1`).
+fn is_loopback(base_url: &str) -> bool {
+    let Ok(url) = url::Url::parse(base_url) else {
+        return false;
+    };
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
+/// Whether `NO_PROXY` (`no`) sends the requests to `uri` directly.
+fn excluded(uri: &http::Uri, no: &str) -> bool {
+    let probe = Matcher::builder()
+        .all("http://proxy.invalid:1")
+        .no(no)
+        .build();
+    probe.intercept(uri).is_none()
 }
 
 /// The proxy of the requests to `base_url`: `given` (already [`parse`]d, or `none`), else the
@@ -87,13 +105,14 @@ pub fn route(
     let Ok(uri) = base_url.parse::<http::Uri>() else {
         return Ok(None);
     };
-    let Some(host) = uri.host() else {
+    let no = first(env, &["no_proxy", "NO_PROXY"]);
+    if uri.host().is_none_or(str::is_empty) || excluded(&uri, no) {
         return Ok(None);
-    };
-    let chosen = match given {
-        Some(NONE) => return Ok(None),
-        Some(proxy) => proxy.to_string(),
-        None if is_loopback(host) => return Ok(None),
+    }
+    match given {
+        Some(NONE) => Ok(None),
+        Some(proxy) => Ok(Some(proxy.to_string())),
+        None if is_loopback(base_url) => Ok(None),
         None => {
             let names = if uri.scheme_str() == Some("https") {
                 ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
@@ -106,12 +125,9 @@ pub fn route(
             else {
                 return Ok(None);
             };
-            parse(&env[*name]).map_err(|e| (*name, e))?
+            parse(&env[*name]).map(Some).map_err(|e| (*name, e))
         }
-    };
-    let no = first(env, &["no_proxy", "NO_PROXY"]);
-    let matcher = Matcher::builder().all(chosen.clone()).no(no).build();
-    Ok(matcher.intercept(&uri).map(|_| chosen))
+    }
 }
 
 #[cfg(test)]
@@ -163,6 +179,8 @@ mod tests {
             "HTTP_PROXY"
         );
         assert_eq!(route("http://127.0.0.1:1", None, &bad).unwrap(), None);
+        let excluded = env(&[("http_proxy", "::bad"), ("NO_PROXY", "*")]);
+        assert_eq!(route("http://s.example", None, &excluded).unwrap(), None);
     }
 
     #[test]
@@ -185,6 +203,11 @@ mod tests {
     #[test]
     fn a_proxy_without_a_scheme_is_http_and_a_url_with_more_is_refused() {
         assert_eq!(parse("p.corp:3128").unwrap(), "http://p.corp:3128");
+        // A space in a password is written as the parser writes it, not dropped.
+        assert_eq!(
+            parse("http://a:pass word@p:1").unwrap(),
+            "http://a:pass%20word@p:1"
+        );
         assert_eq!(parse("https://p.corp").unwrap(), "https://p.corp");
         for bad in [
             "socks5://p:1",
@@ -194,8 +217,14 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
-        // A password in a refused proxy is not shown.
-        let e = parse("ftp://user:secret@p:1").unwrap_err();
-        assert!(!e.contains("secret"), "{e}");
+        // A refused proxy is not quoted: it may hold a password no parser finds.
+        for bad in [
+            "ftp://user:secret@p:1",
+            "user:secret garbage",
+            "http://u:secret@p:1/x",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(!e.contains("secret"), "{e}");
+        }
     }
 }

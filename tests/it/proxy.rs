@@ -80,9 +80,73 @@ fn the_environments_proxy_never_carries_a_loopback_target_and_a_bad_one_is_named
     );
     let text = output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{text}");
-    assert!(text.contains("HTTP_PROXY: ftp://p:1"), "{text}");
+    assert!(text.contains("HTTP_PROXY: not a proxy URL"), "{text}");
     let (out, _dir) = run(UNRESOLVABLE, &["--proxy", "http://p:1/path"], &[]);
     let text = output_text(&out);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(text.contains("--proxy"), "{text}");
+}
+
+/// A proxy that refuses every request with 407 and quotes the request's headers in its page,
+/// `Proxy-Authorization` included.
+fn refusing_proxy() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let (mut length, mut head) = (0, String::new());
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                    head.push_str(&line);
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let page = format!("<html><pre>you sent:\n{head}</pre></html>");
+                let answer = format!(
+                    "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic \
+                     realm=\"corp\"\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+                    page.len()
+                );
+                let _ = (&stream).write_all(answer.as_bytes());
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn a_proxy_refusing_with_407_is_could_not_test_and_its_echo_of_the_credentials_is_redacted() {
+    use base64::Engine as _;
+    let proxy = refusing_proxy().replace("http://", "http://ci-user:proxy-pw-9f3a@");
+    let token = base64::engine::general_purpose::STANDARD.encode("ci-user:proxy-pw-9f3a");
+    for extra in [&["--verbose"][..], &["--verbose", "--no-preflight"][..]] {
+        let mut args = vec!["--proxy", proxy.as_str()];
+        args.extend_from_slice(extra);
+        let (out, dir) = run(UNRESOLVABLE, &args, &[]);
+        let text = output_text(&out);
+        assert_eq!(out.status.code(), Some(3), "{extra:?}: {text}");
+        assert!(text.contains("407"), "{text}");
+        // The proxy's page was shown (with `--verbose`), its echo redacted.
+        assert!(text.contains("Basic <redacted>"), "{text}");
+        let report = std::fs::read_to_string(dir.path().join("report.json")).unwrap();
+        for (what, written) in [("output", &text), ("report", &report)] {
+            // Not a piece of the `Basic` token either (its start spells the user).
+            assert!(
+                !written.contains("proxy-pw-9f3a") && !written.contains(&token[..8]),
+                "{extra:?}: the proxy's credentials in the {what}: {written}"
+            );
+        }
+    }
 }
