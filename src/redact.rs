@@ -1298,6 +1298,13 @@ fn escaped_forms(secret: &str) -> Vec<String> {
         markup_escaped(secret, Some("&apos;")),
         secret.replace('\'', r"'\''"),
     ]);
+    // Its UTF-8 bytes read as Latin-1 (mojibake: `é` shown as `Ã©`), as a server that decodes
+    // a header as ISO-8859-1 echoes it; each spelling above of that text is found through it.
+    if !secret.is_ascii() {
+        let latin1: String = secret.bytes().map(char::from).collect();
+        out.push(json_escaped(&latin1, &JSON_STYLES[0]));
+        out.push(latin1);
+    }
     // Percent-encoders differ in the case of their hex digits.
     let lower_hex: Vec<String> = out
         .iter()
@@ -1831,6 +1838,19 @@ mod tests {
                 .filter(|c| c.is_ascii_alphanumeric())
                 .collect();
             assert!(!visible.contains("Xw2Lp9"), "{text} -> {scrubbed}");
+        }
+    }
+
+    #[test]
+    fn a_key_echoed_as_mojibake_by_a_latin1_reader_is_scrubbed() {
+        let key = "s3cr\"<&>\\kéy-τ";
+        let r = Redactor::new();
+        r.add_secret(key);
+        let latin1: String = key.bytes().map(char::from).collect();
+        for echo in [latin1.clone(), serde_json::to_string(&latin1).unwrap()] {
+            let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
+            let scrubbed = r.scrub(&text);
+            assert!(!scrubbed.contains("s3cr"), "{text} -> {scrubbed}");
         }
     }
 

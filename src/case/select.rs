@@ -253,9 +253,9 @@ mod tests {
             "{paging:?}"
         );
         // A wrong signature, one wrong in a character, one cut short, one made without the key,
-        // and the appid alone, on each operation.
+        // and the appid alone, on each operation; and a wrong one on a continuation page.
         let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 10, "{auth:?}");
+        assert_eq!(auth.len(), 11, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
         // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
         for (filters, said) in [

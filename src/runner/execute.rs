@@ -797,7 +797,22 @@ struct ClientPages<'r> {
     /// The walk reads only each record's `mallSn` (the default cursor rule): a page the fast
     /// path read is handed on as the `mallSn`s alone, and its tree is never built.
     slim: bool,
+    /// A member of the first page's envelope that holds a cursor of the service's own
+    /// ([`CURSOR_MEMBERS`]), under the default rule.
+    cursor_member: Option<&'static str>,
 }
+
+/// Names under which services give their next cursor in the envelope (the spec does not show
+/// how the cursor comes back, §4.1).
+const CURSOR_MEMBERS: [&str; 7] = [
+    "endCursor",
+    "nextCursor",
+    "cursor",
+    "next",
+    "nextToken",
+    "nextPageToken",
+    "continuationToken",
+];
 
 /// A listed mall a products sweep may call.
 #[derive(Debug, Clone)]
@@ -916,8 +931,24 @@ impl PageSource for ClientPages<'_> {
                 ),
             );
             // A page after the first, turned away, under the default rule (the last record's
-            // mallSn as the next endCursor): the spec does not show how the cursor goes back.
-            if cursor.is_some() && self.slim {
+            // mallSn as the next endCursor), while the first page gave a cursor of its own: the
+            // service pages another way (the spec does not show how the cursor goes back), and
+            // the list could not be walked by this rule: an error of the run, not the service's.
+            if cursor.is_some()
+                && self.slim
+                && let Some(member) = self.cursor_member
+            {
+                failed = Finding::new(
+                    &catalog::HARNESS_CURSOR_RULE,
+                    "/cursor/endCursor",
+                    "the next page by the cursor rule in force (the last record's mallSn)",
+                    format!(
+                        "{}; the first page gave a cursor of its own in `{member}`: is the \
+                         cursor rule right (--cursor response:/{member})?",
+                        failed.actual
+                    ),
+                );
+            } else if cursor.is_some() && self.slim {
                 failed = failed.with_detail(
                     "the next page was asked for with the last record's mallSn as \
                      cursor.endCursor (the default cursor rule): if the service gives its next \
@@ -926,6 +957,15 @@ impl PageSource for ClientPages<'_> {
             }
             stop.push(failed);
             return Page::Stop(stop);
+        }
+        if cursor.is_none() && self.slim {
+            self.cursor_member = CURSOR_MEMBERS.iter().copied().find(|m| {
+                response
+                    .json
+                    .top(m)
+                    .and_then(Value::as_str)
+                    .is_some_and(|v| !v.is_empty())
+            });
         }
         if let Some(page) = streamed {
             return Page::Records(page);
@@ -1024,6 +1064,7 @@ impl<'a> ClientPages<'a> {
             merchant: None,
             listed: None,
             slim,
+            cursor_member: None,
         }
     }
 }
@@ -1180,6 +1221,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             merchant: merchant.clone(),
             listed: None,
             slim: options.cursor == CursorRule::default(),
+            cursor_member: None,
         };
         async move {
             let walk = paging::walk(&mut source, options).await;
@@ -1707,6 +1749,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         merchant: None,
         listed: Some(ListedMalls::default()),
         slim: options.cursor == CursorRule::default(),
+        cursor_member: None,
     };
     let mut walk = paging::walk(&mut source, &options).await;
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its

@@ -12,16 +12,16 @@ use serde_json::{Map, Value, json};
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
     AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION, AUTH_SIGNATURE_RAW_BYTES,
-    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HTTP_SERVER_ERROR, LIST_ENVELOPE,
-    LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE, MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY,
-    MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE,
-    MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_READ_ONLY, MALL_SELLER, MALL_SELLER_STATISTICS,
-    MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT,
-    OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS, PAGING_PAGE_SIZE,
-    PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS,
-    PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE,
-    PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON,
-    RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
+    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HARNESS_CURSOR_RULE,
+    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
+    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
+    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_READ_ONLY,
+    MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT,
+    OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
+    PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
+    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND,
+    PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY,
+    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
     TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
@@ -82,6 +82,7 @@ faults! {
     MallStateOutOfRange = ("mall-state-out-of-range", Contract(&MALL_STATE), "every mall has state 3, outside 0/1/2");
     MallStateFlips = ("mall-state-flips", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall in another state (online if it is not, else offline): a read moves a mall between states");
     /// A read pins a mall.
+    MallCtimeDrifts = ("mall-ctime-drifts", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall with another ctime (a shared date formatter racing): a mall's creation time changes between reads");
     MallPinnedOnRead = ("mall-pinned-on-read", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall pinned (topTime set, or cleared if it was): a read changes a mall");
     /// `internalState` is 2.
     MallInternalStateOutOfRange = ("mall-internal-state-out-of-range", Contract(&MALL_INTERNAL_STATE), "every mall has internalState 2, outside 0/1");
@@ -195,7 +196,8 @@ faults! {
     AuthSignaturePrefix = ("auth-signature-prefix", Contract(&AUTH_SIGNATURE), "only the first 8 characters of the signature are compared: a signature wrong inside is accepted");
     AuthSignatureStartsWith = ("auth-signature-startswith", Contract(&AUTH_SIGNATURE), "a signature is accepted when the valid one begins with it: any prefix of the valid signature is served");
     AuthUnkeyedSignature = ("auth-unkeyed-signature", Contract(&AUTH_SIGNATURE), "the signature is checked without the key: the md5 of the body alone (HMAC under an empty key) is accepted");
-    AuthSkippedOnContinuation = ("auth-skipped-on-continuation", Contract(&AUTH_REQUIRED), "a mall-list call with an endCursor is answered without any Authorization check (a gateway that trusts continuation pages)");
+    AuthSkippedOnContinuation = ("auth-skipped-on-continuation", Contract(&AUTH_SIGNATURE), "a mall-list call with an endCursor is answered without any Authorization check (a gateway that trusts continuation pages)");
+    AuthContinuationUnsigned = ("auth-continuation-unverified", Contract(&AUTH_SIGNATURE), "a mall-list call with an endCursor needs an Authorization header, but its signature is not verified");
     AuthSkippedWithoutEnvFlag = ("auth-skipped-without-env-flag", Contract(&AUTH_REQUIRED), "a products call without the optional X-env-flag header is answered without any Authorization check");
     AuthAnySignature = ("auth-any-signature", Contract(&AUTH_SIGNATURE), "a wrong signature is accepted");
     /// Any signature seen before is accepted.
@@ -264,6 +266,7 @@ faults! {
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     PageSizesFrom10 = ("page-sizes-from-10", Variation, "pages of fewer than 10 malls are turned away (HTTP 400), as platforms that take only some page sizes do (§8 states no limits): those cases are skipped and those walks left out, saying so");
     ProductsRefusedEmpty200 = ("products-refused-empty-200", Variation, "a refused products call (no or a wrong signature, another seller, no such mall) is answered HTTP 200 with an empty body, as a Spring controller returning `ResponseEntity.ok(null)` does (§7.3 and §7.4 show neither statuses nor the products error shape)");
+    CursorTokenInEnvelope = ("cursor-token-in-envelope", Contract(&HARNESS_CURSOR_RULE), "the envelope gives the next cursor as a token of the service's own (`endCursor`, §4.1 shows no way) and a mallSn as cursor is refused: under the default rule the walks cannot go on (could not test, naming --cursor response:/endCursor); with that rule the service passes");
     PageCap20 = ("page-cap-20", Variation, "a page never holds more than 20 malls, whatever cursor.count asks, without a word (a limit §8 leaves open): the walks go on past pages of 20");
     NoProducts = ("no-products", Variation, "every mall has no products (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     /// Nullable seller fields null everywhere.

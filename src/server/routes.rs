@@ -547,6 +547,12 @@ async fn authenticate(
     if skipped {
         return Ok(None);
     }
+    let continuation_unverified = fault == Some(Fault::AuthContinuationUnsigned)
+        && op == Operation::MallList
+        && serde_json::from_slice::<Value>(bytes)
+            .ok()
+            .and_then(|b| b.pointer("/cursor/endCursor").cloned())
+            .is_some_and(|c| !c.is_null());
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         if fault == Some(Fault::AuthIgnored) {
             return Ok(None);
@@ -572,6 +578,7 @@ async fn authenticate(
         return Err(Failure::unauthorized("unknown appid"));
     }
     if fault == Some(Fault::AuthAnySignature)
+        || continuation_unverified
         || (signature.is_empty() && fault == Some(Fault::AuthEmptySignatureAccepted))
     {
         return Ok(Some(appid.to_string()));
@@ -704,7 +711,14 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
         Some(Fault::PagingUnstableOrder) => pages::unstable_order(&mut listing, req.count),
         _ => {}
     }
-    let cursor = req.end_cursor.as_deref().map(|c| real_mall_sn(fault, c));
+    // A cursor of the service's own: `tk-` and a mall's number, given in the envelope.
+    let tokens = fault == Some(Fault::CursorTokenInEnvelope);
+    let cursor = match req.end_cursor.as_deref() {
+        Some(c) if tokens => Some(c.strip_prefix("tk-").map(str::to_string).ok_or_else(|| {
+            Failure::bad_request("cursor.endCursor is not a cursor this service gave")
+        })?),
+        c => c.map(|c| real_mall_sn(fault, c)),
+    };
     // A cursor read as a place in every merchant's malls, not in the requested list: the page
     // continues the list of the merchant that owns the cursor mall.
     if fault == Some(Fault::PagingCursorAnyMerchant)
@@ -746,6 +760,12 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
                     map.insert("state".into(), json!(state));
                     map.insert("stateDesc".into(), json!(desc));
                 }
+                if fault == Some(Fault::MallCtimeDrifts)
+                    && call % 2 == 1
+                    && listing.first().is_some_and(|first| first.id == mall.id)
+                {
+                    map.insert("ctime".into(), json!("2019-07-01 00:00:00"));
+                }
                 if fault == Some(Fault::MallPinnedOnRead)
                     && call % 2 == 1
                     && listing.first().is_some_and(|first| first.id == mall.id)
@@ -762,7 +782,20 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
             record
         })
         .collect();
-    Ok(envelope(fault, Value::Array(records)))
+    let next = (tokens && records.len() >= count)
+        .then(|| {
+            records
+                .last()?
+                .get("mallSn")?
+                .as_str()
+                .map(|sn| format!("tk-{sn}"))
+        })
+        .flatten();
+    let mut env = envelope(fault, Value::Array(records));
+    if tokens {
+        env["endCursor"] = json!(next);
+    }
+    Ok(env)
 }
 
 /// The success envelope of the mall list, with the envelope faults applied.

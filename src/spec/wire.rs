@@ -58,27 +58,40 @@ pub struct MallKey {
     pub merchant_id: String,
     /// `isDelete` is 1.
     pub deleted: bool,
-    /// `state`, `internalState`, `isDelete` and `topTime` ([`state_code`]).
+    /// `state`, `internalState`, `isDelete`, `topTime` and `ctime` ([`state_code`]).
     pub state: u64,
 }
 
-/// A mall's place among the states of §3 (`state`, `internalState`, `isDelete`) and its pin
-/// (`topTime`: null, or a mark of the time) as one number, to compare two reads of the same
-/// mall: §1 says neither operation changes any resource, and a read that pins a mall changes it.
-pub fn state_code(state: u8, internal_state: u8, is_delete: u8, top_time: Option<&str>) -> u64 {
+/// Bits of a time's mark in a [`state_code`].
+const MARK_BITS: u32 = 20;
+
+/// A mark of a time (`MARK_BITS` bits of its hash), never 0, so that a time never reads as
+/// none.
+fn time_mark(time: &str) -> u64 {
     use std::hash::BuildHasher as _;
-    // Never 0 for a time, so that a pinned mall never reads as an unpinned one.
-    let pin = top_time.map_or(0, |t| {
-        foldhash::fast::FixedState::with_seed(0).hash_one(t) as u32 | 1
-    });
-    u64::from(pin) << 32
+    foldhash::fast::FixedState::with_seed(0).hash_one(time) & ((1 << MARK_BITS) - 1) | 1
+}
+
+/// A mall's place among the states of §3 (`state`, `internalState`, `isDelete`), its pin
+/// (`topTime`: null, or a mark of the time) and a mark of its creation time (`ctime`) as one
+/// number, to compare two reads of the same mall: §1 says neither operation changes any
+/// resource, so a read that pins a mall changes it, and a mall's creation time is one.
+pub fn state_code(
+    state: u8,
+    internal_state: u8,
+    is_delete: u8,
+    top_time: Option<&str>,
+    ctime: &str,
+) -> u64 {
+    time_mark(ctime) << (24 + MARK_BITS)
+        | top_time.map_or(0, time_mark) << 24
         | u64::from(state) << 16
         | u64::from(internal_state) << 8
         | u64::from(is_delete)
 }
 
-/// [`state_code`] of a mall record read as a tree; `None` when a field is not a small integer
-/// or `topTime` is neither text nor null.
+/// [`state_code`] of a mall record read as a tree; `None` when a field is not a small integer,
+/// `topTime` is neither text nor null, or `ctime` is no text.
 pub fn state_code_of(mall: &serde_json::Value) -> Option<u64> {
     let field = |name: &str| {
         mall.get(name)
@@ -95,6 +108,7 @@ pub fn state_code_of(mall: &serde_json::Value) -> Option<u64> {
         field("internalState")?,
         field("isDelete")?,
         top_time,
+        mall.get("ctime")?.as_str()?,
     ))
 }
 
@@ -128,15 +142,17 @@ pub fn mall_state_of(mall: &serde_json::Value) -> Option<MallState> {
 
 /// How [`state_code`] reads to a person.
 pub fn state_text(code: u64) -> String {
-    let pin = match code >> 32 {
+    let mask = (1 << MARK_BITS) - 1;
+    let pin = match (code >> 24) & mask {
         0 => "null".to_string(),
-        mark => format!("a time (mark {mark:08x})"),
+        mark => format!("a time (mark {mark:05x})"),
     };
     format!(
-        "state {}, internalState {}, isDelete {}, topTime {pin}",
+        "state {}, internalState {}, isDelete {}, topTime {pin}, ctime mark {:05x}",
         (code >> 16) & 0xff,
         (code >> 8) & 0xff,
-        code & 0xff
+        code & 0xff,
+        (code >> (24 + MARK_BITS)) & mask
     )
 }
 

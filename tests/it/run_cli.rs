@@ -192,3 +192,31 @@ fn a_cursor_rule_that_finds_nothing_is_the_runs_error_not_the_services() {
     let out = run_against(&server.base_url, dir.path()).output().unwrap();
     assert_exit(&out, 0);
 }
+
+/// A service that gives its next cursor as a token of its own in the envelope (§4.1 shows no
+/// way) and refuses a mallSn as cursor: under the default rule the walks could not go on, said
+/// as the run's error naming the rule to use (exit 3, not a broken contract); with that rule
+/// the service passes.
+#[test]
+fn a_cursor_of_the_services_own_in_the_envelope_is_named_and_then_followed() {
+    let server = Server::start(&[]);
+    let url = server.fault_url("cursor-token-in-envelope");
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&url, dir.path()).output().unwrap();
+    let text = output_text(&out);
+    assert_exit(&out, 3);
+    // The envelope's extra member is information, not a failure.
+    let ids = finding_ids(&dir.path().join("report.json"));
+    assert!(
+        ids.iter()
+            .all(|id| id == "harness.cursor-rule" || id == "info.extra-fields")
+            && ids.contains(&"harness.cursor-rule".to_string()),
+        "{ids:?}: {text}"
+    );
+    assert!(text.contains("--cursor response:/endCursor"), "{text}");
+    let out = run_against(&url, dir.path())
+        .args(["--cursor", "response:/endCursor"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+}

@@ -411,6 +411,7 @@ impl Mall<'_> {
                 self.internal_state,
                 self.is_delete,
                 self.top_time.0.as_ref().map(Text::as_str),
+                self.ctime.as_str(),
             ),
         }
     }

@@ -532,6 +532,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
     let (mut state, mut internal_state) = (0u8, 0u8);
     let mut delete_time_empty = false;
     let mut top_time = None;
+    let mut ctime = None;
     let mut ok = true;
     r.object(MALL, all(MALL.len()), |r, field| {
         match field {
@@ -569,7 +570,11 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                     r.object(SELLER_STATISTICS, 1, |r, _| r.int().map(drop))?;
                 }
             }
-            22 => ok &= is_datetime(&r.string()?),
+            22 => {
+                let time = r.string()?;
+                ok &= is_datetime(&time);
+                ctime = Some(time.into_owned());
+            }
             23 => {
                 let time = r.text_or_null()?;
                 ok &= time.as_ref().is_none_or(|t| is_datetime(t));
@@ -586,7 +591,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
         signature: signature?,
         merchant_id: merchant_id?,
         deleted: deleted == 1,
-        state: super::state_code(state, internal_state, deleted, top_time.as_deref()),
+        state: super::state_code(state, internal_state, deleted, top_time.as_deref(), &ctime?),
     })
 }
 
