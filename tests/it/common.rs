@@ -188,3 +188,60 @@ pub fn closed_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     listener.local_addr().expect("a local address").port()
 }
+
+/// A request as [`scripted_server`] read it: the head's lines after the request line and the
+/// body (by its `Content-Length`).
+pub struct RawHttpRequest {
+    /// The request line.
+    pub line: String,
+    /// The header lines, each ending in CRLF.
+    pub head: String,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// A loopback HTTP/1.1 server, a thread per connection, that reads each request and writes
+/// the bytes `answer` makes of it (a whole response, written as is, so that a test can send
+/// what no HTTP library would). Returns its `http://` URL.
+pub fn scripted_server(
+    answer: impl Fn(&RawHttpRequest) -> Vec<u8> + Send + Sync + 'static,
+) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let url = format!("http://{}", listener.local_addr().expect("a local address"));
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = std::sync::Arc::clone(&answer);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut request = RawHttpRequest {
+                    line: String::new(),
+                    head: String::new(),
+                    body: Vec::new(),
+                };
+                if reader.read_line(&mut request.line).unwrap_or(0) == 0 {
+                    return;
+                }
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                    request.head.push_str(&line);
+                }
+                request.body = vec![0; length];
+                let _ = reader.read_exact(&mut request.body);
+                let _ = (&stream).write_all(&answer(&request));
+            });
+        }
+    });
+    url
+}

@@ -166,36 +166,9 @@ fn no_preflight_runs_the_whole_suite_against_a_wrong_key() {
     assert!(cases.iter().all(|c| c["outcome"] != "fail"), "{stdout}");
 }
 
-/// A server that reads each request's head and body and answers every one with `answer`,
-/// then closes the connection.
+/// A server that answers every request with `answer`, then closes the connection.
 fn answering(answer: &'static [u8]) -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(&stream);
-                let mut length = 0;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let _ = (&stream).write_all(answer);
-            });
-        }
-    });
-    url
+    crate::common::scripted_server(move |_| answer.to_vec())
 }
 
 #[test]

@@ -90,40 +90,18 @@ fn the_environments_proxy_never_carries_a_loopback_target_and_a_bad_one_is_named
 /// A proxy that refuses every request with 407 and quotes the request's headers in its page,
 /// `Proxy-Authorization` included.
 fn refusing_proxy() -> String {
-    use std::io::{BufRead, BufReader, Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(&stream);
-                let (mut length, mut head) = (0, String::new());
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                    if line == "\r\n" {
-                        break;
-                    }
-                    head.push_str(&line);
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let page = format!("<html><pre>you sent:\n{head}</pre></html>");
-                let answer = format!(
-                    "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic \
-                     realm=\"corp\"\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
-                    page.len()
-                );
-                let _ = (&stream).write_all(answer.as_bytes());
-            });
-        }
-    });
-    url
+    crate::common::scripted_server(|request| {
+        let page = format!(
+            "<html><pre>you sent:\n{}{}</pre></html>",
+            request.line, request.head
+        );
+        format!(
+            "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic \
+             realm=\"corp\"\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+            page.len()
+        )
+        .into_bytes()
+    })
 }
 
 #[test]
