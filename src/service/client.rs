@@ -708,7 +708,10 @@ impl Client {
         if e.is_timeout() {
             return timeout_finding(self.options.timeout);
         }
-        let chain = self.scrub(&super::transport_words::in_words(&e.chain()));
+        let chain = self.scrub(&super::transport_words::in_words(
+            &e.chain(),
+            self.options.proxy.is_some(),
+        ));
         if e.is_redirect() {
             Finding::new(&catalog::TRANSPORT_REDIRECT, "", "no redirect loop", chain)
         } else if e.is_body() {

@@ -48,17 +48,35 @@ fn certificate_words(name: &str) -> String {
 
 /// `chain` in words: a certificate or resolver failure is told by one sentence alone (the URL
 /// and the layers it went through are shown beside it already, and would push the cause past
-/// the length a finding keeps); any other chain is returned as it is.
-pub fn in_words(chain: &str) -> String {
+/// the length a finding keeps); any other chain is returned as it is. `proxied`: the request
+/// went through a proxy, whose host is then the one this machine resolves, and which opens
+/// the tunnel of an `https` target.
+pub fn in_words(chain: &str, proxied: bool) -> String {
     if let Some(c) = CERTIFICATE.captures(chain) {
         let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
         return certificate_words(name);
     }
     if let Some(c) = DNS.captures(chain) {
+        let check = if proxied {
+            "check the proxy's host (--proxy, MALLCHECK_PROXY or the environment's HTTP(S)_PROXY)"
+        } else {
+            "check the base URL's host"
+        };
         return format!(
-            "the host name could not be resolved (DNS: {}): check the base URL's host",
+            "the host name could not be resolved (DNS: {}): {check}",
             c[1].trim()
         );
+    }
+    // hyper-util's tunnel says only that the proxy's answer to CONNECT was no 2xx, or a 407.
+    if proxied && chain.contains("tunnel error: unsuccessful") {
+        return "the proxy refused a tunnel (CONNECT) to the service: a host or port it does not \
+                allow? (tunnel error: unsuccessful)"
+            .to_string();
+    }
+    if proxied && chain.contains("tunnel error: proxy authorization required") {
+        return "the proxy wants credentials for a tunnel (407 to CONNECT): --proxy \
+                http://user:password@host:port (tunnel error: proxy authorization required)"
+            .to_string();
     }
     chain.to_string()
 }
@@ -71,34 +89,50 @@ mod tests {
     fn rustls_debug_names_become_words() {
         let text = in_words(
             "client error (Connect): invalid peer certificate: Other(OtherError(CaUsedAsEndEntity))",
+            false,
         );
         assert!(!text.contains("Other(OtherError"), "{text}");
         assert!(text.contains("CA certificate as its own"), "{text}");
         assert!(text.contains("(CaUsedAsEndEntity)"), "{text}");
-        let text = in_words("invalid peer certificate: UnknownIssuer");
+        let text = in_words("invalid peer certificate: UnknownIssuer", false);
         assert!(text.contains("--cacert FILE"), "{text}");
-        let text = in_words("invalid peer certificate: NotValidForNameContext { expected: x }");
+        let text = in_words(
+            "invalid peer certificate: NotValidForNameContext { expected: x }",
+            false,
+        );
         assert!(text.contains("not issued for this host name"), "{text}");
-        let text = in_words("invalid peer certificate: SomethingNew");
+        let text = in_words("invalid peer certificate: SomethingNew", false);
         assert!(text.contains("not accepted (SomethingNew)"), "{text}");
     }
 
     #[test]
     fn a_resolver_failure_names_the_host_lookup() {
-        let text = in_words(
-            "error sending request for url (http://x.invalid/p): client error (Connect): dns \
-             error: error resolving DNS: failed to lookup address information: Name or service not known",
-        );
+        let chain = "error sending request for url (http://x.invalid/p): client error (Connect): \
+             dns error: error resolving DNS: failed to lookup address information: Name or \
+             service not known";
         assert_eq!(
-            text,
+            in_words(chain, false),
             "the host name could not be resolved (DNS: Name or service not known): check the \
              base URL's host"
         );
+        // Through a proxy, this machine resolves the proxy's host, not the service's.
+        let text = in_words(chain, true);
+        assert!(text.contains("check the proxy's host"), "{text}");
+    }
+
+    #[test]
+    fn a_refused_tunnel_names_the_proxy() {
+        let chain = "error sending request for url (https://x.example/p): client error \
+                     (Connect): tunnel error: unsuccessful";
+        let text = in_words(chain, true);
+        assert!(text.contains("the proxy refused a tunnel"), "{text}");
+        assert!(text.contains("(tunnel error: unsuccessful)"), "{text}");
+        assert_eq!(in_words(chain, false), chain);
     }
 
     #[test]
     fn other_errors_are_left_as_they_are() {
         let e = "tcp connect error: Connection refused (os error 111)";
-        assert_eq!(in_words(e), e);
+        assert_eq!(in_words(e, false), e);
     }
 }

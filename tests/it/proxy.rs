@@ -128,3 +128,30 @@ fn a_proxy_refusing_with_407_is_could_not_test_and_its_echo_of_the_credentials_i
         }
     }
 }
+
+#[test]
+fn a_tunnel_the_proxy_refuses_and_a_proxy_host_that_does_not_resolve_are_named_as_the_proxys() {
+    let forbidding = crate::common::scripted_server(|_| {
+        b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n".to_vec()
+    });
+    let (out, _dir) = run(
+        "https://mall.example.invalid",
+        &["--proxy", &forbidding],
+        &[],
+    );
+    crate::common::assert_exit(&out, 3);
+    let text = output_text(&out);
+    assert!(
+        text.contains("the proxy refused a tunnel (CONNECT)"),
+        "{text}"
+    );
+    let (out, _dir) = run(
+        UNRESOLVABLE,
+        &["--proxy", "http://proxy.example.invalid:3128"],
+        &[],
+    );
+    crate::common::assert_exit(&out, 3);
+    let text = output_text(&out);
+    assert!(text.contains("check the proxy's host"), "{text}");
+    assert!(!text.contains("check the base URL's host"), "{text}");
+}
