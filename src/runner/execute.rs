@@ -373,6 +373,17 @@ async fn exchange_case(
              cursor), no cursor this service gives: the case cannot be run under this rule"
         ));
     }
+    if x.expect.no_data.is_some()
+        && discovered_end_cursor(x)
+        && nothing_follows_discovered_mall(runner).await
+    {
+        return Err(
+            "the merchant lists no mall after the discovered one (the first page ends with it): \
+             the page after it is empty whether or not the request is refused, so a refusal \
+             cannot be told from it (set MALLCHECK_MALL_SN to a mall another follows)"
+                .to_string(),
+        );
+    }
     if x.request.auth == AuthMode::UnkeyedSignature && !runner.client.signs_unkeyed() {
         return Err(
             "an unkeyed-signature probe needs the md5 or hmac-sha256 signer with a key \
@@ -722,6 +733,14 @@ fn discovered_end_cursor(x: &ExchangeCase) -> bool {
         .and_then(|b| b.value.pointer("/cursor/endCursor"))
         .and_then(Value::as_str)
         .is_some_and(|c| c.contains(crate::service::discover::MALL_SN_SENTINEL))
+}
+
+/// Whether discovery's mall is the merchant's last as its first page shows (discovery runs
+/// here if no case ran it yet; a failure of it is left to the case's own sending).
+async fn nothing_follows_discovered_mall(runner: &Runner) -> bool {
+    let mut probe = Value::String(crate::service::discover::MALL_SN_SENTINEL.to_string());
+    let _ = runner.discovery.resolve(&runner.client, &mut probe).await;
+    runner.discovery.nothing_follows_target()
 }
 
 /// `payload::no_data`, answered without the tree when the fast path read a body without

@@ -27,7 +27,7 @@ pub const MALL_SIGNATURE_SENTINEL: &str = "\u{1}mallcheck:discover:signature\u{1
 #[derive(Debug, Default)]
 pub struct Discovery {
     list_body: Option<Value>,
-    mall: OnceCell<Result<(String, String), String>>,
+    mall: OnceCell<Result<Target, String>>,
     /// A walk or sweep of the configured merchant's list ended with no mall.
     listed_none: std::sync::atomic::AtomicBool,
     /// Products calls of the configured merchant's malls answered with an array...
@@ -37,6 +37,15 @@ pub struct Discovery {
     /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
     /// and the malls already found in another.
     states: Mutex<(HashMap<String, u64>, HashSet<String>)>,
+}
+
+/// The mall discovery chose, and whether the first page showed that another follows it.
+#[derive(Debug, Clone)]
+struct Target {
+    sn: String,
+    signature: String,
+    /// A record after it on the first page, or a full first page (more may follow).
+    followed: bool,
 }
 
 /// A mall as `mall.read-only` knows it: its merchant's (hashed) id and its `mallSn`.
@@ -164,20 +173,31 @@ impl Discovery {
         if !Discovery::needs(value) {
             return Ok(());
         }
-        let (sn, sig) = self.mall(client).await?;
-        replace(value, &sn, &sig);
+        let target = self.mall(client).await?;
+        replace(value, &target.sn, &target.signature);
         Ok(())
     }
 
-    async fn mall(&self, client: &Client) -> Result<(String, String), String> {
+    /// Whether the discovered mall is, as far as the first page shows, the merchant's last: no
+    /// record after it, on a page shorter than was asked for. `false` until discovery ran, or
+    /// when it failed.
+    pub fn nothing_follows_target(&self) -> bool {
+        matches!(self.mall.get(), Some(Ok(target)) if !target.followed)
+    }
+
+    async fn mall(&self, client: &Client) -> Result<Target, String> {
         self.mall
             .get_or_init(|| async {
                 let Some(body) = &self.list_body else {
                     return Err(format!("no mall to target: set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}"));
                 };
                 let sent = client.send_json(Endpoint::MallList, body, &AuthMode::Signed, &[]).await;
+                let count = body
+                    .pointer("/cursor/count")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(u64::MAX);
                 match sent.result {
-                    Ok(response) => target_mall(response.status, &response.json),
+                    Ok(response) => target_mall(response.status, &response.json, count),
                     Err(f) => Err(format!(
                         "discovery failed: {} ({} on the first mall-list page); or set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}",
                         f.actual, f.check.id
@@ -189,9 +209,9 @@ impl Discovery {
     }
 }
 
-/// The first mall of a first mall-list page, or why there is none: an answer that is not a
-/// success says so instead of "lists no mall".
-fn target_mall(status: u16, json: &Value) -> Result<(String, String), String> {
+/// The first mall of a first mall-list page asked for `count` records, or why there is none:
+/// an answer that is not a success says so instead of "lists no mall".
+fn target_mall(status: u16, json: &Value, count: u64) -> Result<Target, String> {
     let hint = format!("set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}");
     if json.get("success") != Some(&Value::Bool(true)) {
         let field = |name: &str| json.get(name).map_or("missing".into(), Value::to_string);
@@ -210,10 +230,24 @@ fn target_mall(status: u16, json: &Value) -> Result<(String, String), String> {
     };
     let live = |m: &&Value| m.get("isDelete").and_then(Value::as_i64) == Some(0);
     let pick = malls.and_then(|all| {
-        all.iter()
-            .filter(live)
-            .find_map(ids)
-            .or_else(|| all.iter().find_map(ids))
+        let at = |found: Option<(usize, (String, String))>| {
+            found.map(|(i, (sn, signature))| Target {
+                sn,
+                signature,
+                followed: i + 1 < all.len() || all.len() as u64 >= count,
+            })
+        };
+        at(all
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| live(m))
+            .find_map(|(i, m)| ids(m).map(|x| (i, x))))
+        .or_else(|| {
+            at(all
+                .iter()
+                .enumerate()
+                .find_map(|(i, m)| ids(m).map(|x| (i, x))))
+        })
     });
     pick.ok_or_else(|| format!("the configured merchant lists no mall to target; {hint}"))
 }
@@ -255,31 +289,52 @@ mod tests {
         assert!(read(&[("1", 9), ("2", 7)]).is_empty(), "told once");
     }
 
+    /// The number and signature discovery targets, and whether another mall follows it.
+    fn picked(status: u16, json: &Value, count: u64) -> Result<(String, String, bool), String> {
+        target_mall(status, json, count).map(|t| (t.sn, t.signature, t.followed))
+    }
+
     #[test]
     fn discovery_gives_the_true_reason_when_there_is_no_mall() {
         let ok =
             json!({"success": true, "code": "0000", "data": [{"mallSn": "1", "signature": "s"}]});
-        assert_eq!(target_mall(200, &ok), Ok(("1".into(), "s".into())));
+        assert_eq!(picked(200, &ok, 10), Ok(("1".into(), "s".into(), false)));
+        assert_eq!(
+            picked(200, &ok, 1),
+            Ok(("1".into(), "s".into(), true)),
+            "a full page: more may follow"
+        );
         let deleted_first = json!({"success": true, "code": "0000", "data": [
             {"mallSn": "1", "signature": "s", "isDelete": 1},
             {"mallSn": "2", "signature": "t", "isDelete": 0},
         ]});
         assert_eq!(
-            target_mall(200, &deleted_first),
-            Ok(("2".into(), "t".into())),
+            picked(200, &deleted_first, 10),
+            Ok(("2".into(), "t".into(), false)),
             "a live mall is targeted before a deleted one"
+        );
+        let live_first = json!({"success": true, "code": "0000", "data": [
+            {"mallSn": "2", "signature": "t", "isDelete": 0},
+            {"mallSn": "1", "signature": "s", "isDelete": 1},
+        ]});
+        assert_eq!(
+            picked(200, &live_first, 10),
+            Ok(("2".into(), "t".into(), true))
         );
         let all_deleted = json!({"success": true, "code": "0000",
             "data": [{"mallSn": "1", "signature": "s", "isDelete": 1}]});
-        assert_eq!(target_mall(200, &all_deleted), Ok(("1".into(), "s".into())));
+        assert_eq!(
+            picked(200, &all_deleted, 10),
+            Ok(("1".into(), "s".into(), false))
+        );
         let empty = json!({"success": true, "code": "0000", "data": []});
         assert!(
-            target_mall(200, &empty)
+            picked(200, &empty, 10)
                 .unwrap_err()
                 .contains("lists no mall")
         );
         let refused = json!({"success": false, "code": "4010", "msg": "bad signature"});
-        let why = target_mall(401, &refused).unwrap_err();
+        let why = picked(401, &refused, 10).unwrap_err();
         assert!(why.starts_with("discovery failed: the first mall-list page answered HTTP 401, success false, code \"4010\""), "{why}");
     }
 

@@ -294,3 +294,43 @@ fn fuzz_against_a_merchant_with_no_mall_does_not_pass_unless_expected() {
         output_text(&allowed)
     );
 }
+
+/// The continuation-page refusal case is vacuous for a merchant with one mall: the page after
+/// its only mall is empty whether or not the request is refused. It is skipped, saying why,
+/// where a merchant with more malls runs it.
+#[test]
+fn a_refusal_on_the_page_after_the_last_mall_is_skipped_not_passed() {
+    use mallcheck::server::data::SINGLE;
+    const CASE: &str = "mall list continuation page with a wrong signature gets no data";
+    let server = Server::start(&[]);
+    let case = |dir: &Path| {
+        report(dir)["cases"]
+            .as_array()
+            .and_then(|cases| cases.iter().find(|c| c["id"]["name"] == CASE).cloned())
+            .unwrap_or_default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate_as(
+        &server.base_url,
+        dir.path(),
+        (SINGLE.merchant_id, SINGLE.merchant_user_id),
+        &["--filter", "tag:auth"],
+    );
+    assert_exit(&out, 0);
+    let single = case(dir.path());
+    assert_eq!(single["outcome"], "skip", "{single}");
+    let reason = single["skip_reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("no mall after the discovered one"),
+        "{reason}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = gate_as(
+        &server.base_url,
+        dir.path(),
+        (MAIN.merchant_id, MAIN.merchant_user_id),
+        &["--filter", "tag:auth"],
+    );
+    assert_exit(&out, 0);
+    assert_eq!(case(dir.path())["outcome"], "pass");
+}
