@@ -92,6 +92,39 @@ impl Known {
     }
 }
 
+/// Most malls whose products discovery asks for while looking for one that has some.
+const MALLS_PROBED: usize = 10;
+
+/// The first of `candidates` (the configured merchant's malls, live ones first) whose products
+/// call, signed, answers a non-empty list; the first when none does, or when an answer is no
+/// list. The products baseline asks for this mall: a generated body the service should refuse
+/// is told from the baseline only by the data it leaks, and a mall without products leaks
+/// none (a mall just created, often the first of a page ordered by id, has none yet).
+async fn with_products(
+    client: &Client,
+    known: &Known,
+    candidates: Vec<(String, String)>,
+) -> Option<(String, String)> {
+    for (sn, signature) in &candidates {
+        let body = json!({
+            "appid": known.appid,
+            "seller": known.me().to_json(),
+            "mallID": {"mallSn": sn, "signature": signature},
+        });
+        let sent = client
+            .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
+            .await;
+        match &sent.result {
+            Ok(r) if r.status < 300 && r.json.array_len().is_some_and(|n| n > 0) => {
+                return Some((sn.clone(), signature.clone()));
+            }
+            Ok(r) if r.status < 300 && r.json.array_len() == Some(0) => {}
+            _ => break,
+        }
+    }
+    candidates.into_iter().next()
+}
+
 /// Page sizes of the discovery requests: 50 first, then the spec's example size (§4.1, §8 state
 /// no maximum, so a service may turn 50 away).
 const DISCOVERY_COUNTS: [u64; 2] = [50, crate::verdict::endpoint::EXAMPLE_PAGE_SIZE];
@@ -191,10 +224,13 @@ pub async fn discover(
     if known.target_mall.is_none() {
         let me = known.me().merchant_id.clone();
         let mine = || known.malls.iter().filter(|m| m.owner == me);
-        known.target_mall = mine()
-            .find(|m| m.live)
-            .or_else(|| mine().next())
-            .map(|m| (m.mall_sn.clone(), m.signature.clone()));
+        let candidates: Vec<(String, String)> = mine()
+            .filter(|m| m.live)
+            .chain(mine().filter(|m| !m.live))
+            .take(MALLS_PROBED)
+            .map(|m| (m.mall_sn.clone(), m.signature.clone()))
+            .collect();
+        known.target_mall = with_products(client, &known, candidates).await;
     }
     if known.target_mall.is_none() {
         known.notes.push(

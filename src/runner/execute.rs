@@ -1678,6 +1678,15 @@ fn tamper(signature: &str) -> String {
     chars.into_iter().collect()
 }
 
+/// `signature` without its last character (a signature of one character stays itself: it has
+/// no shorter beginning that is not empty, and an empty one is probed apart).
+fn shortened(signature: &str) -> &str {
+    match signature.char_indices().last() {
+        Some((at, _)) if at > 0 => &signature[..at],
+        _ => signature,
+    }
+}
+
 /// A mallSn that is no listed mall's: `sn` behind `9`s (still a digit string, and a different
 /// number to a service that reads it as one). With a listed mall's signature it identifies no
 /// mall (§2.2: the signature identifies a mall together with its mallSn); the spec does not
@@ -1790,8 +1799,8 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
     }
     let explicit = s.sample.or(runner.options.sample);
-    // A tampered signature, an empty one and another mallSn; another seller.
-    let probes = 3 * usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
+    // A tampered signature, a shortened one, an empty one and another mallSn; another seller.
+    let probes = 4 * usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
     let n = match explicit {
         Some(n) => n,
         None if runner.options.exhaustive => usize::MAX,
@@ -1839,6 +1848,12 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         if s.tamper_signature {
             probes.push((
                 products_body(&s.seller, sn, &tamper(sig)),
+                &catalog::PRODUCTS_SIGNATURE_BOUND,
+            ));
+            // The signature without its last character: a service that compares with
+            // `startsWith` (or a prefix index) serves any beginning of it.
+            probes.push((
+                products_body(&s.seller, sn, shortened(sig)),
                 &catalog::PRODUCTS_SIGNATURE_BOUND,
             ));
             // An empty signature is no signature: a service that checks one only when it is
@@ -2132,6 +2147,13 @@ mod tests {
         assert_eq!(sweep_calls(110, 20, 0), 90);
         // 10,000 malls: the list alone is near the budget; the minimal sample stays.
         assert_eq!(sweep_calls(110, 100, 2), 8);
+    }
+
+    #[test]
+    fn shortened_drops_the_last_character() {
+        assert_eq!(shortened("abcd"), "abc");
+        assert_eq!(shortened("签名"), "签");
+        assert_eq!(shortened("a"), "a");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
     AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION, AUTH_SIGNATURE_RAW_BYTES,
-    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_TIMELY, HARNESS_CURSOR_RULE,
+    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_OWNERSHIP, FUZZ_TIMELY, HARNESS_CURSOR_RULE,
     HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
     MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
     MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_READ_ONLY,
@@ -184,6 +184,8 @@ faults! {
     ProductsSignatureIgnored = ("products-signature-ignored", Contract(&PRODUCTS_SIGNATURE_BOUND), "products are returned for a tampered mall signature");
     /// An empty mall signature is not checked.
     ProductsEmptySignature = ("products-empty-signature", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is checked only when one is given: an empty signature returns the mall's products");
+    /// A mall signature is accepted when it begins the mall's (`startsWith`).
+    ProductsSignaturePrefix = ("products-signature-prefix", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is compared with `startsWith`: any non-empty beginning of the mall's signature returns its products");
     /// A product listed twice.
     ProductsDuplicateSpu = ("products-duplicate-spu", Contract(&PRODUCTS_UNIQUE), "the products of a mall list their first product twice");
     /// The mall is found by its signature alone.
@@ -232,6 +234,8 @@ faults! {
     FuzzCountOver80 = ("fuzz-count-over-80", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when cursor.count is above 80");
     /// 500 when `merchantUserId` holds a space.
     FuzzUserIdSpace = ("fuzz-user-id-space", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when merchantUserId contains a space");
+    /// Products served when `seller.merchantId` is no string.
+    FuzzProductsSellerOptional = ("fuzz-products-seller-optional", Fuzz(&FUZZ_OWNERSHIP), "a products body whose seller.merchantId is no string (left out, null, an object) is answered with the mall's products: the seller check is skipped, as an ORM that drops an undefined filter member does");
     /// 500 when `role` is empty.
     FuzzEmptyRole = ("fuzz-empty-role", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when role is the empty string");
     /// A 60 s hang when `endCursor` is "".
@@ -868,10 +872,14 @@ mod tests {
             .iter()
             .filter(|f| f.is_fuzz_trigger())
             .collect();
-        assert_eq!(fuzz.len(), 5);
+        assert_eq!(fuzz.len(), 6);
         for f in fuzz {
             let id = f.expected_check();
-            assert!(id == Some(FUZZ_NO_SERVER_ERROR.id) || id == Some(FUZZ_TIMELY.id));
+            assert!(
+                [FUZZ_NO_SERVER_ERROR.id, FUZZ_TIMELY.id, FUZZ_OWNERSHIP.id]
+                    .map(Some)
+                    .contains(&id)
+            );
         }
     }
 

@@ -513,10 +513,37 @@ async fn answer(
         Operation::MallProducts => {
             let flags = headers.get_all(request::ENV_FLAG).into_iter();
             request::env_flag(flags.map(|v| v.as_bytes())).map_err(Failure::bad_request)?;
+            let body = match call.fault {
+                Some(Fault::FuzzProductsSellerOptional) => seller_filled_in(state, body),
+                _ => body,
+            };
             let req = request::parse_products(&body).map_err(Failure::bad_request)?;
             mall_products(state, call.fault, &req)
         }
     }
+}
+
+/// The `fuzz-products-seller-optional` fault: a products body whose `seller.merchantId` is no
+/// string (left out, `null`, an object) gets the owner of the mall it names, as an ORM that
+/// drops an undefined filter member would answer: the seller check is skipped.
+fn seller_filled_in(state: &AppState, mut body: Value) -> Value {
+    if body
+        .pointer("/seller/merchantId")
+        .is_some_and(Value::is_string)
+    {
+        return body;
+    }
+    let owner = body
+        .pointer("/mallID/mallSn")
+        .and_then(Value::as_str)
+        .and_then(|sn| state.data(None).mall_by_sn(sn))
+        .map(|m| m.merchant.identity.merchant_id);
+    if let (Some(owner), Some(seller)) =
+        (owner, body.get_mut("seller").and_then(Value::as_object_mut))
+    {
+        seller.insert("merchantId".into(), Value::from(owner));
+    }
+    body
 }
 
 /// Checks `Authorization: <appid> <signature>` (spec §5): the appid must be the configured one
@@ -841,7 +868,10 @@ fn mall_products(
         _ => data.mall_by_sn(&sn).ok_or_else(not_found)?,
     };
     let unchecked = fault == Some(Fault::ProductsSignatureIgnored)
-        || (fault == Some(Fault::ProductsEmptySignature) && req.signature.is_empty());
+        || (fault == Some(Fault::ProductsEmptySignature) && req.signature.is_empty())
+        || (fault == Some(Fault::ProductsSignaturePrefix)
+            && !req.signature.is_empty()
+            && mall.signature.starts_with(&req.signature));
     if !unchecked && mall.signature != req.signature {
         return Err(not_found());
     }

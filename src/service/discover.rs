@@ -196,22 +196,63 @@ impl Discovery {
                     .pointer("/cursor/count")
                     .and_then(Value::as_u64)
                     .unwrap_or(u64::MAX);
-                match sent.result {
-                    Ok(response) => target_mall(response.status, &response.json, count),
-                    Err(f) => Err(format!(
-                        "discovery failed: {} ({} on the first mall-list page); or set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}",
-                        f.actual, f.check.id
-                    )),
-                }
+                let candidates = match sent.result {
+                    Ok(response) => candidates(response.status, &response.json, count)?,
+                    Err(f) => {
+                        return Err(format!(
+                            "discovery failed: {} ({} on the first mall-list page); or set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}",
+                            f.actual, f.check.id
+                        ))
+                    }
+                };
+                Ok(with_products(client, body, candidates).await)
             })
             .await
             .clone()
     }
 }
 
-/// The first mall of a first mall-list page asked for `count` records, or why there is none:
-/// an answer that is not a success says so instead of "lists no mall".
-fn target_mall(status: u16, json: &Value, count: u64) -> Result<Target, String> {
+/// The first of `candidates` (in order, none empty) whose products call, signed, answers a
+/// non-empty list; the first when none does. A products case of the target that expects no
+/// data (a refusal probe) tells nothing when the mall's list is empty anyway: a newly created
+/// mall, often the first of a page ordered by id, has no products yet. Stops at the first
+/// answer that is no list (the cases will meet and judge it).
+async fn with_products(client: &Client, list_body: &Value, mut candidates: Vec<Target>) -> Target {
+    let seller = list_body
+        .pointer("/filter/seller")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let appid = list_body.get("appid").cloned().unwrap_or(Value::Null);
+    let mut chosen = 0;
+    for (i, target) in candidates.iter().enumerate() {
+        let body = serde_json::json!({
+            "appid": appid,
+            "seller": seller,
+            "mallID": {"mallSn": target.sn, "signature": target.signature},
+        });
+        let sent = client
+            .send_json(Endpoint::MallProducts, &body, &AuthMode::Signed, &[])
+            .await;
+        let listed = match &sent.result {
+            Ok(response) if response.status < 300 => response.json.array_len(),
+            _ => None,
+        };
+        match listed {
+            Some(0) => {}
+            Some(_) => {
+                chosen = i;
+                break;
+            }
+            None => break,
+        }
+    }
+    candidates.swap_remove(chosen)
+}
+
+/// The malls of a first mall-list page asked for `count` records that discovery may target,
+/// in the order it tries them, or why there is none: an answer that is not a success says so
+/// instead of "lists no mall".
+fn candidates(status: u16, json: &Value, count: u64) -> Result<Vec<Target>, String> {
     let hint = format!("set {MALL_SN_VAR} and {MALL_SIGNATURE_VAR}");
     if json.get("success") != Some(&Value::Bool(true)) {
         let field = |name: &str| json.get(name).map_or("missing".into(), Value::to_string);
@@ -221,35 +262,45 @@ fn target_mall(status: u16, json: &Value, count: u64) -> Result<Target, String> 
             field("code")
         ));
     }
-    // A mall that is not deleted when the page has one: the spec does not say a deleted mall
-    // still answers its products (§4.2), so the products cases target a live one.
-    let malls = json.get("data").and_then(Value::as_array);
+    let all = json
+        .get("data")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let ids = |m: &Value| {
         let field = |name: &str| m.get(name).and_then(Value::as_str).map(str::to_string);
         field("mallSn").zip(field("signature"))
     };
-    let live = |m: &&Value| m.get("isDelete").and_then(Value::as_i64) == Some(0);
-    let pick = malls.and_then(|all| {
-        let at = |found: Option<(usize, (String, String))>| {
-            found.map(|(i, (sn, signature))| Target {
-                sn,
-                signature,
-                followed: i + 1 < all.len() || all.len() as u64 >= count,
-            })
-        };
-        at(all
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| live(m))
-            .find_map(|(i, m)| ids(m).map(|x| (i, x))))
-        .or_else(|| {
-            at(all
-                .iter()
+    // Malls that are not deleted first: the spec does not say a deleted mall still answers its
+    // products (§4.2), so the products cases target a live one when the page has one.
+    let live = |m: &Value| m.get("isDelete").and_then(Value::as_i64) == Some(0);
+    let target = |(i, (sn, signature)): (usize, (String, String))| Target {
+        sn,
+        signature,
+        followed: i + 1 < all.len() || all.len() as u64 >= count,
+    };
+    let in_order: Vec<Target> = [true, false]
+        .into_iter()
+        .flat_map(|want_live| {
+            all.iter()
                 .enumerate()
-                .find_map(|(i, m)| ids(m).map(|x| (i, x))))
+                .filter(move |(_, m)| live(m) == want_live)
+                .filter_map(|(i, m)| ids(m).map(|x| (i, x)))
+                .map(target)
         })
-    });
-    pick.ok_or_else(|| format!("the configured merchant lists no mall to target; {hint}"))
+        .collect();
+    if in_order.is_empty() {
+        return Err(format!(
+            "the configured merchant lists no mall to target; {hint}"
+        ));
+    }
+    Ok(in_order)
+}
+
+/// The mall discovery targets when no products call is made: the first of [`candidates`].
+#[cfg(test)]
+fn target_mall(status: u16, json: &Value, count: u64) -> Result<Target, String> {
+    candidates(status, json, count).map(|mut c| c.swap_remove(0))
 }
 
 /// Replaces the sentinels in `value` with a mall's number and signature.

@@ -334,3 +334,38 @@ fn a_refusal_on_the_page_after_the_last_mall_is_skipped_not_passed() {
     assert_exit(&out, 0);
     assert_eq!(case(dir.path())["outcome"], "pass");
 }
+
+/// A products refusal probe of a mall with no products tells nothing (its answer is empty,
+/// refused or not): discovery targets a mall whose products call answers a list with products.
+/// OTHER's newest live mall has none; a service that serves products without Authorization
+/// when `X-env-flag` is absent is caught through the next mall.
+#[test]
+fn products_refusal_probes_target_a_mall_that_has_products() {
+    use mallcheck::server::data::OTHER;
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_OTHER_MERCHANT_ID", MAIN.merchant_id)
+        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", MAIN.merchant_user_id)
+        .args(["run", "--base-url"])
+        .arg(server.fault_url("auth-skipped-without-env-flag"))
+        .args(["--appid", DEMO_APPID, "--merchant-id", OTHER.merchant_id])
+        .args(["--merchant-user-id", OTHER.merchant_user_id])
+        .args([
+            "--json",
+            "report.json",
+            "--snapshots",
+            "off",
+            "--color",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let ids = crate::common::finding_ids(&dir.path().join("report.json"));
+    assert!(ids.iter().any(|id| id == "auth.required"), "{ids:?}");
+}

@@ -509,3 +509,29 @@ fn a_correct_service_has_no_finding_behind_a_stock_http_server_for_any_seed() {
         "{junit}"
     );
 }
+
+/// The products baseline asks for a mall that has products: OTHER's newest live mall has none,
+/// and a service that skips the seller check when `seller.merchantId` is no string leaks the
+/// products of the next one, which a probe of an empty mall could not show.
+#[test]
+fn a_seller_check_skipped_without_a_merchant_id_is_found_through_a_mall_with_products() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = fuzz_seeded(dir.path(), "1");
+    cmd.env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_OTHER_MERCHANT_ID", MAIN.merchant_id)
+        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", MAIN.merchant_user_id)
+        .args([
+            "--base-url",
+            &server.fault_url("fuzz-products-seller-optional"),
+        ])
+        .args(["--appid", DEMO_APPID, "--merchant-id", OTHER.merchant_id])
+        .args(["--merchant-user-id", OTHER.merchant_user_id]);
+    let r = run(&mut cmd);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("FAIL fuzz.ownership on mall-products"),
+        "{}",
+        r.stdout
+    );
+}

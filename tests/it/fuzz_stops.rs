@@ -200,10 +200,11 @@ fn a_connection_closed_once_under_a_request_is_sent_again_not_reported_as_a_cras
 
 #[test]
 fn a_service_that_starts_rate_limiting_ends_fuzz_as_an_error_not_a_failure() {
-    // The preflight and the discovery of both merchants reach the correct server, then five
-    // generated cases; every later request reaches the `rate-limited` fault (429, Retry-After
-    // 30 s, longer than the default --max-retry-wait).
-    const BEFORE_FUZZING: usize = 3;
+    // The preflight, the discovery of both merchants and the products call that finds the
+    // target mall has products reach the correct server, then five generated cases; every
+    // later request reaches the `rate-limited` fault (429, Retry-After 30 s, longer than the
+    // default --max-retry-wait).
+    const BEFORE_FUZZING: usize = 4;
     let server = Server::start(&[]);
     let good = server.base_url.clone();
     let limited = server.fault_url("rate-limited");
