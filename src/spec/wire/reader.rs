@@ -567,7 +567,11 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 if r.peek()? == b'n' {
                     r.null()?;
                 } else {
-                    r.object(SELLER_STATISTICS, 1, |r, _| r.int().map(drop))?;
+                    r.object(SELLER_STATISTICS, 1, |r, _| {
+                        let failed = r.int()?;
+                        ok &= failed >= 0;
+                        Some(())
+                    })?;
                 }
             }
             22 => {
@@ -633,17 +637,19 @@ const SKU: &[&str] = &[
 ];
 const CONTENT_BLOCK: &[&str] = &["type", "text", "img_list"];
 
-/// `order-statistics.json`: two Longs and decimal text; whether the text is decimal.
+/// `order-statistics.json`: two Longs and decimal text; whether the text is decimal and the
+/// count of orders not below 0.
 fn order_statistics(r: &mut Reader<'_>) -> Option<bool> {
-    let mut decimal = false;
+    let mut ok = true;
     r.object(ORDER_STATISTICS, all(3), |r, field| {
         match field {
-            1 => decimal = is_decimal_text(&r.string()?),
+            0 => ok &= r.int()? >= 0,
+            1 => ok &= is_decimal_text(&r.string()?),
             _ => drop(r.int()?),
         }
         Some(())
     })?;
-    Some(decimal)
+    Some(ok)
 }
 
 /// `cross-city-payment.json`.
