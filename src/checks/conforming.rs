@@ -51,7 +51,7 @@ mod tests {
                         signature: "s".into(),
                         merchant_id: (*m).into(),
                         deleted: false,
-                        state: 0,
+                        state: crate::spec::wire::StateCode::default(),
                     })
                     .collect(),
             ),

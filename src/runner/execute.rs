@@ -1058,6 +1058,12 @@ fn read_only(
         .into_iter()
         .map(|(i, before)| {
             let now = states[i].map_or(before, |s| s.code);
+            let changed = crate::spec::wire::content_change(before, now);
+            let changed = if changed.is_empty() {
+                String::new()
+            } else {
+                format!("; changed: {changed}")
+            };
             Finding::new(
                 &catalog::MALL_READ_ONLY,
                 format!("/data/{i}"),
@@ -1066,7 +1072,7 @@ fn read_only(
                     keys[i],
                     crate::spec::wire::state_text(before)
                 ),
-                crate::spec::wire::state_text(now),
+                format!("{}{changed}", crate::spec::wire::state_text(now)),
             )
         })
         .collect()

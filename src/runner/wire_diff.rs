@@ -425,6 +425,26 @@ fn the_fast_path_gives_the_verdicts_and_findings_of_the_tree_path() {
             continue;
         }
         fast_taken += 1;
+        // The state code of each mall (what `mall.read-only` compares between reads, which
+        // may take either path) is the one the tree gives.
+        if let Some(crate::spec::wire::Digest::Envelope(envelope)) = fast.digest() {
+            let records = tree
+                .tree()
+                .and_then(|t| t.get("data"))
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let keys = envelope.malls.clone().unwrap_or_default();
+            assert_eq!(keys.len(), records.len(), "{}", shown());
+            for (key, record) in keys.iter().zip(&records) {
+                assert_eq!(
+                    Some(key.state),
+                    crate::spec::wire::state_code_of(record),
+                    "{}",
+                    shown()
+                );
+            }
+        }
         let name = fast.digest().map_or("", |d| d.schema());
         let a = verdicts(&schemas, &fast, name, true);
         let b = verdicts(&schemas, &tree, name, false);

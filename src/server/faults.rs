@@ -81,8 +81,15 @@ faults! {
     /// `state` is 3.
     MallStateOutOfRange = ("mall-state-out-of-range", Contract(&MALL_STATE), "every mall has state 3, outside 0/1/2");
     MallStateFlips = ("mall-state-flips", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall in another state (online if it is not, else offline): a read moves a mall between states");
-    /// A read pins a mall.
+    /// A read changes a mall's creation time.
     MallCtimeDrifts = ("mall-ctime-drifts", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall with another ctime (a shared date formatter racing): a mall's creation time changes between reads");
+    /// A read activates a cross-city status.
+    MallCrossCityActivatedOnRead = ("mall-cross-city-activated-on-read", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall's crossCityPaymentStatus activated (1): a read moves a cross-city status (§3)");
+    /// A read adds a tag.
+    MallTagAddedOnRead = ("mall-tag-added-on-read", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall with one more tag: a read changes a mall");
+    /// A read bumps the edition.
+    MallEditionBumpedOnRead = ("mall-edition-bumped-on-read", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall's edition one higher (an optimistic-lock version bumped by a read)");
+    /// A read pins a mall.
     MallPinnedOnRead = ("mall-pinned-on-read", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall pinned (topTime set, or cleared if it was): a read changes a mall");
     /// `internalState` is 2.
     MallInternalStateOutOfRange = ("mall-internal-state-out-of-range", Contract(&MALL_INTERNAL_STATE), "every mall has internalState 2, outside 0/1");

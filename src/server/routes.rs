@@ -793,6 +793,26 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
                 {
                     map.insert("ctime".into(), json!("2019-07-01 00:00:00"));
                 }
+                // Reads that change another field of the newest mall: its cross-city
+                // status activated, a tag added, its edition bumped.
+                if call % 2 == 1 && listing.first().is_some_and(|first| first.id == mall.id) {
+                    match fault {
+                        Some(Fault::MallCrossCityActivatedOnRead) => {
+                            map.insert("crossCityPaymentStatus".into(), json!(1));
+                            map.insert("crossCityPaymentStatusDesc".into(), json!("已开通"));
+                        }
+                        Some(Fault::MallTagAddedOnRead) => {
+                            if let Some(Value::Array(tags)) = map.get_mut("tags") {
+                                tags.push(json!("visited"));
+                            }
+                        }
+                        Some(Fault::MallEditionBumpedOnRead) => {
+                            let edition = map.get("edition").and_then(Value::as_i64).unwrap_or(0);
+                            map.insert("edition".into(), json!(edition + 1));
+                        }
+                        _ => {}
+                    }
+                }
                 if fault == Some(Fault::MallPinnedOnRead)
                     && call % 2 == 1
                     && listing.first().is_some_and(|first| first.id == mall.id)

@@ -36,7 +36,10 @@ pub struct Discovery {
     products_seen: AtomicU64,
     /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
     /// and the malls already found in another.
-    states: Mutex<(HashMap<String, u64>, HashSet<String>)>,
+    states: Mutex<(
+        HashMap<String, crate::spec::wire::StateCode>,
+        HashSet<String>,
+    )>,
 }
 
 /// The mall discovery chose, and whether the first page showed that another follows it.
@@ -72,8 +75,8 @@ impl Discovery {
     /// two reads of one run must agree, whichever cases made them. One lock a page.
     pub fn read_states(
         &self,
-        malls: impl Iterator<Item = (usize, String, u64)>,
-    ) -> Vec<(usize, u64)> {
+        malls: impl Iterator<Item = (usize, String, crate::spec::wire::StateCode)>,
+    ) -> Vec<(usize, crate::spec::wire::StateCode)> {
         let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
         let (first, moved) = &mut *guard;
         let mut found = Vec::new();
@@ -327,16 +330,17 @@ mod tests {
     #[test]
     fn a_mall_read_in_another_state_is_told_once_with_its_first_state() {
         let d = Discovery::default();
+        let code = crate::spec::wire::StateCode::of_own;
         let read = |malls: &[(&str, u64)]| {
             d.read_states(
                 malls
                     .iter()
                     .enumerate()
-                    .map(|(i, (m, s))| (i, m.to_string(), *s)),
+                    .map(|(i, (m, s))| (i, m.to_string(), code(*s))),
             )
         };
         assert!(read(&[("1", 7), ("2", 7), ("1", 7)]).is_empty());
-        assert_eq!(read(&[("2", 7), ("1", 8)]), [(1, 7)]);
+        assert_eq!(read(&[("2", 7), ("1", 8)]), [(1, code(7))]);
         assert!(read(&[("1", 9), ("2", 7)]).is_empty(), "told once");
     }
 

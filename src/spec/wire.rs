@@ -58,9 +58,217 @@ pub struct MallKey {
     pub merchant_id: String,
     /// `isDelete` is 1.
     pub deleted: bool,
-    /// `state`, `internalState`, `isDelete`, `topTime` and `ctime` ([`state_code`]).
-    pub state: u64,
+    /// `state`, `internalState`, `isDelete`, `topTime` and `ctime`, and the [`Content`] mark
+    /// of the other fields ([`state_code`]).
+    pub state: StateCode,
 }
+
+/// A mark of what a read must leave of a mall beyond [`state_code`]'s own fields (§1: neither
+/// operation changes any resource; §3: the cross-city statuses are states too): every other
+/// field but the order statistics (counters an order placed meanwhile may move), the mall's
+/// `signature` (a service may sign afresh) and the always-null fields (of open type). A sum of
+/// one hash per value, so that neither the order in which a reader meets the fields nor the
+/// order of a set's members (`tags`, `crossCityPayments`: a service may list them from a hash
+/// set) changes it. Each reader of a mall (the fast path's, the tree's) adds the same values.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Content {
+    /// The sum of every value's hash.
+    total: u64,
+    /// The same sums by [`GROUPS`], shorter: which group changed, for the finding's words.
+    groups: [u16; GROUPS.len()],
+}
+
+/// The groups of fields a [`Content`] mark tells apart in words.
+const GROUPS: [&str; 8] = [
+    "mallName, appType, industryCode or templateId",
+    "a *Desc description",
+    "deleteTime",
+    "a cross-city status",
+    "tags",
+    "isShowBills or isNeedSkipPushComplainToRisk",
+    "edition",
+    "seller",
+];
+
+/// The [`GROUPS`] index of a field.
+fn group_of(field: &str) -> usize {
+    match field {
+        "stateDesc" | "internalStateDesc" | "crossCityPaymentStatusDesc" => 1,
+        "deleteTime" => 2,
+        "crossCityPaymentStatus" | "crossCityPayments" => 3,
+        "tags" => 4,
+        "isShowBills" | "isNeedSkipPushComplainToRisk" => 5,
+        "edition" => 6,
+        f if f.starts_with("seller") => 7,
+        _ => 0,
+    }
+}
+
+/// A mall's state code ([`state_code`]): what two reads of one mall must agree on.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StateCode {
+    /// `state`, `internalState`, `isDelete`, a mark of `topTime` and one of `ctime`.
+    own: u64,
+    /// The other fields.
+    content: Content,
+}
+
+/// The `status` of a cross-city payment (§2.6 declares a string and shows a number).
+#[derive(Debug, Clone, Copy)]
+pub enum PaymentStatus<'a> {
+    /// A string.
+    Text(&'a str),
+    /// An integer literal within `i64`.
+    Int(i64),
+    /// Any other number.
+    Other,
+}
+
+impl Content {
+    fn add(&mut self, field: &str, value: impl std::hash::Hash) {
+        use std::hash::BuildHasher as _;
+        let h = foldhash::fast::FixedState::with_seed(0x6d61_6c6c).hash_one((field, value));
+        self.total = self.total.wrapping_add(h);
+        let group = &mut self.groups[group_of(field)];
+        *group = group.wrapping_add((h >> 48) as u16);
+    }
+
+    /// A string field.
+    pub fn text(&mut self, field: &str, value: &str) {
+        self.add(field, (0u8, value));
+    }
+
+    /// An integer field.
+    pub fn int(&mut self, field: &str, value: i64) {
+        self.add(field, (1u8, value));
+    }
+
+    /// A boolean field.
+    pub fn boolean(&mut self, field: &str, value: bool) {
+        self.add(field, (2u8, value));
+    }
+
+    /// A string field that may be null.
+    pub fn text_or_null(&mut self, field: &str, value: Option<&str>) {
+        match value {
+            Some(v) => self.text(field, v),
+            None => self.add(field, 3u8),
+        }
+    }
+
+    /// One cross-city payment, as one value.
+    pub fn payment(&mut self, tool: i64, tool_desc: &str, status: PaymentStatus<'_>, desc: &str) {
+        let (kind, text, number) = match status {
+            PaymentStatus::Text(t) => (0u8, t, 0),
+            PaymentStatus::Int(n) => (1u8, "", n),
+            PaymentStatus::Other => (2u8, "", 0),
+        };
+        self.add(
+            "crossCityPayments",
+            (tool, tool_desc, kind, text, number, desc),
+        );
+    }
+
+    /// A value the fast path never vouches for (a field of another type than its schema's), by
+    /// its JSON text: only the tree path meets it, so both reads of such a mall take it.
+    fn odd(&mut self, field: &str, value: &serde_json::Value) {
+        self.add(field, (9u8, value.to_string()));
+    }
+
+    /// The mark of a mall record read as a tree.
+    pub fn of(mall: &serde_json::Value) -> Content {
+        use serde_json::Value;
+        let mut c = Content::default();
+        let Some(fields) = mall.as_object() else {
+            return c;
+        };
+        for (name, value) in fields {
+            let name = name.as_str();
+            match (name, value) {
+                (
+                    "mallSn"
+                    | "signature"
+                    | "state"
+                    | "internalState"
+                    | "isDelete"
+                    | "ctime"
+                    | "topTime"
+                    | "orderStatistics"
+                    | "sellerStatisticsModel",
+                    _,
+                ) => {}
+                (n, _) if ALWAYS_NULL.contains(&n) => {}
+                ("tags", Value::Array(tags)) if tags.iter().all(Value::is_string) => {
+                    for t in tags.iter().filter_map(Value::as_str) {
+                        c.text("tags", t);
+                    }
+                }
+                ("crossCityPayments", Value::Array(payments)) => {
+                    for p in payments {
+                        c.payment_of(p);
+                    }
+                }
+                ("seller", Value::Object(seller)) => {
+                    for (k, v) in seller {
+                        let field = format!("seller.{k}");
+                        match v {
+                            Value::String(t) => c.text(&field, t),
+                            Value::Null => c.text_or_null(&field, None),
+                            other => c.odd(&field, other),
+                        }
+                    }
+                }
+                (n, Value::String(t)) => c.text(n, t),
+                (n, Value::Bool(b)) => c.boolean(n, *b),
+                (n, Value::Number(num)) if num.as_i64().is_some() => {
+                    c.int(n, num.as_i64().unwrap_or_default());
+                }
+                (n, other) => c.odd(n, other),
+            }
+        }
+        c
+    }
+
+    fn payment_of(&mut self, p: &serde_json::Value) {
+        use serde_json::Value;
+        let tool = p.get("payToolCode").and_then(Value::as_i64);
+        let tool_desc = p.get("payToolCodeDesc").and_then(Value::as_str);
+        let desc = p.get("statusDesc").and_then(Value::as_str);
+        let status = match p.get("status") {
+            Some(Value::String(t)) => Some(PaymentStatus::Text(t)),
+            Some(Value::Number(n)) => {
+                Some(n.as_i64().map_or(PaymentStatus::Other, PaymentStatus::Int))
+            }
+            _ => None,
+        };
+        let whole = p.as_object().is_some_and(|o| o.len() == 4);
+        match (tool, tool_desc, status, desc) {
+            (Some(tool), Some(tool_desc), Some(status), Some(desc)) if whole => {
+                self.payment(tool, tool_desc, status, desc);
+            }
+            _ => self.odd("crossCityPayments", p),
+        }
+    }
+}
+
+/// The always-null fields of §2.2 (their type is open: not marked).
+const ALWAYS_NULL: [&str; 15] = [
+    "riskDisableTags",
+    "riskDisableReasons",
+    "riskDisableParams",
+    "supportedFeatureCodes",
+    "customChargeItemEnabled",
+    "productNameVoiceBroadcastEnabled",
+    "serviceResourceNameVoiceBroadcastEnabled",
+    "voucherRedeemEnabled",
+    "scanGunEnabled",
+    "supportedServiceResourceSnList",
+    "preSetReopenTime",
+    "mallBillSplittingEnabled",
+    "serialConfigState",
+    "serialConfigId",
+    "taskId",
+];
 
 /// Bits of a time's mark in a [`state_code`].
 const MARK_BITS: u32 = 20;
@@ -82,17 +290,19 @@ pub fn state_code(
     is_delete: u8,
     top_time: Option<&str>,
     ctime: &str,
-) -> u64 {
-    time_mark(ctime) << (24 + MARK_BITS)
+    content: Content,
+) -> StateCode {
+    let own = time_mark(ctime) << (24 + MARK_BITS)
         | top_time.map_or(0, time_mark) << 24
         | u64::from(state) << 16
         | u64::from(internal_state) << 8
-        | u64::from(is_delete)
+        | u64::from(is_delete);
+    StateCode { own, content }
 }
 
 /// [`state_code`] of a mall record read as a tree; `None` when a field is not a small integer,
 /// `topTime` is neither text nor null, or `ctime` is no text.
-pub fn state_code_of(mall: &serde_json::Value) -> Option<u64> {
+pub fn state_code_of(mall: &serde_json::Value) -> Option<StateCode> {
     let field = |name: &str| {
         mall.get(name)
             .and_then(serde_json::Value::as_u64)
@@ -109,6 +319,7 @@ pub fn state_code_of(mall: &serde_json::Value) -> Option<u64> {
         field("isDelete")?,
         top_time,
         mall.get("ctime")?.as_str()?,
+        Content::of(mall),
     ))
 }
 
@@ -117,7 +328,7 @@ pub fn state_code_of(mall: &serde_json::Value) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MallState {
     /// [`state_code`].
-    pub code: u64,
+    pub code: StateCode,
     /// [`owner_of`] the mall's `seller.merchantId`.
     pub owner: u64,
 }
@@ -141,19 +352,49 @@ pub fn mall_state_of(mall: &serde_json::Value) -> Option<MallState> {
 }
 
 /// How [`state_code`] reads to a person.
-pub fn state_text(code: u64) -> String {
+pub fn state_text(code: StateCode) -> String {
+    let own = code.own;
     let mask = (1 << MARK_BITS) - 1;
-    let pin = match (code >> 24) & mask {
+    let pin = match (own >> 24) & mask {
         0 => "null".to_string(),
         mark => format!("a time (mark {mark:05x})"),
     };
     format!(
         "state {}, internalState {}, isDelete {}, topTime {pin}, ctime mark {:05x}",
-        (code >> 16) & 0xff,
-        (code >> 8) & 0xff,
-        code & 0xff,
-        (code >> (24 + MARK_BITS)) & mask
+        (own >> 16) & 0xff,
+        (own >> 8) & 0xff,
+        own & 0xff,
+        (own >> (24 + MARK_BITS)) & mask,
     )
+}
+
+impl StateCode {
+    /// A code of these own bits and no other field (for tests).
+    #[cfg(test)]
+    pub fn of_own(own: u64) -> StateCode {
+        StateCode {
+            own,
+            content: Content::default(),
+        }
+    }
+}
+
+/// What of a mall's other fields ([`Content`]) changed from `before` to `now`, in words; empty
+/// when nothing did.
+pub fn content_change(before: StateCode, now: StateCode) -> String {
+    let (b, n) = (before.content, now.content);
+    if b == n {
+        return String::new();
+    }
+    let groups: Vec<&str> = (0..GROUPS.len())
+        .filter(|&g| b.groups[g] != n.groups[g])
+        .map(|g| GROUPS[g])
+        .collect();
+    if groups.is_empty() {
+        "another field".to_string()
+    } else {
+        groups.join("; ")
+    }
 }
 
 impl Digest {

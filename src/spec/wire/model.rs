@@ -117,9 +117,14 @@ impl<'de> Visitor<'de> for NullVisitor {
     }
 }
 
-/// A string or any number that fits a double (`["string", "number"]`).
+/// A string or any number that fits a double (`["string", "number"]`), as the reader tells
+/// them apart for `wire::Content`.
 #[derive(Debug)]
-pub(super) struct TextOrNumber;
+pub(super) enum TextOrNumber {
+    Text(String),
+    Int(i64),
+    Other,
+}
 
 impl<'de> Deserialize<'de> for TextOrNumber {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -136,21 +141,21 @@ impl<'de> Visitor<'de> for TextOrNumberVisitor {
         f.write_str("a string or a number")
     }
 
-    fn visit_str<E>(self, _: &str) -> Result<TextOrNumber, E> {
-        Ok(TextOrNumber)
+    fn visit_str<E>(self, v: &str) -> Result<TextOrNumber, E> {
+        Ok(TextOrNumber::Text(v.to_string()))
     }
 
-    fn visit_i64<E>(self, _: i64) -> Result<TextOrNumber, E> {
-        Ok(TextOrNumber)
+    fn visit_i64<E>(self, v: i64) -> Result<TextOrNumber, E> {
+        Ok(TextOrNumber::Int(v))
     }
 
-    fn visit_u64<E>(self, _: u64) -> Result<TextOrNumber, E> {
-        Ok(TextOrNumber)
+    fn visit_u64<E>(self, v: u64) -> Result<TextOrNumber, E> {
+        Ok(i64::try_from(v).map_or(TextOrNumber::Other, TextOrNumber::Int))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<TextOrNumber, E> {
         if v.is_finite() {
-            Ok(TextOrNumber)
+            Ok(TextOrNumber::Other)
         } else {
             Err(E::custom("not a finite number"))
         }
@@ -348,13 +353,13 @@ pub(super) struct Mall<'a> {
     #[serde(borrow)]
     industry_code: Text<'a>,
     #[serde(borrow)]
-    cross_city_payments: All<CrossCityPayment<'a>>,
+    cross_city_payments: Vec<CrossCityPayment<'a>>,
     is_show_bills: bool,
     #[serde(borrow)]
     template_id: Text<'a>,
     edition: i32,
     #[serde(borrow)]
-    tags: All<Text<'a>>,
+    tags: Vec<Text<'a>>,
     is_need_skip_push_complain_to_risk: bool,
     #[serde(borrow)]
     seller: Seller<'a>,
@@ -406,19 +411,80 @@ impl Mall<'_> {
                 .is_none_or(|s| s.order_fail_num >= 0)
     }
 
+    /// `wire::Content` of the fields the reader marks.
+    fn content(&self) -> super::Content {
+        use super::PaymentStatus;
+        let mut c = super::Content::default();
+        c.text("mallName", self.mall_name.as_str());
+        c.text("stateDesc", self.state_desc.as_str());
+        c.text("internalStateDesc", self.internal_state_desc.as_str());
+        c.text("deleteTime", self.delete_time.as_str());
+        c.int(
+            "crossCityPaymentStatus",
+            i64::from(self.cross_city_payment_status),
+        );
+        c.text(
+            "crossCityPaymentStatusDesc",
+            self.cross_city_payment_status_desc.as_str(),
+        );
+        c.int("appType", i64::from(self.app_type));
+        c.text("industryCode", self.industry_code.as_str());
+        for p in &self.cross_city_payments {
+            let status = match &p.status {
+                TextOrNumber::Text(t) => PaymentStatus::Text(t),
+                TextOrNumber::Int(n) => PaymentStatus::Int(*n),
+                TextOrNumber::Other => PaymentStatus::Other,
+            };
+            c.payment(
+                i64::from(p.pay_tool_code),
+                p.pay_tool_code_desc.as_str(),
+                status,
+                p.status_desc.as_str(),
+            );
+        }
+        c.boolean("isShowBills", self.is_show_bills);
+        c.text("templateId", self.template_id.as_str());
+        c.int("edition", i64::from(self.edition));
+        for t in &self.tags {
+            c.text("tags", t.as_str());
+        }
+        c.boolean(
+            "isNeedSkipPushComplainToRisk",
+            self.is_need_skip_push_complain_to_risk,
+        );
+        let s = &self.seller;
+        c.text("seller.merchantSn", s.merchant_sn.as_str());
+        c.text("seller.merchantId", s.merchant_id.as_str());
+        c.text("seller.merchantName", s.merchant_name.as_str());
+        c.text("seller.storeSn", s.store_sn.as_str());
+        c.text("seller.storeId", s.store_id.as_str());
+        c.text_or_null(
+            "seller.storeName",
+            s.store_name.0.as_ref().map(Text::as_str),
+        );
+        c.text("seller.terminalSn", s.terminal_sn.as_str());
+        c.text_or_null(
+            "seller.crossCityTerminalSn",
+            s.cross_city_terminal_sn.0.as_ref().map(Text::as_str),
+        );
+        c
+    }
+
     fn key(self) -> MallKey {
+        let state = super::state_code(
+            self.state,
+            self.internal_state,
+            self.is_delete,
+            self.top_time.0.as_ref().map(Text::as_str),
+            self.ctime.as_str(),
+            self.content(),
+        );
         MallKey {
             sn: self.mall_sn.0.into_owned(),
             signature: self.signature.0.into_owned(),
             merchant_id: self.seller.merchant_id.0.into_owned(),
             deleted: self.is_delete == 1,
-            state: super::state_code(
-                self.state,
-                self.internal_state,
-                self.is_delete,
-                self.top_time.0.as_ref().map(Text::as_str),
-                self.ctime.as_str(),
-            ),
+            state,
         }
     }
 }

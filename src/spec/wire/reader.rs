@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::{EnvelopeDigest, MallKey};
+use super::{Content, EnvelopeDigest, MallKey, PaymentStatus};
 use crate::spec::schemas::{is_datetime, is_decimal_text, is_digit_string};
 
 /// Each byte of a word, set to `b`.
@@ -284,12 +284,13 @@ impl<'a> Reader<'a> {
     }
 
     /// A string, or a number that fits a double.
-    fn text_or_number(&mut self) -> Option<()> {
+    fn text_or_number(&mut self) -> Option<StatusRead<'a>> {
         match self.peek()? {
-            b'"' => self.skip_string(),
+            b'"' => self.string().map(StatusRead::Text),
             _ => match self.number()? {
-                Number::Int(_) | Number::Large => Some(()),
-                Number::Other(d) => d.map(drop),
+                Number::Int(n) => Some(StatusRead::Int(n)),
+                Number::Large => Some(StatusRead::Other),
+                Number::Other(d) => d.map(|_| StatusRead::Other),
             },
         }
     }
@@ -534,6 +535,8 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
     let mut top_time = None;
     let mut ctime = None;
     let mut ok = true;
+    // What a read must leave as it was beyond the fields of the state code (`wire::Content`).
+    let mut content = Content::default();
     r.object(MALL, all(MALL.len()), |r, field| {
         match field {
             0 => {
@@ -554,14 +557,25 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 deleted = r.small()?;
                 ok &= deleted <= 1;
             }
-            8 => delete_time_empty = r.string()?.is_empty(),
-            9 | 11 => drop(r.byte()?),
-            16 => drop(r.integer()?),
-            13 => r.array(cross_city_payment)?,
-            14 | 18 => drop(r.boolean()?),
-            15 => ok &= is_digit_string(&r.string()?),
-            17 => r.texts()?,
-            19 => merchant_id = Some(seller(r)?),
+            8 => {
+                let time = r.string()?;
+                delete_time_empty = time.is_empty();
+                content.text(MALL[8], &time);
+            }
+            9 | 11 => content.int(MALL[field], i64::from(r.byte()?)),
+            16 => content.int(MALL[16], i64::from(r.integer()?)),
+            13 => r.array(|r| cross_city_payment(r, &mut content))?,
+            14 | 18 => content.boolean(MALL[field], r.boolean()?),
+            15 => {
+                let id = r.string()?;
+                ok &= is_digit_string(&id);
+                content.text(MALL[15], &id);
+            }
+            17 => r.array(|r| {
+                content.text(MALL[17], &r.string()?);
+                Some(())
+            })?,
+            19 => merchant_id = Some(seller(r, &mut content)?),
             20 => ok &= order_statistics(r)?,
             21 => {
                 if r.peek()? == b'n' {
@@ -585,7 +599,8 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 top_time = time.map(|t| t.into_owned());
             }
             24.. => r.null()?,
-            _ => r.skip_string()?,
+            // mallName, stateDesc, internalStateDesc, crossCityPaymentStatusDesc, industryCode.
+            _ => content.text(MALL[field], &r.string()?),
         }
         Some(())
     })?;
@@ -595,7 +610,14 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
         signature: signature?,
         merchant_id: merchant_id?,
         deleted: deleted == 1,
-        state: super::state_code(state, internal_state, deleted, top_time.as_deref(), &ctime?),
+        state: super::state_code(
+            state,
+            internal_state,
+            deleted,
+            top_time.as_deref(),
+            &ctime?,
+            content,
+        ),
     })
 }
 
@@ -611,18 +633,35 @@ const SELLER: &[&str] = &[
 ];
 
 /// `seller.json`; its `merchantId`.
-fn seller(r: &mut Reader<'_>) -> Option<String> {
+fn seller(r: &mut Reader<'_>, content: &mut Content) -> Option<String> {
     let mut merchant_id = None;
     r.object(SELLER, all(SELLER.len()), |r, field| {
+        let name = SELLER_FIELDS[field];
         match field {
-            1 => merchant_id = Some(r.string()?.into_owned()),
-            5 | 7 => r.skip_text_or_null()?,
-            _ => r.skip_string()?,
+            1 => {
+                let id = r.string()?;
+                content.text(name, &id);
+                merchant_id = Some(id.into_owned());
+            }
+            5 | 7 => content.text_or_null(name, r.text_or_null()?.as_deref()),
+            _ => content.text(name, &r.string()?),
         }
         Some(())
     })?;
     merchant_id
 }
+
+/// [`SELLER`]'s fields as [`Content`] names them (`seller.` before each).
+const SELLER_FIELDS: [&str; 8] = [
+    "seller.merchantSn",
+    "seller.merchantId",
+    "seller.merchantName",
+    "seller.storeSn",
+    "seller.storeId",
+    "seller.storeName",
+    "seller.terminalSn",
+    "seller.crossCityTerminalSn",
+];
 
 const SELLER_STATISTICS: &[&str] = &["orderFailNum"];
 const ORDER_STATISTICS: &[&str] = &["totalNum", "totalQuantity", "totalAmount"];
@@ -653,12 +692,33 @@ fn order_statistics(r: &mut Reader<'_>) -> Option<bool> {
 }
 
 /// `cross-city-payment.json`.
-fn cross_city_payment(r: &mut Reader<'_>) -> Option<()> {
-    r.object(CROSS_CITY_PAYMENT, all(4), |r, field| match field {
-        0 => r.byte().map(drop),
-        2 => r.text_or_number(),
-        _ => r.skip_string(),
-    })
+fn cross_city_payment(r: &mut Reader<'_>, content: &mut Content) -> Option<()> {
+    let mut tool = 0;
+    let (mut tool_desc, mut desc) = (Cow::Borrowed(""), Cow::Borrowed(""));
+    let mut status = StatusRead::Other;
+    r.object(CROSS_CITY_PAYMENT, all(4), |r, field| {
+        match field {
+            0 => tool = r.byte()?,
+            1 => tool_desc = r.string()?,
+            2 => status = r.text_or_number()?,
+            _ => desc = r.string()?,
+        }
+        Some(())
+    })?;
+    let status = match &status {
+        StatusRead::Text(t) => PaymentStatus::Text(t),
+        StatusRead::Int(n) => PaymentStatus::Int(*n),
+        StatusRead::Other => PaymentStatus::Other,
+    };
+    content.payment(i64::from(tool), &tool_desc, status, &desc);
+    Some(())
+}
+
+/// A cross-city payment's `status` as read (see [`PaymentStatus`]).
+enum StatusRead<'a> {
+    Text(Cow<'a, str>),
+    Int(i64),
+    Other,
 }
 
 const PRODUCT: &[&str] = &[
