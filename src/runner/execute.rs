@@ -451,6 +451,21 @@ async fn exchange_case(
         && let Some(count) = response.json.array_len()
     {
         runner.discovery.saw_products(count);
+        let ids = match (
+            conforming::spu_ids(response.json.digest()),
+            response.json.tree(),
+        ) {
+            (Some(ids), _) => Some(ids.to_vec()),
+            (None, Some(tree)) => Some(products::spu_ids(tree)),
+            // A large body in doubt is read record by record: its ids are not kept here.
+            (None, None) => None,
+        };
+        if let Some(ids) = ids {
+            c.add(
+                products_repeatable(&runner.discovery, &request_body, &ids),
+                &case_span,
+            );
+        }
     }
     // A page of malls read by a single exchange is held to `mall.read-only` too (not only the
     // walks' pages): a products call or an auth probe that moves a mall shows in whichever
@@ -1901,6 +1916,43 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     Ok(())
 }
 
+/// `products.repeatable` of one products answer of the request `body`: its spuIds held to the
+/// first answer of the same request's mall in the run, whichever case made it.
+fn products_repeatable(
+    discovery: &crate::service::discover::Discovery,
+    body: &Value,
+    ids: &[String],
+) -> Vec<Finding> {
+    let text = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
+    let (Some(merchant), Some(sn), Some(signature)) = (
+        text("/seller/merchantId"),
+        text("/mallID/mallSn"),
+        text("/mallID/signature"),
+    ) else {
+        return vec![];
+    };
+    let mall = format!(
+        "{}\u{0}{sn}\u{0}{signature}",
+        merchant.trim().to_ascii_lowercase()
+    );
+    let Some(before) = discovery.read_products(&mall, ids.iter().map(String::as_str)) else {
+        return vec![];
+    };
+    let now = if ids.len() == before {
+        format!("{} products, not the same ones", ids.len())
+    } else {
+        format!("{} products", ids.len())
+    };
+    vec![Finding::new(
+        &catalog::PRODUCTS_REPEATABLE,
+        "",
+        format!(
+            "the products of mall {sn} an earlier read of this run answered ({before} products)"
+        ),
+        now,
+    )]
+}
+
 /// Calls the products of one listed mall of a sweep and checks the answer; gives the mall's
 /// product ids when it answered a products array.
 async fn products_call(
@@ -1977,6 +2029,9 @@ async fn products_call(
     }
     part.absorb(found);
     part.add(products::duplicate_ids(&ids));
+    if !deleted && !partial {
+        part.add(products_repeatable(&runner.discovery, &body, &ids));
+    }
     if s.order {
         part.add(products::order_of_ids(&ids));
     }

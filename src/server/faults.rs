@@ -19,10 +19,10 @@ use crate::spec::catalog::{
     MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT,
     OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
     PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
-    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND, PRODUCTS_SELLER_BOUND,
-    PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY,
-    RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED,
-    TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND, PRODUCTS_REPEATABLE,
+    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE,
+    RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE,
+    TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -195,6 +195,8 @@ faults! {
     ProductsEmptySignature = ("products-empty-signature", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is checked only when one is given: an empty signature returns the mall's products");
     /// A mall signature is accepted when it begins the mall's (`startsWith`).
     ProductsSignaturePrefix = ("products-signature-prefix", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is compared with `startsWith`: any non-empty beginning of the mall's signature returns its products");
+    /// Every second products call of a mall answers an empty list.
+    ProductsEmptyEveryOtherRead = ("products-empty-every-other-read", Contract(&PRODUCTS_REPEATABLE), "every second products call of a mall answers an empty list (a cache that stores the empty answer of a miss)");
     /// A product listed twice.
     ProductsDuplicateSpu = ("products-duplicate-spu", Contract(&PRODUCTS_UNIQUE), "the products of a mall list their first product twice");
     /// The mall is found by its signature alone.

@@ -12,7 +12,7 @@
 //! is never answered 400 (Schemathesis checks it in `tests/it/openapi.rs`).
 
 use std::cmp::Reverse;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -75,6 +75,9 @@ pub(crate) struct AppState {
     pub(crate) plain_errors: bool,
     /// Signatures of authenticated requests, for the signature-cache faults.
     seen: std::sync::Mutex<HashSet<(Option<Operation>, String)>>,
+    /// Products calls answered so far, by mallSn, for the `products-empty-every-other-read`
+    /// fault.
+    product_reads: std::sync::Mutex<HashMap<String, u64>>,
 }
 
 /// Most signatures the signature-cache faults remember (then they start over).
@@ -105,6 +108,7 @@ impl AppState {
             max_page_size: request::MAX_COUNT,
             plain_errors: false,
             seen: std::sync::Mutex::new(HashSet::new()),
+            product_reads: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -906,6 +910,17 @@ fn mall_products(
             .unwrap_or(mall),
         _ => mall,
     };
+    if fault == Some(Fault::ProductsEmptyEveryOtherRead) {
+        let mut reads = state
+            .product_reads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = reads.entry(mall.mall_sn.clone()).or_default();
+        *n += 1;
+        if *n % 2 == 0 {
+            return Ok(json!([]));
+        }
+    }
     let mut products = data::products(source);
     if let Some(f) = fault {
         for p in products.iter_mut().filter_map(Value::as_object_mut) {

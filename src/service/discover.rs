@@ -34,6 +34,10 @@ pub struct Discovery {
     products_calls: AtomicU64,
     /// ...and the products those arrays held.
     products_seen: AtomicU64,
+    /// The products of each mall (by its seller's merchant id, mallSn and signature) as first
+    /// read in the run: how many, and a mark of their spuIds as a set; and the malls already
+    /// found answering others.
+    products: Mutex<(HashMap<String, (usize, u64)>, HashSet<String>)>,
     /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
     /// and the malls already found in another.
     states: Mutex<(
@@ -65,6 +69,7 @@ impl Discovery {
             listed_none: Default::default(),
             products_calls: AtomicU64::new(0),
             products_seen: AtomicU64::new(0),
+            products: Mutex::default(),
             states: Mutex::default(),
         }
     }
@@ -115,6 +120,37 @@ impl Discovery {
         self.products_calls.fetch_add(1, Ordering::Relaxed);
         self.products_seen
             .fetch_add(count as u64, Ordering::Relaxed);
+    }
+
+    /// Notes the products one read of a mall answered (`mall` names the seller's merchant id,
+    /// the mallSn and the signature asked for; `ids` the spuIds, in any order); gives the count
+    /// the run first read of that mall when this read answered other products (once a mall).
+    pub fn read_products<'a>(
+        &self,
+        mall: &str,
+        ids: impl Iterator<Item = &'a str>,
+    ) -> Option<usize> {
+        use std::hash::BuildHasher as _;
+        let hasher = foldhash::fast::FixedState::with_seed(0x7370_75);
+        let (mut count, mut mark) = (0usize, 0u64);
+        for id in ids {
+            count += 1;
+            mark = mark.wrapping_add(hasher.hash_one(id));
+        }
+        let mut guard = self.products.lock().unwrap_or_else(PoisonError::into_inner);
+        let (first, told) = &mut *guard;
+        match first.get(mall) {
+            None => {
+                first.insert(mall.to_string(), (count, mark));
+                None
+            }
+            Some(&(before, before_mark))
+                if (before, before_mark) != (count, mark) && told.insert(mall.to_string()) =>
+            {
+                Some(before)
+            }
+            Some(_) => None,
+        }
     }
 
     /// Whether every products call of the merchant's malls (one at least) answered an empty
