@@ -917,7 +917,7 @@ fn mall_products(
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let n = reads.entry(mall.mall_sn.clone()).or_default();
         *n += 1;
-        if *n % 2 == 0 {
+        if n.is_multiple_of(2) {
             return Ok(json!([]));
         }
     }

@@ -37,7 +37,7 @@ pub struct Discovery {
     /// The products of each mall (by its seller's merchant id, mallSn and signature) as first
     /// read in the run: how many, and a mark of their spuIds as a set; and the malls already
     /// found answering others.
-    products: Mutex<(HashMap<String, (usize, u64)>, HashSet<String>)>,
+    products: Mutex<FirstReads<(usize, u64)>>,
     /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
     /// and the malls already found in another.
     states: Mutex<(
@@ -54,6 +54,9 @@ struct Target {
     /// A record after it on the first page, or a full first page (more may follow).
     followed: bool,
 }
+
+/// What the run first read of each mall, and the malls already found read otherwise.
+type FirstReads<T> = (HashMap<String, T>, HashSet<String>);
 
 /// A mall as `mall.read-only` knows it: its merchant's (hashed) id and its `mallSn`.
 pub fn mall_key(owner: u64, key: &str) -> String {
@@ -131,7 +134,7 @@ impl Discovery {
         ids: impl Iterator<Item = &'a str>,
     ) -> Option<usize> {
         use std::hash::BuildHasher as _;
-        let hasher = foldhash::fast::FixedState::with_seed(0x7370_75);
+        let hasher = foldhash::fast::FixedState::with_seed(0x0073_7075);
         let (mut count, mut mark) = (0usize, 0u64);
         for id in ids {
             count += 1;
