@@ -1068,29 +1068,88 @@ fn read_only(
                 state.code,
             ))
         });
-    discovery
-        .read_states(read)
+    let mut found: Vec<Finding> = discovery
+        .read_descriptions(
+            keys.iter()
+                .zip(states)
+                .enumerate()
+                .filter_map(|(i, (key, state))| Some((i, key.as_str(), (*state)?.code))),
+        )
         .into_iter()
-        .map(|(i, before)| {
-            let now = states[i].map_or(before, |s| s.code);
-            let changed = crate::spec::wire::content_change(before, now);
-            let changed = if changed.is_empty() {
-                String::new()
+        .map(|(i, problem)| description_finding(i, &keys[i], &problem))
+        .collect();
+    let moved = discovery.read_states(read).into_iter().map(|(i, before)| {
+        let now = states[i].map_or(before, |s| s.code);
+        let changed = crate::spec::wire::content_change(before, now);
+        let changed = if changed.is_empty() {
+            String::new()
+        } else {
+            format!("; changed: {changed}")
+        };
+        Finding::new(
+            &catalog::MALL_READ_ONLY,
+            format!("/data/{i}"),
+            format!(
+                "mallSn {} as an earlier read of this run saw it: {}",
+                keys[i],
+                crate::spec::wire::state_text(before)
+            ),
+            format!("{}{changed}", crate::spec::wire::state_text(now)),
+        )
+    });
+    found.extend(moved);
+    found
+}
+
+/// The finding of a described value that disagrees with an earlier read of the run: two of
+/// §2.2's listed values with one description breaks `mall.descriptions`; anything else (one
+/// value with two descriptions, a cross-city status other than 0 described as 0) is observed.
+fn description_finding(
+    i: usize,
+    sn: &str,
+    problem: &crate::service::discover::DescriptionProblem,
+) -> Finding {
+    use crate::service::discover::DescriptionProblem;
+    use crate::spec::wire::DescribedField;
+    match problem {
+        DescriptionProblem::Shared {
+            field,
+            value,
+            other,
+            mall,
+        } => {
+            let (name, desc) = field.names();
+            let listed = |v: i64| match field {
+                DescribedField::State => (0..=2).contains(&v),
+                DescribedField::InternalState => (0..=1).contains(&v),
+                DescribedField::PayToolCode => (2..=3).contains(&v),
+                DescribedField::CrossCityPaymentStatus | DescribedField::PaymentStatus => false,
+            };
+            let check = if listed(*value) && listed(*other) {
+                &catalog::MALL_DESCRIPTIONS
             } else {
-                format!("; changed: {changed}")
+                &catalog::MALL_DESCRIPTIONS_STABLE
             };
             Finding::new(
-                &catalog::MALL_READ_ONLY,
+                check,
                 format!("/data/{i}"),
                 format!(
-                    "mallSn {} as an earlier read of this run saw it: {}",
-                    keys[i],
-                    crate::spec::wire::state_text(before)
+                    "a {desc} of {name} {value} unlike that of {name} {other} (mall {mall} \
+                     of this run): each describes its own value"
                 ),
-                format!("{}{changed}", crate::spec::wire::state_text(now)),
+                format!("mall {sn}: {name} {value} carries the {desc} of {name} {other}"),
             )
-        })
-        .collect()
+        }
+        DescriptionProblem::Varies { field, value, mall } => {
+            let (name, desc) = field.names();
+            Finding::new(
+                &catalog::MALL_DESCRIPTIONS_STABLE,
+                format!("/data/{i}"),
+                format!("the {desc} {name} {value} carried on mall {mall} of this run"),
+                format!("mall {sn}: another {desc} for {name} {value}"),
+            )
+        }
+    }
 }
 
 impl<'a> ClientPages<'a> {

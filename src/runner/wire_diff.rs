@@ -437,9 +437,11 @@ fn the_fast_path_gives_the_verdicts_and_findings_of_the_tree_path() {
             let keys = envelope.malls.clone().unwrap_or_default();
             assert_eq!(keys.len(), records.len(), "{}", shown());
             for (key, record) in keys.iter().zip(&records) {
+                let tree_code = crate::spec::wire::state_code_of(record);
+                assert_eq!(Some(key.state), tree_code, "{}", shown());
                 assert_eq!(
-                    Some(key.state),
-                    crate::spec::wire::state_code_of(record),
+                    Some(key.state.described()),
+                    tree_code.map(|c| c.described()),
                     "{}",
                     shown()
                 );

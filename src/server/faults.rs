@@ -14,15 +14,15 @@ use crate::spec::catalog::{
     AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION, AUTH_SIGNATURE_RAW_BYTES,
     AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_OWNERSHIP, FUZZ_TIMELY, HARNESS_CURSOR_RULE,
     HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
-    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DIGIT_STRINGS,
-    MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS, MALL_READ_ONLY,
-    MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, OWNERSHIP_CURSOR_MERCHANT,
-    OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE, PAGING_ENDLESS,
-    PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY, PRODUCT_DIGIT_STRINGS,
-    PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND, PRODUCTS_REPEATABLE,
-    PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND, PRODUCTS_UNIQUE,
-    RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS, TRANSPORT_BODY_SIZE,
-    TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DESCRIPTIONS,
+    MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS,
+    MALL_READ_ONLY, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS,
+    OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE,
+    PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
+    PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND,
+    PRODUCTS_REPEATABLE, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND,
+    PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS,
+    TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -80,6 +80,10 @@ use Kind::{Contract, Fuzz, SecretEcho, Variation};
 faults! {
     /// `state` is 3.
     MallStateOutOfRange = ("mall-state-out-of-range", Contract(&MALL_STATE), "every mall has state 3, outside 0/1/2");
+    /// `stateDesc` made from `internalState`.
+    MallStateDescFromInternalState = ("mall-state-desc-from-internal-state", Contract(&MALL_DESCRIPTIONS), "stateDesc is made from internalState (online when enabled, offline when disabled), so two states carry one description");
+    /// One `stateDesc` for every state.
+    MallStateDescConstant = ("mall-state-desc-constant", Contract(&MALL_DESCRIPTIONS), "stateDesc is \"正常\" (normal) whatever the state");
     MallStateFlips = ("mall-state-flips", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall in another state (online if it is not, else offline): a read moves a mall between states");
     /// A read changes a mall's creation time.
     MallCtimeDrifts = ("mall-ctime-drifts", Contract(&MALL_READ_ONLY), "every other mall-list call shows the newest mall with another ctime (a shared date formatter racing): a mall's creation time changes between reads");
@@ -485,6 +489,15 @@ impl Fault {
             Fault::MallNameMissing => {
                 mall.shift_remove("mallName");
             }
+            Fault::MallStateDescFromInternalState => {
+                let enabled = mall.get("internalState") == Some(&json!(1));
+                set(
+                    mall,
+                    "stateDesc",
+                    json!(if enabled { "已上线" } else { "已下线" }),
+                );
+            }
+            Fault::MallStateDescConstant => set(mall, "stateDesc", json!("正常")),
             Fault::MallEditionString => {
                 let edition = mall
                     .get("edition")

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tokio::sync::OnceCell;
 
 use crate::service::client::Client;
+use crate::spec::wire::{DescribedField, StateCode};
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 
 /// Variable naming the target mall's number.
@@ -38,6 +39,10 @@ pub struct Discovery {
     /// read in the run: how many, and a mark of their spuIds as a set; and the malls already
     /// found answering others.
     products: Mutex<FirstReads<(usize, u64)>>,
+    /// The description each described value carried first in the run (by field and value),
+    /// the value each description was first read with (by field and description), with the
+    /// mall each was read on, and the values already reported.
+    descriptions: Mutex<Descriptions>,
     /// The state of each mall as first read in the run ([`crate::spec::wire::state_code`]),
     /// and the malls already found in another.
     states: Mutex<(
@@ -58,6 +63,39 @@ struct Target {
 /// What the run first read of each mall, and the malls already found read otherwise.
 type FirstReads<T> = (HashMap<String, T>, HashSet<String>);
 
+/// What `mall.descriptions` remembers of a run (see [`Discovery::read_descriptions`]).
+#[derive(Debug, Default)]
+struct Descriptions {
+    by_value: HashMap<(DescribedField, i64), (u32, String)>,
+    by_text: HashMap<(DescribedField, u32), (i64, String)>,
+    told: HashSet<(DescribedField, i64)>,
+}
+
+/// A described value that disagrees with an earlier read of the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DescriptionProblem {
+    /// The value carries the description another value carried (on `mall`).
+    Shared {
+        /// The field.
+        field: DescribedField,
+        /// The value read now.
+        value: i64,
+        /// The other value.
+        other: i64,
+        /// The mall the other value was read on.
+        mall: String,
+    },
+    /// The value carries another description than it did (on `mall`).
+    Varies {
+        /// The field.
+        field: DescribedField,
+        /// The value.
+        value: i64,
+        /// The mall it was first read on.
+        mall: String,
+    },
+}
+
 /// A mall as `mall.read-only` knows it: its merchant's (hashed) id and its `mallSn`.
 pub fn mall_key(owner: u64, key: &str) -> String {
     format!("{owner:016x} {key}")
@@ -73,6 +111,7 @@ impl Discovery {
             products_calls: AtomicU64::new(0),
             products_seen: AtomicU64::new(0),
             products: Mutex::default(),
+            descriptions: Mutex::default(),
             states: Mutex::default(),
         }
     }
@@ -83,8 +122,8 @@ impl Discovery {
     /// two reads of one run must agree, whichever cases made them. One lock a page.
     pub fn read_states(
         &self,
-        malls: impl Iterator<Item = (usize, String, crate::spec::wire::StateCode)>,
-    ) -> Vec<(usize, crate::spec::wire::StateCode)> {
+        malls: impl Iterator<Item = (usize, String, StateCode)>,
+    ) -> Vec<(usize, StateCode)> {
         let mut guard = self.states.lock().unwrap_or_else(PoisonError::into_inner);
         let (first, moved) = &mut *guard;
         let mut found = Vec::new();
@@ -123,6 +162,57 @@ impl Discovery {
         self.products_calls.fetch_add(1, Ordering::Relaxed);
         self.products_seen
             .fetch_add(count as u64, Ordering::Relaxed);
+    }
+
+    /// Notes the described values of a page's malls (`(index, mallSn, state code)`), and gives
+    /// each one that disagrees with what the run read before (once per field and value): two
+    /// values with one description, or one value with two.
+    pub fn read_descriptions<'a>(
+        &self,
+        malls: impl Iterator<Item = (usize, &'a str, StateCode)>,
+    ) -> Vec<(usize, DescriptionProblem)> {
+        let mut guard = self
+            .descriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let d = &mut *guard;
+        let mut found = Vec::new();
+        for (i, sn, code) in malls {
+            for (field, value, text) in code.described() {
+                let first = d
+                    .by_value
+                    .entry((field, value))
+                    .or_insert_with(|| (text, sn.to_string()))
+                    .clone();
+                let owner = d
+                    .by_text
+                    .entry((field, text))
+                    .or_insert_with(|| (value, sn.to_string()))
+                    .clone();
+                let problem = if owner.0 != value {
+                    Some(DescriptionProblem::Shared {
+                        field,
+                        value,
+                        other: owner.0,
+                        mall: owner.1,
+                    })
+                } else if first.0 != text {
+                    Some(DescriptionProblem::Varies {
+                        field,
+                        value,
+                        mall: first.1,
+                    })
+                } else {
+                    None
+                };
+                if let Some(problem) = problem
+                    && d.told.insert((field, value))
+                {
+                    found.push((i, problem));
+                }
+            }
+        }
+        found
     }
 
     /// Notes the products one read of a mall answered (`mall` names the seller's merchant id,

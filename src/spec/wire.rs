@@ -70,12 +70,80 @@ pub struct MallKey {
 /// one hash per value, so that neither the order in which a reader meets the fields nor the
 /// order of a set's members (`tags`, `crossCityPayments`: a service may list them from a hash
 /// set) changes it. Each reader of a mall (the fast path's, the tree's) adds the same values.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Default, Clone, Copy)]
 pub struct Content {
     /// The sum of every value's hash.
     total: u64,
     /// The same sums by [`GROUPS`], shorter: which group changed, for the finding's words.
     groups: [u16; GROUPS.len()],
+    /// The descriptions met on the way, for `mall.descriptions` (not compared: the marks
+    /// above hold them already).
+    described: Described,
+}
+
+impl PartialEq for Content {
+    fn eq(&self, other: &Content) -> bool {
+        (self.total, self.groups) == (other.total, other.groups)
+    }
+}
+
+impl Eq for Content {}
+
+impl std::hash::Hash for Content {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.total, self.groups).hash(state);
+    }
+}
+
+/// A field of §2.2 or §2.6 that comes with a text description of its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DescribedField {
+    /// `state` (`stateDesc`).
+    State,
+    /// `internalState` (`internalStateDesc`).
+    InternalState,
+    /// `crossCityPaymentStatus` (`crossCityPaymentStatusDesc`).
+    CrossCityPaymentStatus,
+    /// A cross-city payment's `payToolCode` (`payToolCodeDesc`).
+    PayToolCode,
+    /// A cross-city payment's `status` (`statusDesc`).
+    PaymentStatus,
+}
+
+impl DescribedField {
+    /// The value's field and its description's, as a record names them.
+    pub fn names(self) -> (&'static str, &'static str) {
+        match self {
+            DescribedField::State => ("state", "stateDesc"),
+            DescribedField::InternalState => ("internalState", "internalStateDesc"),
+            DescribedField::CrossCityPaymentStatus => {
+                ("crossCityPaymentStatus", "crossCityPaymentStatusDesc")
+            }
+            DescribedField::PayToolCode => ("crossCityPayments[].payToolCode", "payToolCodeDesc"),
+            DescribedField::PaymentStatus => ("crossCityPayments[].status", "statusDesc"),
+        }
+    }
+}
+
+/// Most cross-city payments of a mall whose descriptions are kept.
+const PAYMENTS_DESCRIBED: usize = 4;
+
+/// Hashes of the descriptions of one mall's described values (see [`StateCode::described`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct Described {
+    state: Option<u32>,
+    internal_state: Option<u32>,
+    cross_city: Option<u32>,
+    cross_city_value: Option<i64>,
+    /// `(payToolCode, its description, status, its description)`; a status that is no
+    /// integer is left out.
+    payments: [Option<(i64, u32, Option<i64>, u32)>; PAYMENTS_DESCRIBED],
+}
+
+/// A short hash of a description.
+fn desc_hash(text: &str) -> u32 {
+    use std::hash::BuildHasher as _;
+    foldhash::fast::FixedState::with_seed(0x6465_7363).hash_one(text) as u32
 }
 
 /// The groups of fields a [`Content`] mark tells apart in words.
@@ -136,11 +204,21 @@ impl Content {
     /// A string field.
     pub fn text(&mut self, field: &str, value: &str) {
         self.add(field, (0u8, value));
+        let slot = match field {
+            "stateDesc" => &mut self.described.state,
+            "internalStateDesc" => &mut self.described.internal_state,
+            "crossCityPaymentStatusDesc" => &mut self.described.cross_city,
+            _ => return,
+        };
+        *slot = Some(desc_hash(value));
     }
 
     /// An integer field.
     pub fn int(&mut self, field: &str, value: i64) {
         self.add(field, (1u8, value));
+        if field == "crossCityPaymentStatus" {
+            self.described.cross_city_value = Some(value);
+        }
     }
 
     /// A boolean field.
@@ -167,6 +245,14 @@ impl Content {
             "crossCityPayments",
             (tool, tool_desc, kind, text, number, desc),
         );
+        let status = match status {
+            PaymentStatus::Int(n) => Some(n),
+            PaymentStatus::Text(t) => t.trim().parse().ok(),
+            PaymentStatus::Other => None,
+        };
+        if let Some(slot) = self.described.payments.iter_mut().find(|p| p.is_none()) {
+            *slot = Some((tool, desc_hash(tool_desc), status, desc_hash(desc)));
+        }
     }
 
     /// A value the fast path never vouches for (a field of another type than its schema's), by
@@ -369,6 +455,31 @@ pub fn state_text(code: StateCode) -> String {
 }
 
 impl StateCode {
+    /// Each described value of the mall with a hash of its description: `state`,
+    /// `internalState`, `crossCityPaymentStatus`, and the tool and status of the first
+    /// cross-city payments.
+    pub fn described(&self) -> Vec<(DescribedField, i64, u32)> {
+        let d = &self.content.described;
+        let mut out = Vec::new();
+        let own = |shift: u32| i64::from(((self.own >> shift) & 0xff) as u8);
+        if let Some(h) = d.state {
+            out.push((DescribedField::State, own(16), h));
+        }
+        if let Some(h) = d.internal_state {
+            out.push((DescribedField::InternalState, own(8), h));
+        }
+        if let (Some(h), Some(v)) = (d.cross_city, d.cross_city_value) {
+            out.push((DescribedField::CrossCityPaymentStatus, v, h));
+        }
+        for &(tool, tool_desc, status, status_desc) in d.payments.iter().flatten() {
+            out.push((DescribedField::PayToolCode, tool, tool_desc));
+            if let Some(status) = status {
+                out.push((DescribedField::PaymentStatus, status, status_desc));
+            }
+        }
+        out
+    }
+
     /// A code of these own bits and no other field (for tests).
     #[cfg(test)]
     pub fn of_own(own: u64) -> StateCode {
