@@ -135,10 +135,13 @@ struct Described {
     internal_state: Option<u32>,
     cross_city: Option<u32>,
     cross_city_value: Option<i64>,
-    /// `(payToolCode, its description, status, its description)`; a status that is no
-    /// integer is left out.
-    payments: [Option<(i64, u32, Option<i64>, u32)>; PAYMENTS_DESCRIBED],
+    /// The first cross-city payments.
+    payments: [Option<DescribedPayment>; PAYMENTS_DESCRIBED],
 }
+
+/// `(payToolCode, its description, status, its description)`; a status that is no integer is
+/// left out.
+type DescribedPayment = (i64, u32, Option<i64>, u32);
 
 /// A short hash of a description.
 fn desc_hash(text: &str) -> u32 {
