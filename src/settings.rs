@@ -229,6 +229,11 @@ impl Env {
         self.vars.get(name).filter(|v| !v.is_empty()).cloned()
     }
 
+    /// Whether `name` is set to nothing (or white space only).
+    pub fn is_set_empty(&self, name: &str) -> bool {
+        self.vars.get(name).is_some_and(|v| v.trim().is_empty())
+    }
+
     /// The names of the variables set (empty ones included).
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.vars.keys().map(String::as_str)
@@ -830,6 +835,33 @@ pub fn resolve(
         &profile.merchant_user_id,
     );
     if embedded {
+        // Set but empty is what a pipeline's variable or secret that did not resolve looks
+        // like (`MALLCHECK_BASE_URL: ${{ vars.STAGING_URL }}` with no such variable): read as
+        // unset, it would make a green run of the embedded server.
+        let empty: Vec<&str> = [
+            (BASE_URL_VAR, true),
+            (PROFILE_VAR, flags.profile.is_none()),
+            (SIGN_KEY_VAR, flags.sign_key_file.is_none()),
+            (APPID.var, flags.appid.is_none()),
+            (MERCHANT_ID.var, flags.merchant_id.is_none()),
+            (MERCHANT_USER_ID.var, flags.merchant_user_id.is_none()),
+        ]
+        .into_iter()
+        .filter(|&(var, unflagged)| unflagged && env.is_set_empty(var))
+        .map(|(var, _)| var)
+        .collect();
+        if !empty.is_empty() {
+            return Err(UsageError::setting(
+                empty.join(", "),
+                "set but empty, and no base URL is given: a pipeline's variable or secret that \
+                 did not resolve looks like this, and without a base URL mallcheck would test \
+                 its embedded reference server instead",
+                Some(
+                    "give them their values (MALLCHECK_BASE_URL the service's URL), or unset \
+                     them to test the embedded server",
+                ),
+            ));
+        }
         // The embedded server has its own identity and key: a remote target's settings
         // without a base URL mean the base URL is missing (a variable misspelt, a CI
         // variable not passed on), not that the embedded server is wanted.

@@ -233,3 +233,56 @@ fn a_profile_syntax_error_never_prints_an_unencoded_url_password() {
         }
     }
 }
+
+/// A pipeline whose variables and secrets did not resolve sets them empty: that is no run of
+/// the embedded server (exit 0) but a usage error naming them, for `run` and `fuzz` alike; an
+/// empty `MALLCHECK_PROFILE` beside a config file too.
+#[test]
+fn variables_set_but_empty_are_a_usage_error_not_an_embedded_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = [
+        ("MALLCHECK_BASE_URL", ""),
+        ("MALLCHECK_APPID", ""),
+        ("MALLCHECK_MERCHANT_ID", ""),
+        ("MALLCHECK_MERCHANT_USER_ID", " "),
+        ("MALLCHECK_SIGN_KEY", ""),
+    ];
+    for command in [&["run", "--cases", &cases()][..], &["fuzz", "--cases", "1"]] {
+        let out = mallcheck(dir.path(), command, &empty);
+        assert_exit(&out, 2);
+        let text = output_text(&out);
+        for (name, _) in empty {
+            assert!(text.contains(name), "{name}: {text}");
+        }
+        assert!(text.contains("set but empty"), "{text}");
+    }
+    std::fs::write(
+        dir.path().join("mallcheck.toml"),
+        "[profile.staging]\nbase_url = \"http://127.0.0.1:9\"\n",
+    )
+    .unwrap();
+    let out = mallcheck(
+        dir.path(),
+        &["run", "--cases", &cases()],
+        &[("MALLCHECK_PROFILE", "")],
+    );
+    assert_exit(&out, 2);
+    assert!(
+        output_text(&out).contains("MALLCHECK_PROFILE"),
+        "{}",
+        output_text(&out)
+    );
+    // Unset, the embedded server is the target, as before.
+    let out = mallcheck(
+        dir.path(),
+        &[
+            "run",
+            "--cases",
+            &cases(),
+            "--filter",
+            "first mall-list page",
+        ],
+        &[],
+    );
+    assert_exit(&out, 0);
+}
