@@ -263,6 +263,31 @@ impl LazyJson {
         (read_partial || streamed_partial).then(|| self.tree_size_finding())
     }
 
+    /// `response.tree-size` for checks that need the whole tree (a case's assertions) and were
+    /// not run because it would break its budget: said, so that a case whose assertions were
+    /// not evaluated does not pass.
+    pub fn unchecked_finding(&self, what: &str) -> Finding {
+        Finding::new(
+            &crate::spec::catalog::HARNESS_UNCHECKED,
+            "",
+            format!(
+                "{what} evaluated over the whole tree, within {} MiB (3 × --max-body + {} MiB)",
+                self.budget >> 20,
+                TREE_ALLOWANCE >> 20
+            ),
+            format!(
+                "a body of {} bytes whose tree would take {} MiB: not evaluated",
+                self.bytes.len(),
+                self.tree_bytes() >> 20
+            ),
+        )
+        .with_detail(
+            "a tree cut at the bound would miss records and could end in one cut in its \
+             middle, and an assertion over it would blame the service for what it sent (a \
+             larger --max-body gives trees more room)",
+        )
+    }
+
     fn tree_size_finding(&self) -> Finding {
         Finding::new(
             &RESPONSE_TREE_SIZE,
@@ -397,7 +422,13 @@ impl LazyJson {
         match self.digest() {
             Some(Digest::Envelope(_)) => None,
             Some(Digest::Products(ids)) => Some(ids.len()),
-            None => self.as_array().map(Vec::len),
+            // Counted from the bytes when the tree is not built: building it for a count
+            // would cut a large body's tree at its budget, for a check to read after.
+            None => match self.tree.get() {
+                Some(tree) => tree.as_array().map(Vec::len),
+                None if self.is_array() => array_items(&self.bytes),
+                None => None,
+            },
         }
     }
 
@@ -828,6 +859,29 @@ impl<'de> Visitor<'de> for DiscardVisitor {
         }
         Ok(Discard)
     }
+}
+
+/// How many items the JSON array `bytes` holds, read without a tree (`None` when they are no
+/// array).
+fn array_items(bytes: &[u8]) -> Option<usize> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array")
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    serde::Deserializer::deserialize_seq(&mut de, Count).ok()
 }
 
 #[cfg(test)]

@@ -390,3 +390,75 @@ fn memory_stays_within_four_bodies_a_request_in_flight_for_every_shape() {
         eprintln!("{shape}: peak {} MB", peak / 1_000_000);
     }
 }
+
+/// A conforming products answer whose tree breaks mallcheck's bound: a tree of it would be cut,
+/// its last product maybe in its middle. The schema reads the products one at a time (no
+/// tree), and the case's assertions, which need the tree, are not run over a cut one (they
+/// would blame the service for fields it sent): `harness.unchecked` says so, could not test
+/// (exit 3), and no contract finding is made.
+#[test]
+fn assertions_are_not_run_over_a_tree_cut_at_its_bound() {
+    use mallcheck::server::data::{Dataset, MAIN, Shape, products};
+    let dataset = Dataset::new(Shape::Standard);
+    let mall = dataset.malls_of(MAIN.merchant_id)[0];
+    let mut product = products(mall)[0].clone();
+    product["productIntroduction"] = Value::String("[]".into());
+    product["skuResults"] = Value::Array(product["skuResults"].as_array().unwrap()[..1].to_vec());
+    // A member the spec does not show (tolerated): the fast path leaves such a body to the
+    // tree path, which cuts the tree at its bound.
+    product["shelfLife"] = Value::from(30);
+    let mut body = b"[".to_vec();
+    for i in 0..40_000u64 {
+        if i > 0 {
+            body.push(b',');
+        }
+        product["spuId"] = Value::String((1_000_000_000_000 - i).to_string());
+        body.extend_from_slice(&serde_json::to_vec(&product).unwrap());
+    }
+    body.push(b']');
+    assert!(body.len() < 16 << 20, "within the default --max-body");
+    let url = serve_in_background(body).expect("bind loopback");
+    let dir = tempfile::tempdir().unwrap();
+    let cases = r#"cases:
+  - name: product ids are digit strings and products carry their fields
+    endpoint: mall-products
+    request:
+      body:
+        appid: "${MALLCHECK_APPID}"
+        seller:
+          merchantId: "${MALLCHECK_MERCHANT_ID}"
+          merchantUserId: "${MALLCHECK_MERCHANT_USER_ID}"
+          role: "${MALLCHECK_ROLE}"
+        mallID: { mallSn: "1", signature: "s" }
+    expect:
+      status: 2xx
+      assert:
+        - { path: "$[?!@.spuId]", exists: false }
+        - { path: "$[*].spuId", matches: "^[0-9]+$" }
+        - { path: "$[?!@.title]", exists: false }
+        - { path: "$[?!@.skuResults]", exists: false }
+"#;
+    let file = dir.path().join("big.yaml");
+    std::fs::write(&file, cases).expect("write the case file");
+    // No preflight: every answer of this server is the products array.
+    let out = run_as_main(&url, dir.path())
+        .args(["--snapshots", "off", "--color", "never", "--no-preflight"])
+        .arg("--cases")
+        .arg(&file)
+        .args(["--json", "report.json"])
+        .output()
+        .expect("run mallcheck");
+    let text = crate::common::output_text(&out);
+    let ids = crate::common::finding_ids(&dir.path().join("report.json"));
+    // The schema read the products one at a time, whole: nothing to report there.
+    assert!(
+        !ids.iter().any(|id| id == "product.fields"),
+        "{ids:?}\n{text}"
+    );
+    assert!(!ids.iter().any(|id| id == "case.assert"), "{ids:?}\n{text}");
+    assert!(
+        ids.iter().any(|id| id == "harness.unchecked"),
+        "{ids:?}\n{text}"
+    );
+    crate::common::assert_exit(&out, 3);
+}
