@@ -615,6 +615,31 @@ impl Report {
 ///
 /// With `color` false the output holds no ANSI escapes (tests, files, pipes); each diagnostic
 /// shows its message, `path:line:col`, the source line, a caret under the span and the help.
+/// A `key: value` pair of YAML or JSON text, block or flow style, the value quoted or plain.
+static YAML_PAIR: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r#"(?m)(?:^|[{,\s])["']?([A-Za-z0-9_.-]+)["']?[ \t]*:[ \t]*("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^,{}\[\]\n#"'\s][^,}\n#]*)"#,
+    )
+    .expect("a valid pattern")
+});
+
+/// Byte ranges of a case file's text a diagnostic never quotes: the value of every key whose
+/// name says it carries a credential (`X-Api-Key: "…"`, `Cookie: …`, `Authorization: …`), as a
+/// case's headers write it. The case language's own keys with such parts (`auth`,
+/// `tamper-signature`, `secret-headers`) name modes and header names, not credentials.
+fn credential_values(text: &str) -> Vec<Range<usize>> {
+    const CASE_KEYS: [&str; 3] = ["auth", "tamper-signature", "secret-headers"];
+    YAML_PAIR
+        .captures_iter(text)
+        .filter_map(|pair| {
+            let (key, value) = (pair.get(1)?, pair.get(2)?);
+            let key = key.as_str();
+            (crate::redact::is_secret_header_name(key) && !CASE_KEYS.contains(&key))
+                .then(|| value.range())
+        })
+        .collect()
+}
+
 pub fn render(diags: &[Diagnostic], color: bool) -> String {
     let theme = if color {
         GraphicalTheme::unicode()
@@ -632,7 +657,15 @@ pub fn render(diags: &[Diagnostic], color: bool) -> String {
         if i > 0 {
             out.push('\n');
         }
-        let report = Report::from_diagnostic(d);
+        // A case file may hold a literal credential in a header: never quoted.
+        let mut d = d.clone();
+        if let Some(file) = &d.file {
+            let mut hidden = d.hidden.to_vec();
+            hidden.extend(credential_values(&file.text));
+            hidden.sort_by_key(|r| r.start);
+            d.hidden = hidden.into_boxed_slice();
+        }
+        let report = Report::from_diagnostic(&d);
         if handler.render_report(&mut out, &report).is_err() {
             out.push_str(&format!("error: {d}\n"));
         }
@@ -907,6 +940,29 @@ mod tests {
         assert!(
             e.text.starts_with("…\n…"),
             "a context line cut away entirely shows `…`: {e:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod credential_tests {
+    use super::credential_values;
+
+    #[test]
+    fn credential_header_values_of_a_case_file_are_found_and_case_keys_are_not() {
+        let text = "request:\n  auth: wrong-signature\n  headers: { X-Api-Key: \"k-1234567\", \
+                    Cookie: 'session=abc123456' }\n  headers:\n    Authorization: Bearer tok-987654321\n";
+        let hidden: Vec<&str> = credential_values(text)
+            .into_iter()
+            .map(|r| &text[r])
+            .collect();
+        assert_eq!(
+            hidden,
+            [
+                "\"k-1234567\"",
+                "'session=abc123456'",
+                "Bearer tok-987654321"
+            ]
         );
     }
 }

@@ -653,6 +653,28 @@ impl Registry {
                 self.raw.add_request_token(&form);
             }
         }
+        // Reversed, as a hostile echo may spell it.
+        form.clear();
+        form.extend(secret.iter().rev());
+        self.raw.add_request_token(&form);
+        form.make_ascii_lowercase();
+        self.normal.add_request_token(&form);
+        // A hex digest's bytes in base64 (standard and URL-safe, unpadded: a padded echo holds
+        // it), as a service that decodes the signature and logs its digest writes them.
+        if secret.len() % 2 == 0
+            && secret.iter().all(u8::is_ascii_hexdigit)
+            && let Ok(digest) = hex::decode(secret)
+        {
+            for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+                let encoded = engine.encode(&digest);
+                if encoded.len() < MIN_SECRET_LEN {
+                    break;
+                }
+                self.raw.add_request_token(encoded.as_bytes());
+                self.normal
+                    .add_request_token(encoded.to_ascii_lowercase().as_bytes());
+            }
+        }
         // Its bytes in hex (lower case; its normalised view is the same, and the upper case is
         // found through it).
         form.clear();
@@ -1214,11 +1236,17 @@ fn forms(secret: &str) -> Vec<String> {
 /// `escaped` (forms of `secret`) with the case variants of a hex value and the base64
 /// fragments of `secret`, the short ones left out, sorted, each once.
 fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
-    // A hex value may come back in the other case.
+    // A hex value may come back in the other case, and a hex digest's bytes in base64.
     if secret.bytes().all(|b| b.is_ascii_hexdigit()) {
         out.push(secret.to_ascii_lowercase());
         out.push(secret.to_ascii_uppercase());
+        if let Ok(digest) = hex::decode(secret) {
+            out.push(STANDARD_NO_PAD.encode(&digest));
+            out.push(URL_SAFE_NO_PAD.encode(&digest));
+        }
     }
+    // Reversed, as a hostile echo may spell it.
+    out.push(secret.chars().rev().collect());
     // Its bytes written in hex, as a debugging page or a byte dump shows them (`%x`, `xxd -p`);
     // in upper case it is found through its normalised view.
     out.push(hex::encode(secret.as_bytes()));
@@ -1298,12 +1326,20 @@ fn escaped_forms(secret: &str) -> Vec<String> {
         markup_escaped(secret, Some("&apos;")),
         secret.replace('\'', r"'\''"),
     ]);
-    // Its UTF-8 bytes read as Latin-1 (mojibake: `é` shown as `Ã©`), as a server that decodes
-    // a header as ISO-8859-1 echoes it; each spelling above of that text is found through it.
+    // A JSON Pointer to a member named by it (a finding's pointer at a key the service
+    // echoed): `~` as `~0`, `/` as `~1` (RFC 6901).
+    out.push(secret.replace('~', "~0").replace('/', "~1"));
+    // Percent-encoded twice as libraries do it (only what a URI component reserves).
+    let component = utf8_percent_encode(secret, COMPONENT).to_string();
+    out.push(utf8_percent_encode(&component, COMPONENT).to_string());
     if !secret.is_ascii() {
+        // Its UTF-8 bytes read as Latin-1 (mojibake: `é` shown as `Ã©`), as a server that
+        // decodes a header as ISO-8859-1 echoes it; each spelling above of that text is found
+        // through it.
         let latin1: String = secret.bytes().map(char::from).collect();
         out.push(json_escaped(&latin1, &JSON_STYLES[0]));
         out.push(latin1);
+        out.extend(unicode_spellings(secret));
     }
     // Percent-encoders differ in the case of their hex digits.
     let lower_hex: Vec<String> = out
@@ -1313,6 +1349,66 @@ fn escaped_forms(secret: &str) -> Vec<String> {
         .collect();
     out.extend(lower_hex);
     out
+}
+
+/// A non-ASCII secret as text processing other than escaping spells it (the normalised view
+/// folds only ASCII letters): in Unicode upper and lower case (`ß` upper-cased is `SS`, and
+/// lower-cased again `ss`), decomposed (NFD: `é` as `e` and a combining accent) or by
+/// compatibility (NFKC), with its non-ASCII characters as HTML named entities (`&uuml;`), and
+/// with its non-ASCII bytes as `\xNN` (a bytes literal of Python or a log of raw bytes).
+fn unicode_spellings(secret: &str) -> Vec<String> {
+    use unicode_normalization::UnicodeNormalization as _;
+    let upper = secret.to_uppercase();
+    let mut out = vec![
+        upper.to_lowercase(),
+        secret.to_lowercase(),
+        secret.nfd().collect(),
+        secret.nfkc().collect(),
+        secret.nfd().collect::<String>().to_uppercase(),
+        upper,
+    ];
+    let named: String = secret
+        .chars()
+        .map(|c| match html_entity_name(c) {
+            Some(name) => format!("&{name};"),
+            None => c.to_string(),
+        })
+        .collect();
+    out.push(named);
+    let mut bytes_literal = String::new();
+    for c in secret.chars() {
+        if c.is_ascii() {
+            bytes_literal.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                bytes_literal.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+    }
+    out.push(bytes_literal);
+    out
+}
+
+/// The HTML named entity of a Latin-1 letter or sign (`ü`: `uuml`), as markup escapers that
+/// name characters write them.
+fn html_entity_name(c: char) -> Option<&'static str> {
+    const LATIN1: [&str; 96] = [
+        "nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect", "uml", "copy", "ordf",
+        "laquo", "not", "shy", "reg", "macr", "deg", "plusmn", "sup2", "sup3", "acute", "micro",
+        "para", "middot", "cedil", "sup1", "ordm", "raquo", "frac14", "frac12", "frac34", "iquest",
+        "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring", "AElig", "Ccedil", "Egrave",
+        "Eacute", "Ecirc", "Euml", "Igrave", "Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve",
+        "Oacute", "Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute", "Ucirc",
+        "Uuml", "Yacute", "THORN", "szlig", "agrave", "aacute", "acirc", "atilde", "auml", "aring",
+        "aelig", "ccedil", "egrave", "eacute", "ecirc", "euml", "igrave", "iacute", "icirc",
+        "iuml", "eth", "ntilde", "ograve", "oacute", "ocirc", "otilde", "ouml", "divide", "oslash",
+        "ugrave", "uacute", "ucirc", "uuml", "yacute", "thorn", "yuml",
+    ];
+    let code = u32::from(c);
+    (0xA0..=0xFF)
+        .contains(&code)
+        .then(|| LATIN1[(code - 0xA0) as usize])
 }
 
 /// `%2F` as `%2f`: only the two digits after each `%` change.
@@ -1851,6 +1947,33 @@ mod tests {
             let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
             let scrubbed = r.scrub(&text);
             assert!(!scrubbed.contains("s3cr"), "{text} -> {scrubbed}");
+        }
+    }
+
+    #[test]
+    fn a_key_in_unicode_spellings_pointers_and_double_percent_encoding_is_scrubbed() {
+        let key = "Schlüssel-straße-é/geheim~1";
+        let r = Redactor::new();
+        r.add_secret(key);
+        for echo in [
+            "SCHLÜSSEL-STRASSE-É/GEHEIM~1",
+            "schlüssel-strasse-é/geheim~1",
+            "Schlu\u{308}ssel-straße-e\u{301}/geheim~1",
+            "Schl&uuml;ssel-stra&szlig;e-&eacute;/geheim~1",
+            "Schl\\xc3\\xbcssel-stra\\xc3\\x9fe-\\xc3\\xa9/geheim~1",
+            "Schlüssel-straße-é~1geheim~01",
+            "Schl%25C3%25BCssel-stra%25C3%259Fe-%25C3%25A9%252Fgeheim~1",
+        ] {
+            let echo = echo
+                .replace("\\u{308}", "\u{308}")
+                .replace("\\u{301}", "\u{301}");
+            let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
+            let scrubbed = r.scrub(&text);
+            assert!(scrubbed.contains(REDACTED), "{text} -> {scrubbed}");
+            assert!(
+                !scrubbed.to_lowercase().contains("geheim"),
+                "{text} -> {scrubbed}"
+            );
         }
     }
 

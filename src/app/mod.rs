@@ -28,7 +28,28 @@ use crate::report::file::ReportKind;
 /// registered before it.
 pub fn main(cli: Cli, redactor: &Redactor) -> Result<i32, UsageError> {
     signals::ignore_file_size_limit_signal();
+    register_environment_secrets(redactor);
     dispatch(cli, redactor)
+}
+
+/// Registers the secrets of this process's environment with the command's redactor before any
+/// command runs, whichever it is: the signing key, and every `MALLCHECK_*` variable whose name
+/// says it carries a credential (`MALLCHECK_API_TOKEN`, ...). A command that resolves no
+/// session (`validate`, `diff` of saved reports) may still show what a service echoed of them.
+fn register_environment_secrets(redactor: &Redactor) {
+    for (name, value) in std::env::vars_os().filter_map(|(n, v)| Some((n.into_string().ok()?, v))) {
+        let Some(rest) = name.strip_prefix("MALLCHECK_") else {
+            continue;
+        };
+        // A mall's signature identifies a mall (§2.2): no credential.
+        let secret = name == crate::settings::SIGN_KEY_VAR
+            || (crate::redact::is_secret_header_name(rest)
+                && !rest.ends_with("_FILE")
+                && name != crate::service::discover::MALL_SIGNATURE_VAR);
+        if secret && let Some(value) = value.to_str() {
+            redactor.add_secret(value.trim());
+        }
+    }
 }
 
 /// Where a command line's run writes its reports (none for the other commands): what

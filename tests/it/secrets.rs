@@ -1045,3 +1045,58 @@ fn the_valid_signature_a_refusal_quotes_is_redacted_though_it_was_never_sent() {
         }
     }
 }
+
+/// Commands that resolve no session still know the environment's secrets: `validate` of a
+/// captured answer that echoes the signing key shows it redacted. And a case file's literal
+/// credential header is never quoted by a load diagnostic (exit 2).
+#[test]
+fn validate_and_case_file_diagnostics_never_quote_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = "S3cretKey-for-test-2024";
+    let captured = dir.path().join("cap.json");
+    std::fs::write(
+        &captured,
+        format!(r#"{{"success":true,"code":"0000","msg":"bad key {key}","data":[{{"mallSn":"{key}"}}]}}"#),
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", key)
+        .args([
+            "validate",
+            "--schema",
+            "mall-list-response",
+            "--color",
+            "never",
+        ])
+        .arg(&captured)
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let text = output_text(&out);
+    assert!(!text.contains(key), "{text}");
+    assert!(text.contains("<redacted>"), "{text}");
+
+    let cases = dir.path().join("c.yaml");
+    std::fs::write(
+        &cases,
+        "cases:\n  - name: literal credentials\n    endpoint: mall-list\n    request:\n      \
+         headers: { X-Api-Key: \"LiteralApiKey-9f8e7d6c\", Cookie: \"session=LiteralSessi0n77\" }\n      \
+         bodyy: { appid: \"x\" }\n",
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args(["run", "--snapshots", "off", "--color", "never", "--cases"])
+        .arg(&cases)
+        .output()
+        .unwrap();
+    assert_exit(&out, 2);
+    let text = output_text(&out);
+    assert!(text.contains("unknown key `bodyy`"), "{text}");
+    assert!(!text.contains("LiteralApiKey"), "{text}");
+    assert!(!text.contains("LiteralSessi0n"), "{text}");
+}
