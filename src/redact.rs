@@ -661,7 +661,7 @@ impl Registry {
         self.normal.add_request_token(&form);
         // A hex digest's bytes in base64 (standard and URL-safe, unpadded: a padded echo holds
         // it), as a service that decodes the signature and logs its digest writes them.
-        if secret.len() % 2 == 0
+        if secret.len().is_multiple_of(2)
             && secret.iter().all(u8::is_ascii_hexdigit)
             && let Ok(digest) = hex::decode(secret)
         {
