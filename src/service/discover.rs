@@ -178,7 +178,17 @@ impl Discovery {
         let d = &mut *guard;
         let mut found = Vec::new();
         for (i, sn, code) in malls {
+            // A state out of its range breaks `mall.state` already: its text describes nothing
+            // the spec lists.
+            let listed = |field: DescribedField, value: i64| match field {
+                DescribedField::State => (0..=2).contains(&value),
+                DescribedField::InternalState => (0..=1).contains(&value),
+                _ => true,
+            };
             for (field, value, text) in code.described() {
+                if !listed(field, value) {
+                    continue;
+                }
                 let first = d
                     .by_value
                     .entry((field, value))
