@@ -1399,6 +1399,8 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
         sizes.iter().position(|&s| s == largest).unwrap_or(0)
     };
     blame_differences(&planned, &mut done, reference);
+    let planned_options: Vec<(u64, u32, bool, WalkOptions)> =
+        planned.iter().take(1).cloned().collect();
     let mut walks: Vec<(String, paging::Walk)> = Vec::new();
     let mut pages = 0usize;
     for ((size, round, bounded, _), (part, mut walk)) in planned.into_iter().zip(done) {
@@ -1444,6 +1446,49 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
                 &span,
             );
         }
+    }
+    // An off-by-one at the list's end shows only at a size its length is a multiple of (the
+    // last page exactly full): when no size walked is one, the whole list is walked once more
+    // in one page of its length, and held to the reference.
+    if let Some((label_a, a)) = walks.get(reference)
+        && a.complete
+        && !a.truncated
+        && let Ok(n) = u64::try_from(a.keys.len())
+        && n > 1
+        && n <= largest
+        && !sizes.iter().any(|&s| s > 1 && n.is_multiple_of(s))
+        && let Some((_, _, _, first)) = planned_options.first()
+    {
+        let full_page = runner.page_limit.full_page(n);
+        let options = WalkOptions {
+            count: n,
+            max_pages: pages_for(max_pages, n, full_page),
+            max_records: None,
+            full_page,
+            ..first.clone()
+        };
+        let mut source = ClientPages {
+            runner,
+            body: body.clone(),
+            part: Part::new(cap),
+            merchant: merchant.clone(),
+            listed: None,
+            slim: options.cursor == CursorRule::default(),
+            cursor_member: None,
+        };
+        let mut walk = paging::walk(&mut source, &options).await;
+        c.merge(source.part, &span);
+        let found = std::mem::replace(&mut walk.findings, c.bounded());
+        c.absorb(found, &span);
+        let label = format!("walk at size {n} (the list's length: its last page exactly full)");
+        c.add(
+            paging::compare_walks(
+                &catalog::PAGING_SIZE_CONSISTENCY,
+                (label_a, a),
+                (&label, &walk),
+            ),
+            &span,
+        );
     }
     if walks
         .get(reference)

@@ -201,6 +201,8 @@ faults! {
     ProductsSignaturePrefix = ("products-signature-prefix", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is compared with `startsWith`: any non-empty beginning of the mall's signature returns its products");
     /// Every second products call of a mall answers an empty list.
     ProductsEmptyEveryOtherRead = ("products-empty-every-other-read", Contract(&PRODUCTS_REPEATABLE), "every second products call of a mall answers an empty list (a cache that stores the empty answer of a miss)");
+    /// The last page, exactly full, loses its last mall.
+    PagingLastFullPageShort = ("paging-last-full-page-short", Contract(&PAGING_SIZE_CONSISTENCY), "the last page of the list, when it is exactly full, loses its last mall (an off-by-one in the test of whether more follow): only a walk at a size the list's length is a multiple of sees it");
     /// A product listed twice.
     ProductsDuplicateSpu = ("products-duplicate-spu", Contract(&PRODUCTS_UNIQUE), "the products of a mall list their first product twice");
     /// The mall is found by its signature alone.

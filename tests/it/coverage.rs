@@ -369,3 +369,44 @@ fn products_refusal_probes_target_a_mall_that_has_products() {
     let ids = crate::common::finding_ids(&dir.path().join("report.json"));
     assert!(ids.iter().any(|id| id == "auth.required"), "{ids:?}");
 }
+
+/// An off-by-one at the list's end (the last page, exactly full, loses its last mall) shows
+/// only at a size the list's length is a multiple of: OTHER's four malls are walked at 1, 3, 10
+/// and 100, none of which makes its last page full, so the list is walked once more in one
+/// page of four.
+#[test]
+fn a_list_whose_exactly_full_last_page_loses_a_mall_is_caught_at_the_lists_length() {
+    use mallcheck::server::data::OTHER;
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .env("MALLCHECK_OTHER_MERCHANT_ID", MAIN.merchant_id)
+        .env("MALLCHECK_OTHER_MERCHANT_USER_ID", MAIN.merchant_user_id)
+        .args(["run", "--base-url"])
+        .arg(server.fault_url("paging-last-full-page-short"))
+        .args(["--appid", DEMO_APPID, "--merchant-id", OTHER.merchant_id])
+        .args(["--merchant-user-id", OTHER.merchant_user_id])
+        .args(["--filter", "tag:walk"])
+        .args([
+            "--json",
+            "report.json",
+            "--snapshots",
+            "off",
+            "--color",
+            "never",
+        ])
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let text = output_text(&out);
+    assert!(text.contains("walk at size 4 (the list's length"), "{text}");
+    let ids = crate::common::finding_ids(&dir.path().join("report.json"));
+    assert!(
+        ids.iter().any(|id| id == "paging.size-consistency"),
+        "{ids:?}"
+    );
+}
