@@ -118,3 +118,24 @@ fn a_service_refusing_only_the_other_spelling_fails_the_probe_without_a_prefligh
         assert!(!bodies[1].contains(' '), "compact: {}", bodies[1]);
     }
 }
+
+/// A service that answers both spellings alike, broken in another way (every products answer
+/// wrapped in an envelope): the spelling probe has nothing to say, and the cases that send the
+/// compact spelling report the break.
+#[test]
+fn a_break_both_spellings_share_is_not_blamed_on_the_signature_bytes() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&server.fault_url("products-enveloped"), dir.path())
+        .args(["--snapshots", "off"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 1);
+    let ids = finding_ids(&dir.path().join("report.json"));
+    assert!(ids.iter().any(|id| id == "products.shape"), "{ids:?}");
+    assert!(
+        !ids.iter().any(|id| id == "auth.signature-raw-bytes"),
+        "{ids:?}\n{}",
+        output_text(&out)
+    );
+}
