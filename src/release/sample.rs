@@ -71,6 +71,10 @@ pub async fn sampled_products(
     }
     let mut out = Vec::new();
     let mut products = 0;
+    // The trees of every sampled mall are held together: within one response's tree budget
+    // all told, as the cost model counts them (ten malls of 10 MiB of `{}` each took 1.4 GB).
+    let budget = crate::json::tree::response_tree_budget(client.max_body());
+    let mut held = 0usize;
     for i in spread(listed.len(), n) {
         let (sn, signature) = &listed[i];
         let mut body = request.clone();
@@ -87,6 +91,15 @@ pub async fn sampled_products(
             .result
             .map_err(|f| format!("the products of mall {sn} got no answer: {}", f.headline()))?;
         let status = response.status;
+        held = held.saturating_add(crate::json::scan::tree_bytes_bound(response.json.bytes()));
+        if held > budget {
+            return Err(format!(
+                "the products of the {} sampled malls outgrow mallcheck's bound for one \
+                 snapshot ({} MiB of trees, 3 × --max-body + 16 MiB): the sample is not kept",
+                out.len() + 1,
+                budget >> 20
+            ));
+        }
         let value = response.json.into_value();
         let Some(items) = value.as_array().filter(|_| (200..300).contains(&status)) else {
             return Err(format!(

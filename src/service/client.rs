@@ -219,6 +219,11 @@ impl Client {
         self.in_flight.limit(n);
     }
 
+    /// The largest body a response may have (`--max-body`).
+    pub fn max_body(&self) -> usize {
+        self.options.max_body
+    }
+
     /// The session's redactor this client scrubs with.
     pub fn redactor(&self) -> &Redactor {
         &self.redactor
