@@ -72,6 +72,53 @@ pub fn duplicate_ids(ids: &[String]) -> Vec<Finding> {
     vec![]
 }
 
+/// The `(product index, skuId)` of every SKU of a products response read as a tree.
+pub fn sku_ids(body: &Value) -> Vec<(usize, String)> {
+    body.as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .flat_map(|(i, p)| sku_ids_of(p).into_iter().map(move |id| (i, id)))
+        .collect()
+}
+
+/// The skuIds of one product record that has string ones.
+pub fn sku_ids_of(product: &Value) -> Vec<String> {
+    product
+        .get("skuResults")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.get("skuId")?.as_str().map(str::to_string))
+        .collect()
+}
+
+/// `products.unique` of SKUs: the first skuId listed twice in one response (under two
+/// products, or twice under one), with where it first was. A SKU is one of its product's.
+pub fn duplicate_sku_ids(skus: &[(usize, String)]) -> Vec<Finding> {
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (product, id) in skus {
+        if let Some(&at) = first.get(id.as_str()) {
+            let again = if at == *product {
+                format!("skuId {id} twice in product #{}", product + 1)
+            } else {
+                format!("skuId {id} again in product #{}", product + 1)
+            };
+            return vec![Finding::new(
+                &catalog::PRODUCTS_UNIQUE,
+                format!("/{product}/skuResults"),
+                format!(
+                    "each SKU once, under its one product (skuId {id} is in product #{} already)",
+                    at + 1
+                ),
+                again,
+            )];
+        }
+        first.insert(id, *product);
+    }
+    vec![]
+}
+
 /// Fewest malls with products that must all return the same list before the service is taken
 /// to ignore `mallSn`: two malls may share a catalogue (a chain's one menu), as the spec does
 /// not make products unique to a mall.
@@ -118,6 +165,34 @@ pub fn distinct(lists: &[(String, Vec<String>)]) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sku_under_two_products_or_twice_under_one_is_found() {
+        let body = serde_json::json!([
+            {"spuId": "2", "skuResults": [{"skuId": "20"}, {"skuId": "21"}]},
+            {"spuId": "1", "skuResults": [{"skuId": "10"}]},
+        ]);
+        assert!(duplicate_sku_ids(&sku_ids(&body)).is_empty());
+        let shared = serde_json::json!([
+            {"spuId": "2", "skuResults": [{"skuId": "20"}]},
+            {"spuId": "1", "skuResults": [{"skuId": "20"}]},
+        ]);
+        let f = duplicate_sku_ids(&sku_ids(&shared));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].pointer, "/1/skuResults");
+        assert!(
+            f[0].actual.contains("again in product #2"),
+            "{}",
+            f[0].actual
+        );
+        let twice =
+            serde_json::json!([{"spuId": "2", "skuResults": [{"skuId": "20"}, {"skuId": "20"}]}]);
+        assert!(
+            duplicate_sku_ids(&sku_ids(&twice))[0]
+                .actual
+                .contains("twice in product #1")
+        );
+    }
     use serde_json::json;
 
     #[test]

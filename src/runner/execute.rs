@@ -587,6 +587,16 @@ async fn exchange_case(
                     .unwrap_or_default(),
             };
             c.add(products::duplicate_ids(&ids), &case_span);
+            // A digest vouches that no SKU is listed twice; a tree is read for it.
+            if response.json.digest().is_none()
+                && let Some(tree) = response.json.tree()
+                && !response.json.is_partial()
+            {
+                c.add(
+                    products::duplicate_sku_ids(&products::sku_ids(tree)),
+                    &case_span,
+                );
+            }
         }
     }
     for check in &expect.checks {
@@ -2103,6 +2113,8 @@ async fn products_call(
     // record from the bytes, and its tree is never built (same findings either way).
     let mut found = part.bounded();
     let mut ids = Vec::new();
+    // `(product index, skuId)`: none when the fast path vouched for the answer.
+    let mut skus = Vec::new();
     let mut partial = false;
     crate::cpu::cpu_bound(r.json.bytes().len(), || match r.json.tree() {
         // The fast path read a conforming products array: nothing to check, its ids kept.
@@ -2119,10 +2131,14 @@ async fn products_call(
                 .schemas
                 .check_into("products-response", tree, &mut found);
             ids = products::spu_ids(tree);
+            skus = products::sku_ids(tree);
         }
         // No tree, or one cut at its budget (its last record may be cut in its middle).
         _ => {
-            let mut each = |_: usize, p: &Value| ids.extend(products::spu_id(p));
+            let mut each = |i: usize, p: &Value| {
+                ids.extend(products::spu_id(p));
+                skus.extend(products::sku_ids_of(p).into_iter().map(|id| (i, id)));
+            };
             // The bytes are well-formed JSON (the client checked them), so this cannot fail.
             let outcome = runner.schemas.check_bytes_into(
                 "products-response",
@@ -2139,6 +2155,7 @@ async fn products_call(
     }
     part.absorb(found);
     part.add(products::duplicate_ids(&ids));
+    part.add(products::duplicate_sku_ids(&skus));
     if !deleted && !partial {
         part.add(products_repeatable(&runner.discovery, &body, &ids));
     }

@@ -203,6 +203,8 @@ faults! {
     ProductsEmptyEveryOtherRead = ("products-empty-every-other-read", Contract(&PRODUCTS_REPEATABLE), "every second products call of a mall answers an empty list (a cache that stores the empty answer of a miss)");
     /// The last page, exactly full, loses its last mall.
     PagingLastFullPageShort = ("paging-last-full-page-short", Contract(&PAGING_SIZE_CONSISTENCY), "the last page of the list, when it is exactly full, loses its last mall (an off-by-one in the test of whether more follow): only a walk at a size the list's length is a multiple of sees it");
+    /// Every product carries the SKUs of the first.
+    ProductsSkusOfTheFirst = ("products-skus-of-the-first", Contract(&PRODUCTS_UNIQUE), "every product of a mall carries the SKUs of its first product (a prefetch keyed by the mall, not the product), so skuIds repeat across products");
     /// A product listed twice.
     ProductsDuplicateSpu = ("products-duplicate-spu", Contract(&PRODUCTS_UNIQUE), "the products of a mall list their first product twice");
     /// The mall is found by its signature alone.

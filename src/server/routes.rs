@@ -938,6 +938,13 @@ fn mall_products(
             f.mutate_product(p);
         }
     }
+    if fault == Some(Fault::ProductsSkusOfTheFirst)
+        && let Some(first) = products.first().and_then(|p| p.get("skuResults")).cloned()
+    {
+        for p in products.iter_mut().filter_map(Value::as_object_mut) {
+            p.insert("skuResults".into(), first.clone());
+        }
+    }
     if fault == Some(Fault::ProductsDuplicateSpu)
         && let Some(first) = products.first().cloned()
     {

@@ -94,7 +94,7 @@ checks! {
     PRODUCTS_SIGNATURE_BOUND = ("products.signature-bound", "§4.2", Contract, Contract, "a tampered mall signature does not return that mall's products");
     PRODUCTS_MALLSN_BOUND = ("products.mallsn-bound", "§2.2", Contract, Contract, "a listed mall's signature sent with a mallSn that is no mall's does not return products: the signature identifies a mall together with its mallSn, not alone");
     PRODUCTS_SELLER_BOUND = ("products.seller-bound", "§4.2", Contract, Contract, "another merchant's seller identity does not return that mall's products");
-    PRODUCTS_UNIQUE = ("products.unique", "§2.7", Contract, Contract, "no product (spuId) is listed twice in one products response: the operation returns the products of one mall, each with its SKUs (§1), not one entry a SKU nor the same product again");
+    PRODUCTS_UNIQUE = ("products.unique", "§2.7", Contract, Contract, "no product (spuId) is listed twice in one products response, nor a SKU (skuId) under two products or twice under one: the operation returns the products of one mall, each with its own SKUs (§1, §2.7), not one entry a SKU nor the same product again");
     PRODUCTS_REPEATABLE = ("products.repeatable", "§1", Contract, Contract, "two products calls of one mall in a run answer the same products (as a set of spuIds, in any order): the operation returns all products of the mall (§1, §4.2) and only reads, so a read that answers fewer (a cache that answers an empty list every other call) or other products is not all of them");
     PRODUCTS_ORDER = ("products.order", "§4.2", Observed, Contract, "products are ordered by spuId descending, compared as numbers (shown, not stated)");
 

@@ -554,7 +554,9 @@ pub(crate) fn read_with_model(bytes: &[u8]) -> Option<Digest> {
     use model::{Envelope, ProductIds};
     match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
         b'{' => whole::<Envelope<'_>>(bytes)?.digest().map(Digest::Envelope),
-        b'[' => whole::<ProductIds>(bytes).map(|ids| Digest::Products(ids.0)),
+        b'[' => whole::<ProductIds>(bytes)
+            .filter(|_| skus_unique(bytes))
+            .map(|ids| Digest::Products(ids.0)),
         _ => None,
     }
 }
@@ -566,6 +568,22 @@ pub fn syntax_only(bytes: &[u8]) -> bool {
     // fastest read of the parser.
     let mut de = serde_json::Deserializer::from_slice(bytes);
     serde::de::IgnoredAny::deserialize(&mut de).is_ok() && de.end().is_ok()
+}
+
+/// Whether no skuId of a products array is listed twice (the oracle's read of the rule the
+/// reader keeps on the way).
+#[cfg(test)]
+fn skus_unique(bytes: &[u8]) -> bool {
+    let Ok(serde_json::Value::Array(products)) = serde_json::from_slice(bytes) else {
+        return true;
+    };
+    let mut seen = std::collections::HashSet::new();
+    products
+        .iter()
+        .filter_map(|p| p.get("skuResults")?.as_array())
+        .flatten()
+        .filter_map(|s| s.get("skuId")?.as_str())
+        .all(|id| seen.insert(id.to_string()))
 }
 
 /// `bytes` as one `T` and nothing after it (the oracle's read).

@@ -732,15 +732,18 @@ const PRODUCT: &[&str] = &[
 /// A products array (`products-response.json`): the spuIds, when every product conforms.
 pub(super) fn products(r: &mut Reader<'_>) -> Option<Vec<String>> {
     let mut ids = Vec::new();
+    // A SKU belongs to one product: a skuId met twice is for the tree path to report.
+    let mut skus = std::collections::HashSet::new();
     r.array(|r| {
-        ids.push(product(r)?);
+        ids.push(product(r, &mut skus)?);
         Some(())
     })?;
     Some(ids)
 }
 
-/// A product (`product.json`): its spuId, when it conforms.
-fn product(r: &mut Reader<'_>) -> Option<String> {
+/// A product (`product.json`): its spuId, when it conforms and none of its skuIds is in
+/// `skus` (the products read before it) or twice in it.
+fn product(r: &mut Reader<'_>, skus: &mut std::collections::HashSet<String>) -> Option<String> {
     let mut spu_id = None;
     let mut ok = true;
     r.object(PRODUCT, all(PRODUCT.len()), |r, field| {
@@ -754,19 +757,22 @@ fn product(r: &mut Reader<'_>) -> Option<String> {
             1 => r.texts()?,
             2 => ok &= introduction_conforms(&r.string()?),
             3 => r.skip_string()?,
-            _ => r.array(sku)?,
+            _ => r.array(|r| sku(r, skus))?,
         }
         Some(())
     })?;
     ok.then_some(spu_id?)
 }
 
-/// A SKU (`sku.json`).
-fn sku(r: &mut Reader<'_>) -> Option<()> {
+/// A SKU (`sku.json`) whose skuId is not in `skus` yet (then added).
+fn sku(r: &mut Reader<'_>, skus: &mut std::collections::HashSet<String>) -> Option<()> {
     let mut ok = true;
     r.object(SKU, all(SKU.len()), |r, field| {
         match field {
-            0 => ok &= is_digit_string(&r.string()?),
+            0 => {
+                let id = r.string()?;
+                ok &= is_digit_string(&id) && skus.insert(id.into_owned());
+            }
             1 | 2 => r.skip_text_or_null()?,
             3 | 4 => drop(r.integer()?),
             // `quantity`: open in the spec; null here, anything else to the tree path.
