@@ -179,8 +179,47 @@ fn contract(
                 format!("{len} malls"),
             ));
         }
+        findings.extend(mall_twice(&response.json));
     }
     findings
+}
+
+/// `paging.duplicate` within one page: the first mall (its merchant's `mallSn`) listed twice,
+/// at any page size (a page of a size no walk of `run` asks for may repeat one).
+fn mall_twice(json: &LazyJson) -> Option<Finding> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    match json.digest() {
+        Some(crate::spec::wire::Digest::Envelope(e)) => keys.extend(
+            e.malls
+                .iter()
+                .flatten()
+                .map(|m| (m.merchant_id.clone(), m.sn.clone())),
+        ),
+        _ => {
+            json.for_each_record(&mut |_, mall| {
+                let text = |p: &str| mall.pointer(p).and_then(Value::as_str).map(str::to_string);
+                if let (Some(merchant), Some(sn)) = (text("/seller/merchantId"), text("/mallSn")) {
+                    keys.push((merchant, sn));
+                }
+            });
+        }
+    }
+    let mut first = std::collections::HashMap::new();
+    for (i, key) in keys.iter().enumerate() {
+        if let Some(at) = first.insert(key, i) {
+            return Some(Finding::new(
+                &catalog::PAGING_DUPLICATE,
+                format!("/data/{i}/mallSn"),
+                format!(
+                    "each mall once in a page (mallSn {} is mall #{} already)",
+                    key.1,
+                    at + 1
+                ),
+                format!("mallSn {} again as mall #{}", key.1, i + 1),
+            ));
+        }
+    }
+    None
 }
 
 /// Malls of a merchant other than the one in `filter.seller.merchantId`, or any mall for a

@@ -12,8 +12,8 @@ use serde_json::{Map, Value, json};
 use crate::server::data::ALWAYS_NULL_FIELDS;
 use crate::spec::catalog::{
     AUTH_REQUIRED, AUTH_SIGNATURE, AUTH_SIGNATURE_OTHER_OPERATION, AUTH_SIGNATURE_RAW_BYTES,
-    AUTH_SIGNATURE_REPLAY, FUZZ_NO_SERVER_ERROR, FUZZ_OWNERSHIP, FUZZ_TIMELY, HARNESS_CURSOR_RULE,
-    HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
+    AUTH_SIGNATURE_REPLAY, FUZZ_CONTRACT, FUZZ_NO_SERVER_ERROR, FUZZ_OWNERSHIP, FUZZ_TIMELY,
+    HARNESS_CURSOR_RULE, HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
     MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DESCRIPTIONS,
     MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS,
     MALL_READ_ONLY, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS,
@@ -253,6 +253,8 @@ faults! {
     FuzzCountOver80 = ("fuzz-count-over-80", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when cursor.count is above 80");
     /// 500 when `merchantUserId` holds a space.
     FuzzUserIdSpace = ("fuzz-user-id-space", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when merchantUserId contains a space");
+    /// A page asked for more than 100 malls lists its first mall again at its end.
+    FuzzPageOver100RepeatsAMall = ("fuzz-page-over-100-repeats-a-mall", Fuzz(&FUZZ_CONTRACT), "a mall-list page asked for more than 100 records lists its first mall again at its end (a page size no walk of run asks for)");
     /// Products served when `seller.merchantId` is no string.
     FuzzProductsSellerOptional = ("fuzz-products-seller-optional", Fuzz(&FUZZ_OWNERSHIP), "a products body whose seller.merchantId is no string (left out, null, an object) is answered with the mall's products: the seller check is skipped, as an ORM that drops an undefined filter member does");
     /// 500 when `role` is empty.
@@ -902,13 +904,18 @@ mod tests {
             .iter()
             .filter(|f| f.is_fuzz_trigger())
             .collect();
-        assert_eq!(fuzz.len(), 6);
+        assert_eq!(fuzz.len(), 7);
         for f in fuzz {
             let id = f.expected_check();
             assert!(
-                [FUZZ_NO_SERVER_ERROR.id, FUZZ_TIMELY.id, FUZZ_OWNERSHIP.id]
-                    .map(Some)
-                    .contains(&id)
+                [
+                    FUZZ_NO_SERVER_ERROR.id,
+                    FUZZ_TIMELY.id,
+                    FUZZ_OWNERSHIP.id,
+                    FUZZ_CONTRACT.id
+                ]
+                .map(Some)
+                .contains(&id)
             );
         }
     }

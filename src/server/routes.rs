@@ -844,6 +844,13 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
             record
         })
         .collect();
+    let mut records = records;
+    if fault == Some(Fault::FuzzPageOver100RepeatsAMall)
+        && count > 100
+        && let Some(first) = records.first().cloned()
+    {
+        records.push(first);
+    }
     let next = (tokens && records.len() >= count)
         .then(|| {
             records

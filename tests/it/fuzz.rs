@@ -535,3 +535,21 @@ fn a_seller_check_skipped_without_a_merchant_id_is_found_through_a_mall_with_pro
         r.stdout
     );
 }
+
+/// A page of a size no walk of `run` asks for (above 100) that lists a mall twice: the fuzzer's
+/// contract property reads every success page for a mall given twice.
+#[test]
+fn a_large_page_listing_a_mall_twice_is_found() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&mut fuzz_at(
+        dir.path(),
+        &server.fault_url("fuzz-page-over-100-repeats-a-mall"),
+    ));
+    let body = assert_found(&r, "fuzz.success-contract");
+    assert!(
+        body["cursor"]["count"].as_u64().is_some_and(|c| c > 100),
+        "{body}"
+    );
+    assert!(r.stdout.contains("paging.duplicate"), "{}", r.stdout);
+}
