@@ -401,7 +401,8 @@ impl Client {
                 secret.expose(),
                 true,
                 "a signature that is a valid header value",
-                "the signer printed characters not allowed in a header",
+                "the signature holds characters not allowed in a header (a control character \
+                 or a line break: of the sign command's output, or of the static signer's key)",
             )),
             (None, Some(value)) => Some((
                 value,
@@ -413,7 +414,15 @@ impl Client {
         };
         if let Some((value, sensitive, expected, actual)) = authorization {
             let Ok(mut value) = HeaderValue::from_str(value) else {
-                let f = Finding::new(&catalog::TRANSPORT_CONNECT, "", expected, actual);
+                // Nothing was sent: a signature no header can carry is the signer's (a control
+                // character or a line break in a key file of the static signer), never the
+                // service's unreachability.
+                let check = if sensitive {
+                    &catalog::HARNESS_SIGNER
+                } else {
+                    &catalog::TRANSPORT_CONNECT
+                };
+                let f = Finding::new(check, "", expected, actual);
                 return self.failed(request, started, f);
             };
             value.set_sensitive(sensitive);
