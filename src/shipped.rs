@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 /// Prefix of the paths diagnostics and reports give to a shipped file that was not read from
-/// disk, e.g. `<embedded>/cases/paging.yaml`.
-pub const EMBEDDED_ROOT: &str = "<embedded>";
+/// disk, e.g. `<shipped>/cases/paging.yaml`.
+pub const EMBEDDED_ROOT: &str = "<shipped>";
 
 /// Directory of the case files, in a checkout and where `init` writes them.
 pub const CASES_DIR: &str = "cases";
@@ -101,7 +101,7 @@ mod tests {
     fn an_embedded_case_path_says_where_it_comes_from() {
         assert_eq!(
             embedded_case_path("paging.yaml"),
-            Path::new("<embedded>/cases/paging.yaml")
+            Path::new("<shipped>/cases/paging.yaml")
         );
     }
 }

@@ -115,7 +115,7 @@ pub fn render_console(
     out
 }
 
-/// Escapes a Markdown table cell: a `<embedded>/cases/…` path is markup to GitHub, which drops
+/// Escapes a Markdown table cell: a `<shipped>/cases/…` path is markup to GitHub, which drops
 /// the tag, so `&`, `<` and `>` are written as entities.
 fn cell(s: &str) -> String {
     s.replace('\\', "\\\\")
@@ -308,11 +308,11 @@ mod tests {
     #[test]
     fn markup_in_a_cell_is_shown_as_text_not_dropped_by_the_renderer() {
         assert_eq!(
-            cell("<embedded>/cases/a.yaml › x & y"),
-            "&lt;embedded&gt;/cases/a.yaml › x &amp; y"
+            cell("<shipped>/cases/a.yaml › x & y"),
+            "&lt;shipped&gt;/cases/a.yaml › x &amp; y"
         );
-        let md = render_markdown(&[], Path::new("<embedded>/snapshots"), "http://h", &[]);
-        assert!(md.contains("baseline `<embedded>/snapshots`"), "{md}");
+        let md = render_markdown(&[], Path::new("<shipped>/snapshots"), "http://h", &[]);
+        assert!(md.contains("baseline `<shipped>/snapshots`"), "{md}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ fn run_in_an_empty_folder_runs_the_whole_shipped_suite() {
     assert_eq!(cases.len(), expected, "{}", output_text(&out));
     let text = output_text(&out);
     assert!(
-        text.contains("<embedded>/cases/paging.yaml"),
+        text.contains("<shipped>/cases/paging.yaml"),
         "cases are named by where they come from:\n{text}"
     );
 }
@@ -87,7 +87,7 @@ fn a_failure_of_a_shipped_case_points_at_its_embedded_file_and_line() {
         .expect("run mallcheck");
     assert_exit(&out, 1);
     let text = output_text(&out);
-    let pointer = regex::Regex::new(r"--> <embedded>/cases/mall-list\.yaml:\d+:\d+").unwrap();
+    let pointer = regex::Regex::new(r"--> <shipped>/cases/mall-list\.yaml:\d+:\d+").unwrap();
     assert!(pointer.is_match(&text), "{text}");
 }
 

@@ -30,7 +30,7 @@ pub fn load_paths_or_shipped(
     }
 }
 
-/// Parses the shipped case files, named `<embedded>/cases/NAME` in diagnostics and reports.
+/// Parses the shipped case files, named `<shipped>/cases/NAME` in diagnostics and reports.
 pub fn load_shipped(cx: &ParseContext) -> Result<Vec<CaseFile>, Vec<Diagnostic>> {
     let parsed = parse_each(shipped::CASE_FILES.to_vec(), &|(name, text)| {
         parse_file(&shipped::embedded_case_path(name), text.to_string(), cx)
