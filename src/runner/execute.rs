@@ -1404,11 +1404,23 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     blame_differences(&planned, &mut done, reference);
     let planned_options: Vec<(u64, u32, bool, WalkOptions)> =
         planned.iter().take(1).cloned().collect();
+    // The whole list as a walk read it to a short page, for the walks that ended at a failure
+    // on the page after a full one: having read it all, that failure is how the service ends
+    // its list (the spec does not show how; "no more data" as a failure code is common).
+    let whole_list = sizes.get(reference).and_then(|&reference_size| {
+        let at = planned
+            .iter()
+            .position(|(size, round, ..)| *size == reference_size && *round == 0)?;
+        let (_, walk) = done.get(at)?;
+        (walk.complete && !walk.truncated && !walk.failed_after_full_page)
+            .then(|| walk.keys.clone())
+    });
     let mut walks: Vec<(String, paging::Walk)> = Vec::new();
     let mut pages = 0usize;
     for ((size, round, bounded, _), (part, mut walk)) in planned.into_iter().zip(done) {
         c.merge(part, &span);
         pages += walk.steps.len();
+        end_failure_observed(&mut walk, whole_list.as_ref());
         let what = if bounded {
             format!("size {size} (first {prefix} records)")
         } else {
@@ -1480,6 +1492,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             cursor_member: None,
         };
         let mut walk = paging::walk(&mut source, &options).await;
+        end_failure_observed(&mut walk, Some(&a.keys));
         c.merge(source.part, &span);
         let found = std::mem::replace(&mut walk.findings, c.bounded());
         c.absorb(found, &span);
@@ -1502,6 +1515,26 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     }
     walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
+}
+
+/// A walk that read the whole list (`whole`, as a walk that ended at a short page read it) and
+/// then met a failure on the page after its last full page: that failure is how the service
+/// ends its list (the spec does not show how a list ends), observed, not `paging.page-failed`.
+fn end_failure_observed(walk: &mut paging::Walk, whole: Option<&paging::Keys>) {
+    if !walk.failed_after_full_page || whole != Some(&walk.keys) {
+        return;
+    }
+    for f in walk.findings.kept_mut() {
+        if f.check.id == catalog::PAGING_PAGE_FAILED.id {
+            *f = Finding::new(
+                &catalog::PAGING_END_SIGNAL,
+                f.pointer.clone(),
+                "an empty success page after the last mall",
+                format!("{}, after a walk that read the whole list", f.actual),
+            )
+            .with_detail(f.detail.clone());
+        }
+    }
 }
 
 /// Whether a walk stopped at its first page, turned away (`paging.page-failed` or a refusal,

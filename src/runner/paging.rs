@@ -187,6 +187,9 @@ pub struct Walk {
     /// The walk ended at a full page whose cursor (by a `response:` rule) was missing, null
     /// or empty.
     pub ended_by_rule: bool,
+    /// The walk ended because the page after a full page was not a success envelope
+    /// (`paging.page-failed`): a service may answer the page past the end of its list so.
+    pub failed_after_full_page: bool,
 }
 
 /// Most duplicate findings kept for one walk (the rest are counted).
@@ -262,6 +265,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         truncated: false,
         found_cursor: false,
         ended_by_rule: false,
+        failed_after_full_page: false,
     };
     let mut cursor: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
@@ -290,6 +294,12 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
             Page::Body(v) => Records::of_body(v, count),
             Page::Records(r) => Some(r),
             Page::Stop(findings) => {
+                let full = options.full_page.unwrap_or(count);
+                out.failed_after_full_page = cursor.is_some()
+                    && out.steps.last().is_some_and(|s| s.records as u64 >= full)
+                    && findings
+                        .iter()
+                        .any(|f| f.check.id == catalog::PAGING_PAGE_FAILED.id);
                 out.findings.extend(findings);
                 break;
             }

@@ -191,6 +191,8 @@ faults! {
     OwnershipForeignMall = ("ownership-foreign-mall", Contract(&OWNERSHIP_MERCHANT), "MAIN's list also holds the first mall of another merchant");
     /// An unknown merchant gets malls.
     OwnershipUnknownMerchant = ("ownership-unknown-merchant", Contract(&OWNERSHIP_UNKNOWN_MERCHANT), "an unknown merchant id lists a mall (relabelled with that id)");
+    /// The page past the end of the list is a failure envelope.
+    ListEndFailure = ("list-end-failure", Variation, "the page past the end of the list (a cursor after its last mall) is answered HTTP 200 with a failure envelope, code 2001, \"没有更多数据\" (no more data), as many platforms end a list (only a warning, paging.end-signal: §4.1 does not show how a list ends; --strict fails it)");
     /// Every mall returns the same products.
     ProductsSameForEveryMall = ("products-same-for-every-mall", Variation, "every mall returns the products of MAIN's first mall (only a warning, products.distinct-per-mall: the spec does not make catalogues differ between malls; --strict fails it)");
     /// The mall signature is not checked.

@@ -765,6 +765,11 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
     let mut page = pages::select(&listing, cursor.as_deref(), count, fault, call).map_err(
         |UnknownCursor| Failure::not_found("cursor.endCursor names no mall of this list"),
     )?;
+    // The page past the end of the list (after its last mall) answered as a failure, "no more
+    // data", as many platforms end a list.
+    if fault == Some(Fault::ListEndFailure) && cursor.is_some() && page.is_empty() {
+        return Err(Failure::new(StatusCode::OK, "2001", "没有更多数据"));
+    }
     // The last page of the list, exactly full, loses its last mall (an off-by-one in a "more
     // follow" test that fetches count + 1).
     if fault == Some(Fault::PagingLastFullPageShort)
