@@ -673,6 +673,10 @@ impl Registry {
                 self.raw.add_request_token(encoded.as_bytes());
                 self.normal
                     .add_request_token(encoded.to_ascii_lowercase().as_bytes());
+                // The two alphabets differ only in their last two characters.
+                if !encoded.bytes().any(|b| matches!(b, b'+' | b'/')) {
+                    break;
+                }
             }
         }
         // Its bytes in hex (lower case; its normalised view is the same, and the upper case is
