@@ -1492,19 +1492,27 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             cursor_member: None,
         };
         let mut walk = paging::walk(&mut source, &options).await;
-        end_failure_observed(&mut walk, Some(&a.keys));
-        c.merge(source.part, &span);
-        let found = std::mem::replace(&mut walk.findings, c.bounded());
-        c.absorb(found, &span);
-        let label = format!("walk at size {n} (the list's length: its last page exactly full)");
-        c.add(
-            paging::compare_walks(
-                &catalog::PAGING_SIZE_CONSISTENCY,
-                (label_a, a),
-                (&label, &walk),
-            ),
-            &span,
-        );
+        if first_page_turned_away(&walk) {
+            // §8 states no page sizes: a service may take only 10, 20, 50 or 100.
+            c.covered(
+                catalog::PAGING_PAGE_SIZE.id,
+                format!("the service turns away a page of {n} records (the list's length): not walked at it"),
+            );
+        } else {
+            end_failure_observed(&mut walk, Some(&a.keys));
+            c.merge(source.part, &span);
+            let found = std::mem::replace(&mut walk.findings, c.bounded());
+            c.absorb(found, &span);
+            let label = format!("walk at size {n} (the list's length: its last page exactly full)");
+            c.add(
+                paging::compare_walks(
+                    &catalog::PAGING_SIZE_CONSISTENCY,
+                    (label_a, a),
+                    (&label, &walk),
+                ),
+                &span,
+            );
+        }
     }
     if walks
         .get(reference)
