@@ -1526,14 +1526,17 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
 }
 
 /// A walk that read the whole list (`whole`, as a walk that ended at a short page read it) and
-/// then met a failure on the page after its last full page: that failure is how the service
-/// ends its list (the spec does not show how a list ends), observed, not `paging.page-failed`.
+/// then met a failure envelope answered 2xx on the page after its last full page: that failure
+/// is how the service ends its list (the spec does not show how a list ends), observed, not
+/// `paging.page-failed`.
 fn end_failure_observed(walk: &mut paging::Walk, whole: Option<&paging::Keys>) {
     if !walk.failed_after_full_page || whole != Some(&walk.keys) {
         return;
     }
     for f in walk.findings.kept_mut() {
-        if f.check.id == catalog::PAGING_PAGE_FAILED.id {
+        // Only a 2xx answer says the list ended (a business code such as "no more data"): a
+        // 4xx or 5xx refuses the cursor of the service's own last record, or fails on it.
+        if f.check.id == catalog::PAGING_PAGE_FAILED.id && f.actual.starts_with("HTTP 2") {
             *f = Finding::new(
                 &catalog::PAGING_END_SIGNAL,
                 f.pointer.clone(),
