@@ -137,8 +137,6 @@ faults! {
     OrderTotalAmountFraction = ("order-total-amount-fraction", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalAmount is 12.5, not an integer");
     /// `totalNum` one below the Long range.
     OrderTotalNumBelowLong = ("order-total-num-below-long", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is -9223372036854775809, one below the Long range (read as a float it rounds to -2^63)");
-    /// `totalNum` -1, a sentinel for "no orders".
-    OrderTotalNumNegative = ("order-total-num-negative", Contract(&MALL_ORDER_STATISTICS), "orderStatistics.totalNum is -1 (a sentinel for no orders): §2.4 makes it the number of orders");
     /// `sellerStatisticsModel` of the wrong shape.
     SellerStatisticsWrongShape = ("seller-statistics-wrong-shape", Contract(&MALL_SELLER_STATISTICS), "sellerStatisticsModel is {\"orderFailNum\": \"3\"} on every mall");
     /// `spuId` not a digit string.
@@ -283,7 +281,7 @@ faults! {
     /// Integers above 2^53.
     BigIntegers = ("big-integers", Variation, "totalNum is 2^53 + 1 and totalAmount is i64::MAX");
     /// The smallest Long.
-    LongMin = ("long-min", Variation, "totalAmount is -9223372036854775808, the smallest Long (totalNum, a count, may not be below 0)");
+    LongMin = ("long-min", Variation, "totalNum and totalAmount are -9223372036854775808, the smallest Long");
     /// MAIN has 2,000 malls.
     ManyMalls = ("many-malls", Variation, "MAIN has 2,000 malls");
     /// A 5,000-product mall.
@@ -623,10 +621,8 @@ impl Fault {
                 set_in(mall, "orderStatistics", "totalNum", json!(BELOW_LONG_FLOAT));
             }
             Fault::LongMin => {
+                set_in(mall, "orderStatistics", "totalNum", json!(i64::MIN));
                 set_in(mall, "orderStatistics", "totalAmount", json!(i64::MIN));
-            }
-            Fault::OrderTotalNumNegative => {
-                set_in(mall, "orderStatistics", "totalNum", json!(-1));
             }
             Fault::NullableSellerFieldsNull => {
                 set_in(mall, "seller", "storeName", Value::Null);

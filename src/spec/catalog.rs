@@ -61,7 +61,7 @@ checks! {
     MALL_TAGS = ("mall.tags", "§2.2", Contract, Contract, "tags is an array of strings (the set of values is open)");
     MALL_CROSS_CITY = ("mall.cross-city-payments", "§2.6", Contract, Contract, "crossCityPayments is an array of {payToolCode, payToolCodeDesc, status, statusDesc}; status is a string or a number");
     MALL_SELLER = ("mall.seller", "§2.3", Contract, Contract, "seller has the fields of §2.3; only storeName and crossCityTerminalSn may be null");
-    MALL_ORDER_STATISTICS = ("mall.order-statistics", "§2.4", Contract, Contract, "orderStatistics has integer totalNum (a count: not below 0) and totalAmount and decimal-text totalQuantity");
+    MALL_ORDER_STATISTICS = ("mall.order-statistics", "§2.4", Contract, Contract, "orderStatistics has integer totalNum and totalAmount and decimal-text totalQuantity");
     MALL_SELLER_STATISTICS = ("mall.seller-statistics", "§2.5", Contract, Contract, "sellerStatisticsModel is null or an object with an integer orderFailNum");
 
     // Products (§2.7, §2.8, §4.2).

@@ -213,7 +213,11 @@ impl Content {
             "crossCityPaymentStatusDesc" => &mut self.described.cross_city,
             _ => return,
         };
-        *slot = Some(desc_hash(value));
+        // An empty text describes nothing, and two values that both leave it empty share no
+        // description (a service that does not fill it).
+        if !value.trim().is_empty() {
+            *slot = Some(desc_hash(value));
+        }
     }
 
     /// An integer field.
@@ -253,7 +257,10 @@ impl Content {
             PaymentStatus::Text(t) => t.trim().parse().ok(),
             PaymentStatus::Other => None,
         };
-        if let Some(slot) = self.described.payments.iter_mut().find(|p| p.is_none()) {
+        if !tool_desc.trim().is_empty()
+            && !desc.trim().is_empty()
+            && let Some(slot) = self.described.payments.iter_mut().find(|p| p.is_none())
+        {
             *slot = Some((tool, desc_hash(tool_desc), status, desc_hash(desc)));
         }
     }

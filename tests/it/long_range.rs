@@ -32,14 +32,10 @@ fn validate_rejects_integers_just_below_the_long_range() {
         ("totalAmount", "mall.order-statistics"),
         ("orderFailNum", "mall.seller-statistics"),
     ] {
-        // totalNum and orderFailNum are counts: the smallest Long is below their 0.
-        let count = field != "totalAmount";
         for (literal, passes) in [
             ("-9223372036854775809", false),
             ("-9223372036854776832", false),
-            ("-9223372036854775808", !count),
-            ("-1", !count),
-            ("0", true),
+            ("-9223372036854775808", true),
             ("9223372036854775807", true),
         ] {
             let file = dir.path().join(format!("{field}{literal}.json"));

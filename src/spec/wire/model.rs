@@ -403,12 +403,6 @@ impl Mall<'_> {
                 .as_ref()
                 .is_none_or(|t| is_datetime(t.as_str()))
             && is_decimal_text(self.order_statistics.total_quantity.as_str())
-            && self.order_statistics.total_num >= 0
-            && self
-                .seller_statistics_model
-                .0
-                .as_ref()
-                .is_none_or(|s| s.order_fail_num >= 0)
     }
 
     /// `wire::Content` of the fields the reader marks.

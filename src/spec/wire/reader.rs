@@ -581,11 +581,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 if r.peek()? == b'n' {
                     r.null()?;
                 } else {
-                    r.object(SELLER_STATISTICS, 1, |r, _| {
-                        let failed = r.int()?;
-                        ok &= failed >= 0;
-                        Some(())
-                    })?;
+                    r.object(SELLER_STATISTICS, 1, |r, _| r.int().map(drop))?;
                 }
             }
             22 => {
@@ -676,19 +672,17 @@ const SKU: &[&str] = &[
 ];
 const CONTENT_BLOCK: &[&str] = &["type", "text", "img_list"];
 
-/// `order-statistics.json`: two Longs and decimal text; whether the text is decimal and the
-/// count of orders not below 0.
+/// `order-statistics.json`: two Longs and decimal text; whether the text is decimal.
 fn order_statistics(r: &mut Reader<'_>) -> Option<bool> {
-    let mut ok = true;
+    let mut decimal = false;
     r.object(ORDER_STATISTICS, all(3), |r, field| {
         match field {
-            0 => ok &= r.int()? >= 0,
-            1 => ok &= is_decimal_text(&r.string()?),
+            1 => decimal = is_decimal_text(&r.string()?),
             _ => drop(r.int()?),
         }
         Some(())
     })?;
-    Some(ok)
+    Some(decimal)
 }
 
 /// `cross-city-payment.json`.
