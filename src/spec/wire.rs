@@ -347,24 +347,8 @@ impl Content {
     }
 }
 
-/// The always-null fields of §2.2 (their type is open: not marked).
-const ALWAYS_NULL: [&str; 15] = [
-    "riskDisableTags",
-    "riskDisableReasons",
-    "riskDisableParams",
-    "supportedFeatureCodes",
-    "customChargeItemEnabled",
-    "productNameVoiceBroadcastEnabled",
-    "serviceResourceNameVoiceBroadcastEnabled",
-    "voucherRedeemEnabled",
-    "scanGunEnabled",
-    "supportedServiceResourceSnList",
-    "preSetReopenTime",
-    "mallBillSplittingEnabled",
-    "serialConfigState",
-    "serialConfigId",
-    "taskId",
-];
+/// The always-null fields of §2.2 (their type is open: not marked), as the reader names them.
+const ALWAYS_NULL: &[&str] = reader::MALL.split_at(reader::ALWAYS_NULL_FROM).1;
 
 /// Bits of a time's mark in a [`state_code`].
 const MARK_BITS: u32 = 20;

@@ -479,7 +479,7 @@ pub(super) fn envelope(r: &mut Reader<'_>) -> Option<EnvelopeDigest> {
     })
 }
 
-const MALL: &[&str] = &[
+pub(super) const MALL: &[&str] = &[
     "mallSn",
     "signature",
     "mallName",
@@ -522,6 +522,9 @@ const MALL: &[&str] = &[
     "serialConfigId",
     "taskId",
 ];
+
+/// Where the always-null fields begin in [`MALL`].
+pub(super) const ALWAYS_NULL_FROM: usize = 24;
 
 /// A mall (`mall.json`), with the rules its types do not carry: enums, formats, `deleteTime`
 /// when not deleted.
@@ -594,7 +597,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
                 ok &= time.as_ref().is_none_or(|t| is_datetime(t));
                 top_time = time.map(|t| t.into_owned());
             }
-            24.. => r.null()?,
+            ALWAYS_NULL_FROM.. => r.null()?,
             // mallName, stateDesc, internalStateDesc, crossCityPaymentStatusDesc, industryCode.
             _ => content.text(MALL[field], &r.string()?),
         }
