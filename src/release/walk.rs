@@ -70,6 +70,10 @@ pub async fn whole_walk(
     let mut last_page = value.clone();
     let mut pages = 1;
     let mut seen_cursors: Vec<String> = Vec::new();
+    // The pages after the first are held together, within one response's tree budget all told
+    // (as the sampled products are): twenty pages of 10 MiB of `{}` would take gigabytes.
+    let budget = crate::json::tree::response_tree_budget(client.max_body());
+    let mut held = 0usize;
     let complete = loop {
         if count == 0 || (page_len as u64) < count {
             break true;
@@ -100,6 +104,15 @@ pub async fn whole_walk(
                 f.headline()
             )
         })?;
+        held = held.saturating_add(crate::json::scan::tree_bytes_bound(response.json.bytes()));
+        if held > budget {
+            return Err(format!(
+                "the pages of the walk outgrow mallcheck's bound for one snapshot ({} MiB of \
+                 trees, 3 × --max-body + 16 MiB) at page {}: the walk is not kept",
+                budget >> 20,
+                pages + 1
+            ));
+        }
         let page = response.json.into_value();
         let Some(data) = page.get("data").and_then(Value::as_array) else {
             return Err(format!(

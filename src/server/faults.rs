@@ -262,7 +262,7 @@ faults! {
     /// A 60 s hang when `endCursor` is "".
     FuzzEmptyCursorHang = ("fuzz-empty-cursor-hang", Fuzz(&FUZZ_TIMELY), "hangs 60 s only when cursor.endCursor is the empty string");
     /// Unknown fields everywhere.
-    ExtraFields = ("extra-fields", Variation, "unknown fields in the envelope, malls, sellers, statistics, payments, products and SKUs");
+    ExtraFields = ("extra-fields", Variation, "unknown fields in the envelope, malls, sellers, statistics, payments, products and SKUs; those of malls, sellers and payments differ on every read (a trace id)");
     /// Tag values the spec does not list.
     UnknownTags = ("unknown-tags", Variation, "tags carry values the spec does not list (vipOnly, 外卖)");
     /// `appType` 1 everywhere.

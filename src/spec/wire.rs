@@ -280,6 +280,11 @@ impl Content {
         };
         for (name, value) in fields {
             let name = name.as_str();
+            // A field the spec does not name is tolerated whatever it holds, and may differ
+            // from read to read (a trace id): only §2.2's fields are marked.
+            if !reader::MALL.contains(&name) {
+                continue;
+            }
             match (name, value) {
                 (
                     "mallSn"
@@ -305,7 +310,10 @@ impl Content {
                     }
                 }
                 ("seller", Value::Object(seller)) => {
-                    for (k, v) in seller {
+                    for (k, v) in seller
+                        .iter()
+                        .filter(|(k, _)| reader::SELLER.contains(&k.as_str()))
+                    {
                         let field = format!("seller.{k}");
                         match v {
                             Value::String(t) => c.text(&field, t),
@@ -337,9 +345,9 @@ impl Content {
             }
             _ => None,
         };
-        let whole = p.as_object().is_some_and(|o| o.len() == 4);
+        // Members beyond §2.6's four are tolerated, and not marked.
         match (tool, tool_desc, status, desc) {
-            (Some(tool), Some(tool_desc), Some(status), Some(desc)) if whole => {
+            (Some(tool), Some(tool_desc), Some(status), Some(desc)) => {
                 self.payment(tool, tool_desc, status, desc);
             }
             _ => self.odd("crossCityPayments", p),

@@ -1003,3 +1003,53 @@ fn a_snapshot_directory_that_cannot_be_created_is_a_usage_error_before_any_reque
         "{shown}"
     );
 }
+
+/// A walk snapshot holds its pages within one response's tree budget all told: a service whose
+/// every page is a full one padded with a quarter megabyte of `{}` is walked until the trees
+/// would outgrow it, and the snapshot is then not kept, saying why (it held every page's tree
+/// before: twenty pages of 10 MiB of `{}` took gigabytes).
+#[test]
+fn a_walk_snapshot_of_pages_padded_with_small_objects_stops_at_the_tree_budget() {
+    let url = crate::common::scripted_server(|request| {
+        let body: serde_json::Value =
+            serde_json::from_slice(&request.body).unwrap_or(serde_json::Value::Null);
+        // Each page's last mall is the cursor of the next: the walk goes on until stopped.
+        let after: u64 = body["cursor"]["endCursor"]
+            .as_str()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(1_000_000);
+        let pad = vec!["{}"; 30_000].join(",");
+        let malls: Vec<String> = (1..=3)
+            .map(|i| format!(r#"{{"mallSn":"{}","pad":[{pad}]}}"#, after - i))
+            .collect();
+        let body = format!(
+            r#"{{"success":true,"code":"0000","msg":"ok","data":[{}]}}"#,
+            malls.join(",")
+        );
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    });
+    let dir = workdir("{ walk: true }");
+    let o = run(
+        dir.path(),
+        &url,
+        &[
+            "--snapshots",
+            "update",
+            "--no-preflight",
+            "--max-body",
+            "300000",
+        ],
+        &[],
+    );
+    let out = describe(&o);
+    assert!(
+        out.contains("the pages of the walk outgrow mallcheck's bound for one snapshot"),
+        "{out}"
+    );
+    assert!(out.contains("the walk is not kept"), "{out}");
+    assert!(!dir.path().join(SNAP).exists(), "{:?}", files(dir.path()));
+}

@@ -620,7 +620,7 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
     })
 }
 
-const SELLER: &[&str] = &[
+pub(super) const SELLER: &[&str] = &[
     "merchantSn",
     "merchantId",
     "merchantName",
