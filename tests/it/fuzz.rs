@@ -553,3 +553,64 @@ fn a_large_page_listing_a_mall_twice_is_found() {
     );
     assert!(r.stdout.contains("paging.duplicate"), "{}", r.stdout);
 }
+
+/// `mallcheck fuzz` saves its regressions in `cases/fuzz-regressions/` by default: in a folder
+/// with no `cases/` of its own, that folder is no suite of the project's, and the next `run`
+/// runs the shipped cases with the regression, not the regression alone (one case and a green
+/// verdict against a service that answers one canned page to everything).
+#[test]
+fn a_cases_folder_the_fuzzer_made_adds_its_regressions_to_the_shipped_cases() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url("fuzz-count-over-80");
+    let found = run(fuzz_at(dir.path(), &url).args(["--endpoint", "mall-list", "--count", "200"]));
+    assert_eq!(found.code, 1, "{}", found.stdout);
+    // Where the fuzzer saves by default (the helper names its own folder).
+    std::fs::create_dir(dir.path().join("cases")).unwrap();
+    std::fs::rename(
+        dir.path().join("regs"),
+        dir.path().join("cases/fuzz-regressions"),
+    )
+    .unwrap();
+    let saved = std::fs::read_dir(dir.path().join("cases/fuzz-regressions"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+        .count();
+    assert_eq!(saved, 1, "{}", found.stdout);
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .env_clear()
+        .env("MALLCHECK_SIGN_KEY", DEMO_SIGN_KEY)
+        .args(["run", "--base-url", &server.base_url, "--appid", DEMO_APPID])
+        .args(["--merchant-id", MAIN.merchant_id])
+        .args(["--merchant-user-id", MAIN.merchant_user_id])
+        .args(["--color", "never", "--snapshots", "off", "--json", "r.json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let files: Vec<String> = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"]["file"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(files.len() > 50, "{files:?}");
+    assert!(
+        files.iter().any(|f| f.starts_with("<shipped>/cases/")),
+        "{files:?}"
+    );
+    assert_eq!(
+        files
+            .iter()
+            .filter(|f| f.contains("fuzz-regressions"))
+            .count(),
+        1,
+        "{files:?}"
+    );
+}

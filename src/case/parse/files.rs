@@ -25,9 +25,29 @@ pub fn load_paths_or_shipped(
         return load_paths(paths, cx);
     }
     match shipped::local_cases_dir() {
-        Some(dir) => load_paths(&[dir], cx),
+        Some(dir) if holds_cases_of_its_own(&dir) => load_paths(&[dir], cx),
+        // A `cases/` that `mallcheck fuzz` made to save its regressions in is no suite of the
+        // project's: the shipped cases run, and the regressions with them (else a fuzz run
+        // would leave the next `run` with one case and a green verdict).
+        Some(dir) => {
+            let mut files = load_shipped(cx)?;
+            files.extend(load_paths(&[dir], cx)?);
+            Ok(files)
+        }
         None => load_shipped(cx),
     }
+}
+
+/// Where `mallcheck fuzz` saves its regressions by default, under `cases/`.
+const FUZZ_REGRESSIONS: &str = "fuzz-regressions";
+
+/// Whether `dir` holds a case file outside its `fuzz-regressions/` (or holds none at all,
+/// which `load_paths` reports).
+fn holds_cases_of_its_own(dir: &Path) -> bool {
+    let (mut files, mut diags) = (Vec::new(), Vec::new());
+    collect_files(dir, &mut files, &mut diags);
+    let regressions = dir.join(FUZZ_REGRESSIONS);
+    files.is_empty() || files.iter().any(|f| !f.starts_with(&regressions))
 }
 
 /// Parses the shipped case files, named `<shipped>/cases/NAME` in diagnostics and reports.
