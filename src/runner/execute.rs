@@ -461,8 +461,14 @@ async fn exchange_case(
             (None, None) => None,
         };
         if let Some(ids) = ids {
+            let env_flag = x
+                .request
+                .headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("x-env-flag"))
+                .map(|(_, value)| value.as_str());
             c.add(
-                products_repeatable(&runner.discovery, &request_body, &ids),
+                products_repeatable(&runner.discovery, &request_body, env_flag, &ids),
                 &case_span,
             );
         }
@@ -2080,10 +2086,13 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
 }
 
 /// `products.repeatable` of one products answer of the request `body`: its spuIds held to the
-/// first answer of the same request's mall in the run, whichever case made it.
+/// first answer of the same request's mall in the run, whichever case made it, sent with the
+/// same `X-env-flag` (§5.3 leaves its purpose open: a call with it may read another
+/// environment's catalogue).
 fn products_repeatable(
     discovery: &crate::service::discover::Discovery,
     body: &Value,
+    env_flag: Option<&str>,
     ids: &[String],
 ) -> Vec<Finding> {
     let text = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
@@ -2095,8 +2104,9 @@ fn products_repeatable(
         return vec![];
     };
     let mall = format!(
-        "{}\u{0}{sn}\u{0}{signature}",
-        merchant.trim().to_ascii_lowercase()
+        "{}\u{0}{sn}\u{0}{signature}\u{0}{}",
+        merchant.trim().to_ascii_lowercase(),
+        env_flag.map_or("-".to_string(), |f| format!("flag {}", f.trim()))
     );
     let Some(before) = discovery.read_products(&mall, ids.iter().map(String::as_str)) else {
         return vec![];
@@ -2201,7 +2211,7 @@ async fn products_call(
     part.add(products::duplicate_ids(&ids));
     part.add(products::duplicate_sku_ids(&skus));
     if !deleted && !partial {
-        part.add(products_repeatable(&runner.discovery, &body, &ids));
+        part.add(products_repeatable(&runner.discovery, &body, None, &ids));
     }
     if s.order {
         part.add(products::order_of_ids(&ids));

@@ -191,6 +191,8 @@ faults! {
     OwnershipUnknownMerchant = ("ownership-unknown-merchant", Contract(&OWNERSHIP_UNKNOWN_MERCHANT), "an unknown merchant id lists a mall (relabelled with that id)");
     /// The page past the end of the list is a failure envelope.
     ListEndFailure = ("list-end-failure", Variation, "the page past the end of the list (a cursor after its last mall) is answered HTTP 200 with a failure envelope, code 2001, \"没有更多数据\" (no more data), as many platforms end a list (only a warning, paging.end-signal: §4.1 does not show how a list ends; --strict fails it)");
+    /// A call with `X-env-flag` reads another environment's catalogue.
+    ProductsEnvFlagCatalogue = ("products-env-flag-catalogue", Variation, "a products call with X-env-flag reads the catalogue of the environment it names, which holds one more product (§5.3 leaves the header's purpose open: products.repeatable compares calls with the same X-env-flag only)");
     /// Every mall returns the same products.
     ProductsSameForEveryMall = ("products-same-for-every-mall", Variation, "every mall returns the products of MAIN's first mall (only a warning, products.distinct-per-mall: the spec does not make catalogues differ between malls; --strict fails it)");
     /// The mall signature is not checked.

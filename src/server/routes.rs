@@ -522,7 +522,8 @@ async fn answer(
                 _ => body,
             };
             let req = request::parse_products(&body).map_err(Failure::bad_request)?;
-            mall_products(state, call.fault, &req)
+            let flagged = headers.get(request::ENV_FLAG).is_some();
+            mall_products(state, call.fault, &req, flagged)
         }
     }
 }
@@ -915,6 +916,7 @@ fn mall_products(
     state: &AppState,
     fault: Option<Fault>,
     req: &ProductsRequest,
+    env_flagged: bool,
 ) -> Result<Value, Failure> {
     let data = state.data(fault);
     let sn = real_mall_sn(fault, &req.mall_sn);
@@ -969,6 +971,21 @@ fn mall_products(
         for p in products.iter_mut().filter_map(Value::as_object_mut) {
             p.insert("skuResults".into(), first.clone());
         }
+    }
+    // The catalogue of the environment `X-env-flag` names holds one more product.
+    if fault == Some(Fault::ProductsEnvFlagCatalogue)
+        && env_flagged
+        && let Some(Value::Object(mut extra)) = products.first().cloned()
+    {
+        let spu = extra.get("spuId").and_then(Value::as_str).unwrap_or("1");
+        extra.insert("spuId".into(), json!(format!("9{spu}")));
+        if let Some(Value::Array(skus)) = extra.get_mut("skuResults") {
+            for sku in skus.iter_mut().filter_map(Value::as_object_mut) {
+                let id = sku.get("skuId").and_then(Value::as_str).unwrap_or("1");
+                sku.insert("skuId".into(), json!(format!("9{id}")));
+            }
+        }
+        products.insert(0, Value::Object(extra));
     }
     if fault == Some(Fault::ProductsDuplicateSpu)
         && let Some(first) = products.first().cloned()
