@@ -1532,17 +1532,21 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
 }
 
 /// A walk that read the whole list (`whole`, as a walk that ended at a short page read it) and
-/// then met a failure envelope answered 2xx on the page after its last full page: that failure
-/// is how the service ends its list (the spec does not show how a list ends), observed, not
-/// `paging.page-failed`.
+/// then met a failure envelope answered 2xx, or a 404 or 410, on the page after its last full
+/// page: that answer is how the service ends its list (the spec shows neither how a list ends
+/// nor any status code), observed, not `paging.page-failed`.
 fn end_failure_observed(walk: &mut paging::Walk, whole: Option<&paging::Keys>) {
     if !walk.failed_after_full_page || whole != Some(&walk.keys) {
         return;
     }
     for f in walk.findings.kept_mut() {
-        // Only a 2xx answer says the list ended (a business code such as "no more data"): a
-        // 4xx or 5xx refuses the cursor of the service's own last record, or fails on it.
-        if f.check.id == catalog::PAGING_PAGE_FAILED.id && f.actual.starts_with("HTTP 2") {
+        // A 2xx answer (a business code such as "no more data") or a 404 or 410 (no such
+        // page) says the list ended; any other 4xx refuses the cursor of the service's own
+        // last record, and a 5xx fails on it.
+        let ends = ["HTTP 2", "HTTP 404", "HTTP 410"]
+            .iter()
+            .any(|status| f.actual.starts_with(status));
+        if f.check.id == catalog::PAGING_PAGE_FAILED.id && ends {
             *f = Finding::new(
                 &catalog::PAGING_END_SIGNAL,
                 f.pointer.clone(),

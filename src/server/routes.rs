@@ -771,6 +771,9 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
     if fault == Some(Fault::ListEndFailure) && cursor.is_some() && page.is_empty() {
         return Err(Failure::new(StatusCode::OK, "2001", "没有更多数据"));
     }
+    if fault == Some(Fault::ListEndNotFound) && cursor.is_some() && page.is_empty() {
+        return Err(Failure::new(StatusCode::NOT_FOUND, "2001", "没有更多数据"));
+    }
     // The last page of the list, exactly full, loses its last mall (an off-by-one in a "more
     // follow" test that fetches count + 1).
     if fault == Some(Fault::PagingLastFullPageShort)

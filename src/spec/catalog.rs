@@ -75,7 +75,7 @@ checks! {
     EXTRA_FIELDS = ("info.extra-fields", "§2", Info, Contract, "fields the spec does not list (an additive change, not a break)");
 
     // Paging walker (§4.1).
-    PAGING_END_SIGNAL = ("paging.end-signal", "§4.1", Observed, Contract, "the page after a list's last full page is a success with an empty data array (observed: the spec does not show how a list ends; a service that answers that page 2xx with a failure envelope, such as a \"no more data\" code, only warns when another walk read the whole list and this one read it all too)");
+    PAGING_END_SIGNAL = ("paging.end-signal", "§4.1", Observed, Contract, "the page after a list's last full page is a success with an empty data array (observed: the spec does not show how a list ends; a service that answers that page 2xx with a failure envelope, such as a \"no more data\" code, or 404 or 410, only warns when another walk read the whole list and this one read it all too)");
     PAGING_PAGE_FAILED = ("paging.page-failed", "§4.1", Contract, Transport, "every page of a walk made of valid signed requests is a success envelope with a data array");
     PAGING_PAGE_SIZE = ("paging.page-size", "§4.1", Contract, Contract, "no page holds more than cursor.count records");
     PAGING_DUPLICATE = ("paging.duplicate", "§4.1", Contract, Contract, "no mall (by mallSn) appears twice across the pages of one walk");
