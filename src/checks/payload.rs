@@ -92,6 +92,44 @@ pub fn no_data(check: &'static Check, body: &Value) -> Vec<Finding> {
     }
 }
 
+/// Bodies of at most this many bytes that are no one JSON document are searched piece by piece
+/// ([`no_data_in_pieces`]).
+const PIECES_MAX_BYTES: usize = 4 << 20;
+
+/// Most JSON values tried in one body by [`no_data_in_pieces`].
+const PIECES_MAX_TRIES: usize = 64;
+
+/// [`no_data`] of each JSON value that begins in `bytes`, a body that is no one JSON document:
+/// an error written and then the data after it (a handler that did not return after refusing,
+/// or a text line before the JSON) still serves the data.
+pub fn no_data_in_pieces(check: &'static Check, bytes: &[u8]) -> Vec<Finding> {
+    if bytes.len() > PIECES_MAX_BYTES {
+        return vec![];
+    }
+    let mut at = 0;
+    for _ in 0..PIECES_MAX_TRIES {
+        let Some(start) = bytes[at..]
+            .iter()
+            .position(|&b| b == b'{' || b == b'[')
+            .map(|i| at + i)
+        else {
+            break;
+        };
+        let mut values = serde_json::Deserializer::from_slice(&bytes[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(value)) => {
+                let found = no_data(check, &value);
+                if !found.is_empty() {
+                    return found;
+                }
+                at = start + values.byte_offset().max(1);
+            }
+            _ => at = start + 1,
+        }
+    }
+    vec![]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,6 +151,31 @@ mod tests {
             json!({"success": false, "data": ["appid is required"]}),
         ] {
             assert!(no_data(&catalog::AUTH_REQUIRED, &body).is_empty(), "{body}");
+        }
+    }
+
+    #[test]
+    fn data_after_a_refusal_in_one_body_is_a_finding() {
+        let check = &catalog::AUTH_SIGNATURE;
+        let error = r#"{"success":false,"code":"4010","msg":"bad signature"}"#;
+        let data = r#"{"success":true,"code":"0000","data":[{"mallSn":"1"}]}"#;
+        for body in [
+            format!("{error}{data}"),
+            format!("{error}\n{data}\n"),
+            format!("Unauthorized\n{data}"),
+            format!("[\"denied\"]{}", r#"[{"spuId":"7"}]"#),
+        ] {
+            assert_eq!(no_data_in_pieces(check, body.as_bytes()).len(), 1, "{body}");
+        }
+        for body in [
+            format!("{error}{error}"),
+            "Unauthorized {not json} [".to_string(),
+            format!("{error} trailing"),
+        ] {
+            assert!(
+                no_data_in_pieces(check, body.as_bytes()).is_empty(),
+                "{body}"
+            );
         }
     }
 

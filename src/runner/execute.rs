@@ -542,7 +542,7 @@ async fn exchange_case(
         c.add(http::content_type(&response.headers), &case_span);
     }
     if let Some(no_data) = &expect.no_data {
-        c.add(no_data_of(no_data.check, &response.json), &no_data.span);
+        c.add(no_data_of(no_data.check, &response), &no_data.span);
         // A refusal of any shape passes, but a mall-list envelope is §7.1's whatever the
         // answer: `success` false with the success code `0000` is no refusal a client can read.
         if x.endpoint == Endpoint::MallList && !expect.schema_enabled {
@@ -781,7 +781,14 @@ async fn nothing_follows_discovered_mall(runner: &Runner) -> bool {
 
 /// `payload::no_data`, answered without the tree when the fast path read a body without
 /// records.
-fn no_data_of(check: &'static Check, json: &LazyJson) -> Vec<Finding> {
+///
+/// A refusal whose body is no one JSON document (the client gives it no tree) is searched piece
+/// by piece: an error written before the data still serves the data.
+fn no_data_of(check: &'static Check, response: &Response) -> Vec<Finding> {
+    if !response.body_is_json {
+        return payload::no_data_in_pieces(check, &response.body);
+    }
+    let json = &response.json;
     if conforming::carries_no_records(json.digest()) {
         return vec![];
     }
@@ -2078,7 +2085,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 .empty_body_as_refusal();
             if let Some(r) = part.take(sent) {
                 part.add(http::server_error(r.status));
-                part.add(no_data_of(check, &r.json));
+                part.add(no_data_of(check, &r));
             }
             part
         });

@@ -193,6 +193,8 @@ faults! {
     ListEndFailure = ("list-end-failure", Variation, "the page past the end of the list (a cursor after its last mall) is answered HTTP 200 with a failure envelope, code 2001, \"没有更多数据\" (no more data), as many platforms end a list (only a warning, paging.end-signal: §4.1 does not show how a list ends; --strict fails it)");
     /// A call with `X-env-flag` reads another environment's catalogue.
     ProductsEnvFlagCatalogue = ("products-env-flag-catalogue", Variation, "a products call with X-env-flag reads the catalogue of the environment it names, which holds one more product (§5.3 leaves the header's purpose open: products.repeatable compares calls with the same X-env-flag only)");
+    /// A refusal followed by the data.
+    AuthRefusalThenData = ("auth-refusal-then-data", Contract(&AUTH_SIGNATURE), "a request without a valid Authorization is answered 401 with the error JSON followed by the whole answer it would get if authenticated (a handler that wrote its refusal and did not return): the data leaks");
     /// The page past the end of the list is a 404.
     ListEndNotFound = ("list-end-not-found", Variation, "the page past the end of the list is answered HTTP 404 with a failure envelope, code 2001, \"没有更多数据\" (no more data): no such page (only a warning, paging.end-signal: the spec shows neither how a list ends nor any status code; --strict fails it)");
     /// Every mall returns the same products.

@@ -358,7 +358,13 @@ pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
     if fault.is_some_and(|f| f.crashes_on(&bytes)) {
         return wire::crash_and_close();
     }
-    let answered = answer(&state, &call, op, &parts.headers, bytes).await;
+    let answered = answer(&state, &call, op, &parts.headers, bytes.clone()).await;
+    if call.fault == Some(Fault::AuthRefusalThenData)
+        && let Err(refused) = &answered
+        && refused.status == StatusCode::UNAUTHORIZED
+    {
+        return refusal_then_data(&state, op, &parts.headers, bytes, refused).await;
+    }
     // `ResponseEntity.ok(null)`: a products call answered 200 with no body, when refused or
     // always.
     let empty_200 = match fault {
@@ -376,6 +382,34 @@ pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
         Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),
     }
+}
+
+/// The `auth-refusal-then-data` answer: the refusal's JSON, then the answer the request would
+/// get were it authenticated (a handler that wrote its error and did not return).
+async fn refusal_then_data(
+    state: &AppState,
+    op: Operation,
+    headers: &HeaderMap,
+    bytes: Bytes,
+    refused: &Failure,
+) -> Response {
+    let mut text = wire::error_envelope(refused.code, &refused.msg).to_string();
+    for lax in [Fault::AuthAnySignature, Fault::AuthIgnored] {
+        let call = Call {
+            fault: Some(lax),
+            accepts_gzip: false,
+            echo: None,
+        };
+        if let Ok(data) = answer(state, &call, op, headers, bytes.clone()).await {
+            text.push_str(&data.to_string());
+            break;
+        }
+    }
+    let mut response = Response::new(body::full(text));
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    let json = HeaderValue::from_static("application/json");
+    response.headers_mut().insert(header::CONTENT_TYPE, json);
+    response
 }
 
 /// `Retry-After` of the `rate-limited` fault, in seconds (longer than the default ceiling).
