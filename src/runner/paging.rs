@@ -255,6 +255,9 @@ pub fn cursor_text(v: &Value) -> Option<String> {
     }
 }
 
+/// Empty pages in a row that end a list under a `response:` cursor rule (see [`walk`]).
+const EMPTY_PAGES_END: usize = 20;
+
 /// Walks the cursor to its end.
 pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk {
     let mut out = Walk {
@@ -271,6 +274,7 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
     let mut seen_cursors: HashSet<String> = HashSet::new();
     let mut seen_keys: HashMap<String, usize> = HashMap::new();
     let mut duplicates = 0usize;
+    let mut empty_in_a_row = 0usize;
     let count = options.count;
     let endless = |why: String, expected: &str, steps: &[Step]| {
         Finding::new(&catalog::PAGING_ENDLESS, "/cursor/endCursor", expected, why)
@@ -379,6 +383,20 @@ pub async fn walk<S: PageSource>(source: &mut S, options: &WalkOptions) -> Walk 
         let by_response = matches!(options.cursor, CursorRule::Response(_));
         if short && !by_response {
             out.complete = true;
+            break;
+        }
+        // Under a `response:` rule an empty page may sit in the middle of a list (above), but
+        // a run of them that goes on handing out fresh cursors is a list whose end the service
+        // writes as an empty page with a cursor all the same (one freshly encrypted each
+        // time): the list ended at the first of them (the spec does not show how a list ends).
+        empty_in_a_row = if records.len == 0 {
+            empty_in_a_row + 1
+        } else {
+            0
+        };
+        if by_response && empty_in_a_row >= EMPTY_PAGES_END {
+            out.complete = true;
+            out.ended_by_rule = true;
             break;
         }
         if options.max_records.is_some_and(|m| out.keys.len() >= m) {
@@ -655,6 +673,8 @@ mod tests {
         next_at_end: Option<Value>,
         /// Most records a page holds, whatever `count` asks.
         cap: usize,
+        /// Pages past the end carry a fresh `next` each (`t1`, `t2`, ...: past the end too).
+        fresh_at_end: bool,
     }
 
     impl PageSource for Fake {
@@ -665,6 +685,7 @@ mod tests {
         async fn fetch(&mut self, cursor: Option<&str>, count: u64) -> Page {
             self.fetches += 1;
             let start = match cursor {
+                Some(c) if self.fresh_at_end && c.starts_with('t') => self.sns.len(),
                 Some(c) if !self.ignore_cursor => self
                     .sns
                     .iter()
@@ -684,6 +705,8 @@ mod tests {
                 body["next"] = json!(last.to_string());
             } else if let Some(end) = &self.next_at_end {
                 body["next"] = end.clone();
+            } else if self.fresh_at_end && start == end {
+                body["next"] = json!(format!("t{}", self.fetches));
             }
             Page::Body(body)
         }
@@ -699,7 +722,30 @@ mod tests {
             next_on: Vec::new(),
             next_at_end: None,
             cap: usize::MAX,
+            fresh_at_end: false,
         }
+    }
+
+    /// A service that hands out a fresh cursor on every page, empty ones too, and ends its
+    /// list with empty pages: the walk ends after a run of them, complete, without
+    /// `paging.endless` (it walked to `--max-pages` before).
+    #[tokio::test]
+    async fn a_run_of_empty_pages_with_fresh_cursors_ends_the_list() {
+        let mut f = fake(23);
+        f.next_on = vec![1, 2, 3];
+        f.fresh_at_end = true;
+        let options = WalkOptions {
+            cursor: CursorRule::Response("/next".into()),
+            ..opts(10)
+        };
+        let w = walk(&mut f, &options).await;
+        assert!(
+            w.complete && w.findings.is_empty(),
+            "{:?}",
+            w.findings.kept()
+        );
+        assert_eq!(w.keys.len(), 23);
+        assert_eq!(f.fetches, 3 + EMPTY_PAGES_END as u64);
     }
 
     #[tokio::test]
