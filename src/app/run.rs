@@ -470,6 +470,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                         seen: watched.discovery.merchant_empty(),
                         no_products: watched.discovery.products_none(),
                         allowed: allow_empty_merchant,
+                        unserved: !watched.client.served_a_signed_request(),
                     };
                     if let Event::RunFinished(summary) = &event {
                         discovery_note = preflight::discovery_note(empty, summary);

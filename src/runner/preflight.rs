@@ -149,6 +149,9 @@ pub struct EmptyMerchant {
     /// `--allow-empty-merchant` (profile key `allow_empty_merchant`): an empty merchant is
     /// expected, and a run that covered only what an empty merchant allows may pass.
     pub allowed: bool,
+    /// No signed request of the run was answered a success (a 2xx success envelope or a
+    /// products array): every refusal it saw would come from a service that refuses all.
+    pub unserved: bool,
 }
 
 /// Whether a finished run must not pass because it could not test what it exists for, and if
@@ -195,6 +198,15 @@ pub fn discovery_stop(
             "no case ran",
             "every selected case was skipped".to_string(),
             "see the skip reason of each case",
+        )
+    } else if empty.unserved {
+        (
+            "nothing showed the service serves a signed request (it could not be tested)",
+            "no signed request of the run was answered a success: the refusals it passed \
+             would pass against a service that refuses everything"
+                .to_string(),
+            "run the preflight (without --no-preflight) or select a case that sends a valid \
+             signed request",
         )
     } else {
         return None;
@@ -706,6 +718,19 @@ mod tests {
         assert!(discovery_stop(None, allowed, &summary(5, 0, 0)).is_none());
         let note = discovery_note(allowed, &summary(5, 0, 0)).expect("a note");
         assert!(note.contains("no product or SKU record"), "{note}");
+        // Refusals alone, with no signed request served: they prove nothing.
+        let unserved = EmptyMerchant {
+            unserved: true,
+            ..EmptyMerchant::default()
+        };
+        let (message, case) =
+            discovery_stop(None, unserved, &summary(5, 0, 0)).expect("nothing served");
+        assert_eq!(case.outcome, Outcome::Error);
+        assert!(message.contains("serves a signed request"), "{message}");
+        assert!(
+            discovery_stop(None, unserved, &summary(4, 0, 1)).is_none(),
+            "failed already"
+        );
     }
 
     #[test]

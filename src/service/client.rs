@@ -138,6 +138,9 @@ pub struct Client {
     in_flight: Arc<InFlight>,
     /// The digests of the answers read, so that the same bytes are read once.
     reads: Arc<ReadMemo>,
+    /// Whether a signed request was answered a success (a 2xx success envelope or a JSON
+    /// array): until one is, a refusal proves nothing (a service that refuses everything).
+    served: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Why the client could not be built.
@@ -205,6 +208,7 @@ impl Client {
             backoff: Arc::default(),
             in_flight: Arc::default(),
             reads: Arc::default(),
+            served: Arc::default(),
         })
     }
 
@@ -562,6 +566,14 @@ impl Client {
                     self.scrub_finding(&mut f);
                     f
                 });
+                if *auth == AuthMode::Signed
+                    && let Ok(r) = &decoded
+                    && (200..300).contains(&r.status)
+                    && (r.json.success_is_true() || r.json.is_array())
+                {
+                    self.served
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 Sent {
                     exchange: Exchange {
                         request,
@@ -574,6 +586,11 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Whether a signed request of this client was answered a success so far.
+    pub fn served_a_signed_request(&self) -> bool {
+        self.served.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Signs a body in one of the places of the requests in flight, so that `--jobs` also
