@@ -16,7 +16,7 @@ use crate::spec::catalog::{
     HARNESS_CURSOR_RULE, HTTP_SERVER_ERROR, LIST_ENVELOPE, LIST_FAILURE_NO_DATA, LIST_SUCCESS_CODE,
     MALL_ALWAYS_NULL_FIELDS, MALL_CROSS_CITY, MALL_DATETIME, MALL_DELETE_TIME, MALL_DESCRIPTIONS,
     MALL_DIGIT_STRINGS, MALL_FIELDS, MALL_INTERNAL_STATE, MALL_IS_DELETE, MALL_ORDER_STATISTICS,
-    MALL_READ_ONLY, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS,
+    MALL_READ_ONLY, MALL_SELLER, MALL_SELLER_STATISTICS, MALL_STATE, MALL_TAGS, MALL_TOP_TIME,
     OWNERSHIP_CURSOR_MERCHANT, OWNERSHIP_MERCHANT, OWNERSHIP_UNKNOWN_MERCHANT, PAGING_DUPLICATE,
     PAGING_ENDLESS, PAGING_PAGE_SIZE, PAGING_REPEATABLE, PAGING_SIZE_CONSISTENCY,
     PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND,
@@ -114,6 +114,8 @@ faults! {
     /// `ctime` an impossible date.
     MallCtimeImpossible = ("mall-ctime-impossible", Contract(&MALL_DATETIME), "ctime is the impossible time 2024-13-32 25:61:61");
     /// `topTime` in ISO-8601 form.
+    /// A zero time for a mall not pinned.
+    MallTopTimeZero = ("mall-top-time-zero", Contract(&MALL_TOP_TIME), "a mall not pinned has topTime 1970-01-01 08:00:00 (the zero time of a Java Date in UTC+8) instead of null");
     MallTopTimeIso = ("mall-top-time-iso", Contract(&MALL_DATETIME), "topTime is set on every mall in the ISO-8601 form 2024-02-03T04:05:06Z");
     /// `mallSn` not a digit string.
     MallSnNotDigits = ("mall-sn-not-digits", Contract(&MALL_DIGIT_STRINGS), "mallSn carries a letter prefix (MS1000007919)");
@@ -524,6 +526,11 @@ impl Fault {
             Fault::MallCtimeIso => set(mall, "ctime", json!("2023-05-06T07:08:09+08:00")),
             Fault::MallCtimeImpossible => set(mall, "ctime", json!("2024-13-32 25:61:61")),
             Fault::MallTopTimeIso => set(mall, "topTime", json!("2024-02-03T04:05:06Z")),
+            Fault::MallTopTimeZero => {
+                if mall.get("topTime").is_none_or(Value::is_null) {
+                    set(mall, "topTime", json!("1970-01-01 08:00:00"));
+                }
+            }
             Fault::MallSnNotDigits => {
                 let sn = mall
                     .get("mallSn")

@@ -64,6 +64,30 @@ impl SchemaSet {
         best
     }
 
+    /// The `x-check` of the `allOf` branch holding `keyword` in the schema of the object at
+    /// `instance_path`: a custom keyword of an object (`x-time-order`) fails at the object's
+    /// own pointer, which names its record's check, not the rule's.
+    pub(super) fn attribute_object_keyword(
+        &self,
+        start: Start<'_>,
+        instance_path: &str,
+        keyword: &str,
+    ) -> Option<&'static Check> {
+        let mut best = start.check;
+        let mut at = Some((start.uri.clone(), start.node));
+        for segment in pointer_segments(instance_path) {
+            let (uri, node) = at?;
+            at = self.descend(&uri, node, &segment, &mut best, 0);
+        }
+        let (uri, node) = at?;
+        let (_, node) = self.follow_refs(uri, node, &mut best);
+        node.get("allOf")?
+            .as_array()?
+            .iter()
+            .find(|branch| branch.get(keyword).is_some())
+            .and_then(check_of)
+    }
+
     /// Follows the `$ref`s of `node`, noting every `x-check` met.
     fn follow_refs<'s>(
         &'s self,

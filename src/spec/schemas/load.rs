@@ -625,6 +625,7 @@ fn options<'a>(registry: &'a Registry<'a>) -> ValidationOptions<'a> {
         .with_format("decimal-text", is_decimal_text)
         .with_keyword(EXACT_LONG_KEYWORD, exact_long_factory)
         .with_keyword(INTEGER_LITERAL_KEYWORD, integer_literal_factory)
+        .with_keyword(TIME_ORDER_KEYWORD, time_order_factory)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
 }
@@ -763,6 +764,70 @@ fn integer_literal_factory<'a>(
         None => Err(ValidationError::schema(format!(
             "the '{INTEGER_LITERAL_KEYWORD}' keyword must name one of {}",
             INTEGER_TYPES.join(", ")
+        ))),
+    }
+}
+
+/// Keyword of an object, its value two member names `[earlier, later]`: when both members are
+/// times of `datetime` (`YYYY-MM-DD HH:MM:SS`), the later is not before the earlier (§2.2: a
+/// mall is pinned, `topTime`, after it is created, `ctime`). Anything else is other keywords'.
+pub const TIME_ORDER_KEYWORD: &str = "x-time-order";
+
+/// What every message of [`TIME_ORDER_KEYWORD`] holds, by which its error is told from other
+/// custom keywords' (see `validate.rs`).
+pub const TIME_ORDER_MARK: &str = " not before ";
+
+/// Whether `object`'s member `later` is a time before its member `earlier` (both `datetime`).
+pub fn time_order_broken(object: &Value, earlier: &str, later: &str) -> bool {
+    let time = |name: &str| {
+        object
+            .get(name)
+            .and_then(Value::as_str)
+            .filter(|t| is_datetime(t))
+    };
+    // The fixed-width form orders as text does.
+    matches!((time(earlier), time(later)), (Some(a), Some(b)) if b < a)
+}
+
+struct TimeOrder {
+    earlier: String,
+    later: String,
+}
+
+impl<'i> jsonschema::Keyword<'i> for TimeOrder {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if time_order_broken(instance, &self.earlier, &self.later) {
+            Err(ValidationError::custom(format!(
+                "{}{TIME_ORDER_MARK}{} ({} {}, {} {})",
+                self.later,
+                self.earlier,
+                self.earlier,
+                instance.get(&self.earlier).unwrap_or(&Value::Null),
+                self.later,
+                instance.get(&self.later).unwrap_or(&Value::Null)
+            )))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        !time_order_broken(instance, &self.earlier, &self.later)
+    }
+}
+
+fn time_order_factory<'a>(
+    _parent: &'a serde_json::Map<String, Value>,
+    value: &'a Value,
+    _path: jsonschema::paths::Location,
+) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
+    match value.as_array().map(Vec::as_slice) {
+        Some([Value::String(earlier), Value::String(later)]) => Ok(Box::new(TimeOrder {
+            earlier: earlier.clone(),
+            later: later.clone(),
+        })),
+        _ => Err(ValidationError::schema(format!(
+            "the '{TIME_ORDER_KEYWORD}' keyword must be two member names [earlier, later]"
         ))),
     }
 }

@@ -208,8 +208,15 @@ impl SchemaSet {
         for error in validator.iter_errors(instance) {
             // A custom keyword's evaluation path starts inside the document that defines it,
             // so it says nothing of the field: attribute it along the instance path instead.
-            let check = if matches!(error.kind(), ValidationErrorKind::Custom { .. }) {
-                self.attribute_at(start, error.instance_path().as_str())
+            let check = if let ValidationErrorKind::Custom { message, .. } = error.kind() {
+                let path = error.instance_path().as_str();
+                let of_object = message
+                    .contains(super::load::TIME_ORDER_MARK)
+                    .then(|| {
+                        self.attribute_object_keyword(start, path, super::load::TIME_ORDER_KEYWORD)
+                    })
+                    .flatten();
+                of_object.unwrap_or_else(|| self.attribute_at(start, path))
             } else {
                 cx.attributions
                     .get_or(start, error.evaluation_path().as_str(), || {

@@ -401,7 +401,7 @@ impl Mall<'_> {
                 .top_time
                 .0
                 .as_ref()
-                .is_none_or(|t| is_datetime(t.as_str()))
+                .is_none_or(|t| is_datetime(t.as_str()) && t.as_str() >= self.ctime.as_str())
             && is_decimal_text(self.order_statistics.total_quantity.as_str())
     }
 

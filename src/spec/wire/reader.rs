@@ -603,7 +603,12 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
         }
         Some(())
     })?;
-    (ok && (deleted != 0 || delete_time_empty)).then_some(())?;
+    // A mall is pinned after it is created (`mall.top-time`).
+    let pinned_in_order = match (&top_time, &ctime) {
+        (Some(top), Some(created)) => top.as_str() >= created.as_str(),
+        _ => true,
+    };
+    (ok && pinned_in_order && (deleted != 0 || delete_time_empty)).then_some(())?;
     Some(MallKey {
         sn: sn?,
         signature: signature?,
