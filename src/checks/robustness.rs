@@ -114,7 +114,9 @@ pub fn recast(
     let id = finding.check.id;
     let what = if let Some(s) = status.filter(|s| *s >= 500) {
         return Some(server_error(gate, s, body, ordinary).with_detail(finding.actual.clone()));
-    } else if id == catalog::TRANSPORT_CONNECT.id && status.is_none() {
+    } else if (id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_DROPPED.id)
+        && status.is_none()
+    {
         (gate.server_error(), "no answer: the connection was dropped")
     } else if id == catalog::TRANSPORT_TIMEOUT.id {
         (gate.hang(), "no answer in time")

@@ -122,7 +122,9 @@ fn transport_property(finding: &Finding, status: Option<u16>) -> &'static Check 
         &catalog::FUZZ_TIMELY
     } else if status.is_some_and(|s| s >= 500) || id == catalog::HTTP_SERVER_ERROR.id {
         &catalog::FUZZ_NO_SERVER_ERROR
-    } else if status.is_none() && id == catalog::TRANSPORT_CONNECT.id {
+    } else if status.is_none()
+        && (id == catalog::TRANSPORT_CONNECT.id || id == catalog::TRANSPORT_DROPPED.id)
+    {
         // No HTTP answer at all (connection reset or closed): the server failed on the body.
         &catalog::FUZZ_NO_SERVER_ERROR
     } else {

@@ -145,12 +145,14 @@ async fn serve_connection(
             let answer = routes::handle(Arc::clone(&state), req);
             async move {
                 let response = answer.await;
+                // A crash that loses the connection: no byte of an answer is written.
+                if response.extensions().get::<DropConnection>().is_some() {
+                    return Err("the handler crashed (a fault: the connection is dropped)");
+                }
                 if response.extensions().get::<CloseAfterResponse>().is_some() {
                     done.0.close_after_response();
                 }
-                Ok::<_, std::convert::Infallible>(
-                    response.map(|inner| ResponseBody { inner, _done: done }),
-                )
+                Ok(response.map(|inner| ResponseBody { inner, _done: done }))
             }
         })
     };
@@ -213,6 +215,11 @@ struct ClockState {
 /// after an unhandled exception, where the client only learns of it by a reset.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct CloseAfterResponse;
+
+/// A response extension: the connection is closed at once, with no answer written (a handler
+/// that crashed, as a Go server's recovered panic closes the socket).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DropConnection;
 
 impl Clock {
     fn new() -> Clock {

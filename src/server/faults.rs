@@ -22,7 +22,8 @@ use crate::spec::catalog::{
     PRODUCT_DIGIT_STRINGS, PRODUCT_FIELDS, PRODUCT_INTRODUCTION, PRODUCTS_MALLSN_BOUND,
     PRODUCTS_REPEATABLE, PRODUCTS_SELLER_BOUND, PRODUCTS_SHAPE, PRODUCTS_SIGNATURE_BOUND,
     PRODUCTS_UNIQUE, RESPONSE_DUPLICATE_KEY, RESPONSE_JSON, RESPONSE_NUMBER_RANGE, SKU_FIELDS,
-    TRANSPORT_BODY_SIZE, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT, TRANSPORT_TIMEOUT,
+    TRANSPORT_BODY_SIZE, TRANSPORT_DROPPED, TRANSPORT_RATE_LIMITED, TRANSPORT_REDIRECT,
+    TRANSPORT_TIMEOUT,
 };
 use crate::verdict::check::Check;
 
@@ -195,6 +196,8 @@ faults! {
     ListEndFailure = ("list-end-failure", Variation, "the page past the end of the list (a cursor after its last mall) is answered HTTP 200 with a failure envelope, code 2001, \"没有更多数据\" (no more data), as many platforms end a list (only a warning, paging.end-signal: §4.1 does not show how a list ends; --strict fails it)");
     /// A call with `X-env-flag` reads another environment's catalogue.
     ProductsEnvFlagCatalogue = ("products-env-flag-catalogue", Variation, "a products call with X-env-flag reads the catalogue of the environment it names, which holds one more product (§5.3 leaves the header's purpose open: products.repeatable compares calls with the same X-env-flag only)");
+    /// The products call of one mall drops the connection.
+    ProductsDropOneMall = ("products-drop-one-mall", Contract(&TRANSPORT_DROPPED), "the products call of one mall of MAIN (neither the first, the last nor a deleted one) closes the connection with no answer, as a Go server's recovered panic does (a crash on that mall's data): a failure, not an unreachable service");
     /// A refusal followed by the data.
     AuthRefusalThenData = ("auth-refusal-then-data", Contract(&AUTH_SIGNATURE), "a request without a valid Authorization is answered 401 with the error JSON followed by the whole answer it would get if authenticated (a handler that wrote its refusal and did not return): the data leaks");
     /// The page past the end of the list is a 404.

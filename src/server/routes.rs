@@ -358,6 +358,16 @@ pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
     if fault.is_some_and(|f| f.crashes_on(&bytes)) {
         return wire::crash_and_close();
     }
+    if call.fault == Some(Fault::ProductsDropOneMall)
+        && op == Operation::MallProducts
+        && names_late_mall(&state, &bytes)
+    {
+        let mut response = Response::new(body::full(String::new()));
+        response
+            .extensions_mut()
+            .insert(crate::server::conn::DropConnection);
+        return response;
+    }
     let answered = answer(&state, &call, op, &parts.headers, bytes.clone()).await;
     if call.fault == Some(Fault::AuthRefusalThenData)
         && let Err(refused) = &answered
@@ -382,6 +392,19 @@ pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
         Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),
     }
+}
+
+/// Whether a products body names the mall of MAIN a one-mall fault breaks
+/// ([`data::late_mall`]).
+fn names_late_mall(state: &AppState, bytes: &[u8]) -> bool {
+    let Ok(body) = serde_json::from_slice::<Value>(bytes) else {
+        return false;
+    };
+    let data = state.data(Some(Fault::ProductsDropOneMall));
+    let malls = data.malls_of(MAIN.merchant_id);
+    data::late_mall(&malls).is_some_and(|m| {
+        body.pointer("/mallID/mallSn").and_then(Value::as_str) == Some(m.mall_sn.as_str())
+    })
 }
 
 /// The `auth-refusal-then-data` answer: the refusal's JSON, then the answer the request would

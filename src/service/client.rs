@@ -536,8 +536,28 @@ impl Client {
             Ok(Err(Failed {
                 partial,
                 finding: mut f,
-                ..
+                lost_connection,
             })) => {
+                // Lost again on a fresh connection, from a service that answers others: it
+                // failed on this request (a crash that closes the socket), it is no
+                // unreachable service.
+                if lost_connection
+                    && reconnect
+                    && *auth == AuthMode::Signed
+                    && f.check.id == catalog::TRANSPORT_CONNECT.id
+                    && self.served_a_signed_request()
+                {
+                    f = Finding::new(
+                        &catalog::TRANSPORT_DROPPED,
+                        "",
+                        "an answer (the service accepts connections and answers other requests)",
+                        format!(
+                            "no answer: the connection was closed before any byte of it, on a \
+                             fresh connection too ({})",
+                            f.actual
+                        ),
+                    );
+                }
                 self.scrub_finding(&mut f);
                 Sent {
                     exchange: Exchange {

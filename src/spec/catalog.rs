@@ -19,6 +19,7 @@ macro_rules! checks {
 checks! {
     // Transport and body decoding: a broken service, never a flaky pass.
     TRANSPORT_CONNECT = ("transport.connect", "§4", Contract, Transport, "the service accepts a connection and answers (refused, reset and DNS errors fail)");
+    TRANSPORT_DROPPED = ("transport.dropped", "§4", Contract, Transport, "a signed request is answered: a connection the service accepted and then closed or reset before any answer, again on a fresh connection, while it answers other requests of the run, fails (the service failed on that request; a service never reached is transport.connect, could not test)");
     TRANSPORT_TIMEOUT = ("transport.timeout", "§4", Contract, Transport, "a response arrives completely within --timeout (connect, first byte and whole body)");
     TRANSPORT_REDIRECT = ("transport.redirect", "§4", Contract, Transport, "a JSON operation answers directly; a redirect is followed only with --follow-redirects and within the origin (scheme, host, port), and one to another origin is always a finding");
     TRANSPORT_BODY_SIZE = ("transport.body-size", "§8", Contract, Transport, "the response body fits in --max-body");
