@@ -543,6 +543,14 @@ async fn exchange_case(
     }
     if let Some(no_data) = &expect.no_data {
         c.add(no_data_of(no_data.check, &response), &no_data.span);
+        // Only an Authorization probe: a user the merchant does not have may well be shown
+        // an empty list (ownership probes pass any answer without data).
+        if x.endpoint == Endpoint::MallList && no_data.check.id.starts_with("auth.") {
+            c.add(
+                empty_success_contradicts(runner, no_data.check, &request_body, &response).await,
+                &no_data.span,
+            );
+        }
         // A refusal of any shape passes, but a mall-list envelope is §7.1's whatever the
         // answer: `success` false with the success code `0000` is no refusal a client can read.
         if x.endpoint == Endpoint::MallList && !expect.schema_enabled {
@@ -793,6 +801,58 @@ fn no_data_of(check: &'static Check, response: &Response) -> Vec<Finding> {
         return vec![];
     }
     payload::no_data(check, json)
+}
+
+/// A probe that must get no data, answered `success` true with an empty `data` for the first
+/// page of the configured merchant, whose signed first page lists malls: no refusal (§7.1 calls
+/// it a success), and no true answer either (it says the merchant has no mall). A service
+/// that answers an unauthenticated call with an empty success hides the refusal a client
+/// must see.
+async fn empty_success_contradicts(
+    runner: &Runner,
+    check: &'static Check,
+    request_body: &Value,
+    response: &Response,
+) -> Vec<Finding> {
+    let first_page = request_body
+        .pointer("/cursor/endCursor")
+        .is_some_and(Value::is_null);
+    let merchant = |body: &Value| {
+        body.pointer("/filter/seller/merchantId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let configured = runner.discovery.list_body().and_then(merchant);
+    let empty_success = (200..300).contains(&response.status)
+        && response.json.top("success") == Some(&Value::Bool(true))
+        && response.json.data_len() == Some(0);
+    if !first_page || !empty_success || configured.is_none() || merchant(request_body) != configured
+    {
+        return vec![];
+    }
+    // Discovery reads the signed first page (once a run): it lists malls when it found one.
+    let mut probe = Value::String(crate::service::discover::MALL_SN_SENTINEL.to_string());
+    if runner
+        .discovery
+        .resolve(&runner.client, &mut probe)
+        .await
+        .is_err()
+    {
+        return vec![];
+    }
+    vec![
+        Finding::new(
+            check,
+            "/data",
+            "a refusal (no merchant data, in any error shape)",
+            "success true with an empty data array, where the signed first page of this \
+             merchant lists malls",
+        )
+        .with_detail(
+            "the answer claims the call succeeded and the merchant has no mall: a refusal hidden \
+             as an empty success (§7.1: success is success true with code 0000)",
+        ),
+    ]
 }
 
 /// An envelope whose `success` and `code` disagree (§7.1: success is `success` true with code
