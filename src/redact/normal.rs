@@ -1,7 +1,8 @@
 //! The normalised view of a text, where an echo of a secret looks the same however it was
 //! spelt: per-character escapes decoded (JSON `\uXXXX` with surrogate pairs, `\n \r \t \/ \" \\`;
-//! `%XX`; HTML `&#NN;`, `&#xHH;`, `&amp; &lt; &gt; &quot; &apos;`), white space dropped (a line
-//! break inside a key, base64 wrapped at any width) and ASCII letters lower-cased. Each byte of
+//! `%XX`; HTML `&#NN;`, `&#xHH;`, `&amp; &lt; &gt; &quot; &apos;`), white space and NUL dropped
+//! (a line break inside a key, base64 wrapped at any width, UTF-16 read as bytes) and ASCII
+//! letters lower-cased. Each byte of
 //! the view knows the range of the text it came from, so a match in the view is replaced in the
 //! text.
 //!
@@ -147,7 +148,8 @@ pub(super) fn normalise(text: &str) -> Vec<u8> {
 
 /// White space, dropped from the view.
 const fn is_space(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    // NUL too: UTF-16 read as bytes puts one after every ASCII character of a key.
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0)
 }
 
 /// Lead bytes of the UTF-8 characters the view folds ([`folded`]): U+0080-U+00BF (the

@@ -37,11 +37,14 @@ pub enum EchoForm {
     Hex,
     /// Its bytes in upper-case hex (`%X`).
     HexUpper,
+    /// The refusal's JSON in UTF-16 (little-endian), after a line of text: a NUL after every
+    /// ASCII character, as a service whose encoding is misconfigured sends it.
+    Utf16,
 }
 
 impl EchoForm {
     /// Every form, in the order of the bar of the secrets tests.
-    pub const ALL: [EchoForm; 11] = [
+    pub const ALL: [EchoForm; 12] = [
         EchoForm::Plain,
         EchoForm::Upper,
         EchoForm::Lower,
@@ -53,6 +56,7 @@ impl EchoForm {
         EchoForm::LineBreak,
         EchoForm::Hex,
         EchoForm::HexUpper,
+        EchoForm::Utf16,
     ];
 
     /// The name of the form in the fault's path: `/fault/echo-signature/NAME/...`.
@@ -69,6 +73,7 @@ impl EchoForm {
             EchoForm::LineBreak => "line-break",
             EchoForm::Hex => "hex",
             EchoForm::HexUpper => "hex-upper",
+            EchoForm::Utf16 => "utf-16",
         }
     }
 
@@ -106,6 +111,21 @@ impl EchoForm {
                 return ("text/plain; charset=utf-8", text);
             }
             EchoForm::MimeBase64Json => wrapped_base64(authorization, body, "\\r\\n"),
+            EchoForm::Utf16 => {
+                let json = format!(
+                    r#"{{"success":false,"code":"4010","msg":"{RLO}the request signature did not match: {}"}}"#,
+                    json_text(signature)
+                );
+                // UTF-16LE of text whose every unit has both bytes below 0x80 (ASCII, and the
+                // override's 0x202E) is valid UTF-8 too.
+                let utf16: String = json
+                    .encode_utf16()
+                    .flat_map(|u| u.to_le_bytes())
+                    .map(char::from)
+                    .collect();
+                let text = format!("the request signature did not match (UTF-16):\n{utf16}");
+                return ("text/plain; charset=utf-16le", text);
+            }
             EchoForm::LineBreak => {
                 let at = signature
                     .char_indices()

@@ -172,11 +172,13 @@ fn shell_unquote(s: &str) -> String {
 /// percent and shell escapes undone (nested up to three deep), plus every base64 run decoded
 /// at each alignment.
 fn views(text: &str) -> Vec<String> {
-    let undo: [fn(&str) -> String; 4] = [
+    let undo: [fn(&str) -> String; 5] = [
         html_unescape,
         json_unescape,
         |s| percent_decode_str(s).decode_utf8_lossy().into_owned(),
         shell_unquote,
+        // UTF-16 read as bytes: a NUL (or its escape, as reports show it) after every letter.
+        |s| s.replace("\\u{0}", "").replace('\0', ""),
     ];
     let mut all = vec![text.to_string()];
     let mut frontier = vec![text.to_string()];
