@@ -1039,12 +1039,52 @@ pub fn resolve(
     })
 }
 
+/// Words of an environment variable's name that say its value is a credential
+/// (`VAULT_TOKEN`, `SIGNING_SECRET`, `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`).
+const CREDENTIAL_WORDS: [&str; 11] = [
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "KEY",
+    "APIKEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "PRIVATE",
+    "AUTH",
+];
+
+/// Whether an environment variable's name says its value is a credential: a word of it (split
+/// at `_`) is one of [`CREDENTIAL_WORDS`], and it names no file, path or directory.
+fn names_a_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    let words: Vec<&str> = upper.split('_').collect();
+    let is_location = matches!(words.last(), Some(&("FILE" | "PATH" | "DIR" | "SOCK")));
+    !is_location && words.iter().any(|w| CREDENTIAL_WORDS.contains(w))
+}
+
+/// The sign command runs in mallcheck's environment and may read a credential from it (a
+/// vault token) and print it when it fails: the values of the variables whose names say they
+/// are credentials are registered as secrets, so the command's output, which a failure
+/// quotes, never shows them.
+fn register_command_environment(redactor: &Redactor) {
+    for (name, value) in std::env::vars_os() {
+        if let (Some(name), Some(value)) = (name.to_str(), value.to_str())
+            && names_a_credential(name)
+        {
+            redactor.add_secret(value.trim());
+        }
+    }
+}
+
 /// Registers the key (or the sign command) with the session's redactor; a warning when the
 /// key is too short to be scrubbed from what a service echoes back.
 fn register_secrets(kind: SignerKind, secret: &str, redactor: &Redactor) -> Option<String> {
     let registered = match kind {
         SignerKind::Command => {
             redactor.add_sign_command(secret);
+            register_command_environment(redactor);
             return None;
         }
         SignerKind::Md5 | SignerKind::HmacSha256 | SignerKind::Static => {
@@ -1213,6 +1253,31 @@ pub fn is_loopback(base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variables_named_as_credentials_are_told_from_the_rest() {
+        for name in [
+            "VAULT_TOKEN",
+            "SIGNING_SECRET",
+            "DB_PASSWORD",
+            "AWS_SECRET_ACCESS_KEY",
+            "github_token",
+            "NPM_AUTH",
+        ] {
+            assert!(names_a_credential(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "KEYBOARD_LAYOUT",
+            "SSH_AUTH_SOCK",
+            "GOOGLE_APPLICATION_CREDENTIALS_FILE",
+            "TOKEN_DIR",
+            "AUTHOR",
+        ] {
+            assert!(!names_a_credential(name), "{name}");
+        }
+    }
 
     fn resolve(flags: &Flags, env: &Env, profile: Profile) -> Result<Settings, UsageError> {
         super::resolve(flags, env, profile, &Redactor::new())

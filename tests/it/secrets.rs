@@ -632,6 +632,39 @@ fn command_signer_its_command_and_signatures_are_never_written() {
     );
 }
 
+/// A sign command that reads a credential from the environment (a vault token) and prints it
+/// when it fails: the value of a variable whose name says it is a credential is never written.
+#[test]
+fn a_credential_the_sign_command_reads_from_the_environment_is_never_written() {
+    let dir = workspace();
+    let token = "EnvTokenSecret-9f8e7d6c";
+    let failed = mallcheck(dir.path())
+        .args(["run", "--signer", "command", "--color", "never", "--cases"])
+        .arg(dir.path().join("cases/auth.yaml"))
+        .args([
+            "--json",
+            "reports/vault.json",
+            "--junit",
+            "reports/vault.xml",
+        ])
+        .env(
+            "MALLCHECK_SIGN_COMMAND",
+            "cat >/dev/null; echo \"vault: token rejected: $VAULT_SIGNING_TOKEN\" >&2; exit 3",
+        )
+        .env("VAULT_SIGNING_TOKEN", token)
+        .output()
+        .unwrap();
+    assert_exit(&failed, 3);
+    let report = std::fs::read_to_string(dir.path().join("reports/vault.json")).unwrap();
+    assert!(
+        report.contains("the sign command failed (exit status 3); stderr: vault"),
+        "the command's output is quoted:\n{report}"
+    );
+    let mut secrets = Secrets::default();
+    secrets.add("the vault token", token);
+    secrets.assert_none_written(dir.path(), &[("run (vault)", &failed)]);
+}
+
 #[test]
 fn url_userinfo_never_appears_in_errors() {
     let dir = tempfile::tempdir().unwrap();
