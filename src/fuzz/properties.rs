@@ -227,8 +227,11 @@ fn mall_twice(json: &LazyJson) -> Option<Finding> {
 /// Malls of a merchant other than the one in `filter.seller.merchantId`, or any mall for a
 /// merchant id known not to exist (§4.1).
 fn foreign_malls(body: &FuzzBody, json: &LazyJson, known: &Known) -> Vec<Finding> {
-    let Some(merchant) = body.json().and_then(ownership::requested_merchant) else {
+    let Some(request) = body.json() else {
         return Vec::new();
+    };
+    let Some(merchant) = ownership::requested_merchant(request) else {
+        return unnamed_merchant_malls(request, json, known);
     };
     let unknown = known
         .unknown_merchant_ids
@@ -253,6 +256,64 @@ fn foreign_malls(body: &FuzzBody, json: &LazyJson, known: &Known) -> Vec<Finding
             f
         })
         .collect()
+}
+
+/// Malls listed for a body that names no merchant (`merchantId` left out, `null`, a number, an
+/// object: an ORM that drops an undefined filter member lists every merchant's malls): they
+/// may only be those of the merchant whose user the body names (a service may find the
+/// merchant from its user), or, when it names no known user, of one merchant at most.
+fn unnamed_merchant_malls(request: &Value, json: &LazyJson, known: &Known) -> Vec<Finding> {
+    if conforming::carries_no_records(json.digest()) {
+        return Vec::new();
+    }
+    let user = request
+        .pointer("/filter/seller/merchantUserId")
+        .and_then(Value::as_str);
+    let owner = user.and_then(|u| {
+        known
+            .identities
+            .iter()
+            .find(|i| ownership::same_id(&i.merchant_user_id, u))
+    });
+    if let Some(owner) = owner {
+        if conforming::all_malls_of(json.digest(), &owner.merchant_id) {
+            return Vec::new();
+        }
+        return ownership::merchant(json, &owner.merchant_id)
+            .into_iter()
+            .map(|mut f| {
+                f.check = &catalog::FUZZ_OWNERSHIP;
+                f.expected = format!(
+                    "{:?}, the merchant of merchantUserId {:?} (the body names no merchantId)",
+                    owner.merchant_id, owner.merchant_user_id
+                );
+                f
+            })
+            .collect();
+    }
+    let mut merchants: Vec<String> = json
+        .get("data")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.pointer("/seller/merchantId").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    merchants.sort();
+    merchants.dedup();
+    if merchants.len() < 2 {
+        return Vec::new();
+    }
+    vec![Finding::new(
+        &catalog::FUZZ_OWNERSHIP,
+        "/data",
+        "malls of one merchant at most (the body names no merchantId)",
+        format!(
+            "malls of {} merchants: {}",
+            merchants.len(),
+            merchants.join(", ")
+        ),
+    )]
 }
 
 /// Products of a known mall served to another merchant's seller or for a wrong signature

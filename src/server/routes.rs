@@ -569,6 +569,10 @@ async fn answer(
     fuzz_triggers(state, call.fault, &body).await?;
     match op {
         Operation::MallList => {
+            let body = match call.fault {
+                Some(Fault::FuzzListMerchantOptional) => merchant_dropped(body),
+                _ => body,
+            };
             let req = request::parse_list(&body).map_err(Failure::bad_request)?;
             if req.count as u64 > state.max_page_size {
                 let max = state.max_page_size;
@@ -616,6 +620,29 @@ fn seller_filled_in(state: &AppState, mut body: Value) -> Value {
         (owner, body.get_mut("seller").and_then(Value::as_object_mut))
     {
         seller.insert("merchantId".into(), Value::from(owner));
+    }
+    body
+}
+
+/// What the `fuzz-list-merchant-optional` fault lists for a body whose merchant id is no
+/// string: every merchant's malls (see [`mall_list`]).
+const EVERY_MERCHANT: &str = "*";
+
+/// The `fuzz-list-merchant-optional` fault: a list body whose `filter.seller.merchantId` is no
+/// string (left out, `null`, an object) lists every merchant's malls, as an ORM that drops an
+/// undefined filter member would answer.
+fn merchant_dropped(mut body: Value) -> Value {
+    if body
+        .pointer("/filter/seller/merchantId")
+        .is_some_and(Value::is_string)
+    {
+        return body;
+    }
+    if let Some(seller) = body
+        .pointer_mut("/filter/seller")
+        .and_then(Value::as_object_mut)
+    {
+        seller.insert("merchantId".into(), Value::from(EVERY_MERCHANT));
     }
     body
 }
@@ -799,6 +826,10 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
     let data = state.data(fault);
     let merchant_id = req.seller.merchant_id.as_str();
     let mut listing = data.malls_of(merchant_id);
+    if fault == Some(Fault::FuzzListMerchantOptional) && merchant_id == EVERY_MERCHANT {
+        listing = data.malls().iter().collect();
+        listing.sort_by_key(|m| Reverse(m.id));
+    }
     let mut relabel = false;
     match fault {
         Some(Fault::OwnershipForeignMall) if merchant_id == MAIN.merchant_id => {
