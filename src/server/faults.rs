@@ -268,6 +268,8 @@ faults! {
     FuzzUserIdSpace = ("fuzz-user-id-space", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 only when merchantUserId contains a space");
     /// A page asked for more than 100 malls lists its first mall again at its end.
     FuzzPageOver100RepeatsAMall = ("fuzz-page-over-100-repeats-a-mall", Fuzz(&FUZZ_CONTRACT), "a mall-list page asked for more than 100 records lists its first mall again at its end (a page size no walk of run asks for)");
+    /// 500 when the cursor holds a quote.
+    FuzzCursorQuote = ("fuzz-cursor-quote", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 when cursor.endCursor holds a single quote (a cursor pasted into SQL unescaped)");
     /// Every merchant's malls listed when `filter.seller.merchantId` is no string.
     FuzzListMerchantOptional = ("fuzz-list-merchant-optional", Fuzz(&FUZZ_OWNERSHIP), "a mall-list body whose filter.seller.merchantId is no string (left out, null, an object) lists every merchant's malls, as an ORM that drops an undefined filter member does");
     /// Products served when `seller.merchantId` is no string.
@@ -922,7 +924,7 @@ mod tests {
             .iter()
             .filter(|f| f.is_fuzz_trigger())
             .collect();
-        assert_eq!(fuzz.len(), 7);
+        assert_eq!(fuzz.len(), 9);
         for f in fuzz {
             let id = f.expected_check();
             assert!(

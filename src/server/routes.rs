@@ -796,6 +796,10 @@ async fn fuzz_triggers(
             seller_field("merchantUserId").is_some_and(|u| u.contains(' '))
         }
         Some(Fault::FuzzEmptyRole) => seller_field("role") == Some(""),
+        Some(Fault::FuzzCursorQuote) => body
+            .pointer("/cursor/endCursor")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.contains('\'')),
         _ => false,
     };
     if server_error {

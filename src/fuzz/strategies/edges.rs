@@ -66,7 +66,8 @@ pub(super) fn count_edges() -> Vec<Gen<Value>> {
 }
 
 /// Edge values of a mall number or cursor: empty, null, zero, negative, real ones (first,
-/// last, another merchant's), as a number, padded, with a leading zero, letters, very long.
+/// last, another merchant's), as a number, padded, with a leading zero, with a quote after it,
+/// letters, very long.
 pub(super) fn sn_edges(real: &[String]) -> Vec<Gen<Value>> {
     let mut out = vec![
         just(json!("")),
@@ -86,6 +87,10 @@ pub(super) fn sn_edges(real: &[String]) -> Vec<Gen<Value>> {
                 .ok()
                 .map(|n| just(json!((n + 1).to_string()))),
         );
+    }
+    // A quote after a real number: a cursor pasted into SQL unescaped fails on it.
+    if let Some(first) = real.first() {
+        out.push(just(json!(format!("{first}'"))));
     }
     out.extend([
         just(json!("abc")),
