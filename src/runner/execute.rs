@@ -864,7 +864,7 @@ fn success_code_disagrees(json: &LazyJson) -> Vec<Finding> {
         Some(Value::Number(n)) => Some(n.to_string()),
         _ => None,
     };
-    match (success, code) {
+    let mut out = match (success, &code) {
         (Some(success), Some(code)) if success != (code == "0000") => vec![Finding::new(
             &catalog::LIST_SUCCESS_CODE,
             "/code",
@@ -872,7 +872,20 @@ fn success_code_disagrees(json: &LazyJson) -> Vec<Finding> {
             format!("success {success} with code {code:?}"),
         )],
         _ => vec![],
+    };
+    // The envelope's code is a String (§4.1) in a failure too (§7.1: the mall list response
+    // carries success, code and msg): a number is another type, whatever its digits.
+    if success.is_some()
+        && let Some(number @ Value::Number(_)) = json.top("code")
+    {
+        out.push(Finding::new(
+            &catalog::LIST_ENVELOPE,
+            "/code",
+            "code a string (§4.1), in a failure envelope too",
+            format!("the number {number}"),
+        ));
     }
+    out
 }
 
 /// `ownership::merchant_into`, skipped when the fast path read every mall's merchant as the

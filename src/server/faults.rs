@@ -303,8 +303,11 @@ faults! {
     ManyMalls = ("many-malls", Variation, "MAIN has 2,000 malls");
     /// A 5,000-product mall.
     BigMall = ("big-mall", Variation, "the first mall of MAIN has 5,000 products");
-    /// MAIN has no malls.
+    /// Refusals carry a numeric code.
+    RefusalCodeNumber = ("refusal-code-number", Contract(&LIST_ENVELOPE), "every refusal's envelope carries its code as a number (4010), where §4.1 declares code a String");
+    /// Refusals carry the success code.
     RefusalSuccessCode = ("refusal-success-code", Contract(&LIST_SUCCESS_CODE), "every refusal carries the success code 0000 (with success false)");
+    /// MAIN has no malls.
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     PageSizesFrom10 = ("page-sizes-from-10", Variation, "pages of fewer than 10 malls are turned away (HTTP 400), as platforms that take only some page sizes do (§8 states no limits): those cases are skipped and those walks left out, saying so");
     ProductsRefusedEmpty200 = ("products-refused-empty-200", Variation, "a refused products call (no or a wrong signature, another seller, no such mall) is answered HTTP 200 with an empty body, as a Spring controller returning `ResponseEntity.ok(null)` does (§7.3 and §7.4 show neither statuses nor the products error shape)");

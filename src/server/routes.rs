@@ -473,7 +473,12 @@ fn fail(state: &AppState, call: &Call, failure: Failure) -> Response {
         Some(Fault::RefusalSuccessCode) => "0000",
         _ => failure.code,
     };
-    let body = wire::error_envelope(code, &failure.msg);
+    let mut body = wire::error_envelope(code, &failure.msg);
+    if call.fault == Some(Fault::RefusalCodeNumber)
+        && let Ok(number) = code.parse::<u64>()
+    {
+        body["code"] = Value::from(number);
+    }
     respond(state, call, failure.status, body)
 }
 
