@@ -26,10 +26,18 @@ pub fn all_malls_of(digest: Option<&Digest>, merchant: &str) -> bool {
     }
 }
 
+/// The mark of a products body's SKUs (`SkuMark::of_products` of its tree).
+pub fn sku_mark(digest: Option<&Digest>) -> Option<crate::spec::wire::SkuMark> {
+    match digest {
+        Some(Digest::Products(p)) => Some(p.skus),
+        _ => None,
+    }
+}
+
 /// The spuIds of a products body, in order (`products::spu_ids` of its tree).
 pub fn spu_ids(digest: Option<&Digest>) -> Option<&[String]> {
     match digest {
-        Some(Digest::Products(ids)) => Some(ids),
+        Some(Digest::Products(p)) => Some(&p.ids),
         _ => None,
     }
 }
@@ -66,7 +74,10 @@ mod tests {
         assert!(all_malls_of(Some(&page(&["AB ", "ab"])), "ab"));
         assert!(!all_malls_of(Some(&page(&["ab", "cd"])), "ab"));
         assert!(!all_malls_of(None, "ab"));
-        let ids = Digest::Products(vec!["2".into(), "1".into()]);
+        let ids = Digest::Products(crate::spec::wire::ProductsDigest {
+            ids: vec!["2".into(), "1".into()],
+            skus: crate::spec::wire::SkuMark::default(),
+        });
         assert_eq!(
             spu_ids(Some(&ids)),
             Some(&["2".to_string(), "1".to_string()][..])

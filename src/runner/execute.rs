@@ -451,16 +451,20 @@ async fn exchange_case(
         && let Some(count) = response.json.array_len()
     {
         runner.discovery.saw_products(count);
-        let ids = match (
+        let read = match (
             conforming::spu_ids(response.json.digest()),
             response.json.tree(),
         ) {
-            (Some(ids), _) => Some(ids.to_vec()),
-            (None, Some(tree)) => Some(products::spu_ids(tree)),
+            (Some(ids), _) => Some((ids.to_vec(), conforming::sku_mark(response.json.digest()))),
+            (None, Some(tree)) if !response.json.is_partial() => Some((
+                products::spu_ids(tree),
+                Some(crate::spec::wire::SkuMark::of_products(tree)),
+            )),
+            (None, Some(tree)) => Some((products::spu_ids(tree), None)),
             // A large body in doubt is read record by record: its ids are not kept here.
             (None, None) => None,
         };
-        if let Some(ids) = ids {
+        if let Some((ids, skus)) = read {
             let env_flag = x
                 .request
                 .headers
@@ -468,7 +472,7 @@ async fn exchange_case(
                 .find(|(name, _)| name.eq_ignore_ascii_case("x-env-flag"))
                 .map(|(_, value)| value.as_str());
             c.add(
-                products_repeatable(&runner.discovery, &request_body, env_flag, &ids),
+                products_repeatable(&runner.discovery, &request_body, env_flag, &ids, skus),
                 &case_span,
             );
         }
@@ -2178,6 +2182,7 @@ fn products_repeatable(
     body: &Value,
     env_flag: Option<&str>,
     ids: &[String],
+    skus: Option<crate::spec::wire::SkuMark>,
 ) -> Vec<Finding> {
     let text = |pointer: &str| body.pointer(pointer).and_then(Value::as_str);
     let (Some(merchant), Some(sn), Some(signature)) = (
@@ -2192,20 +2197,33 @@ fn products_repeatable(
         merchant.trim().to_ascii_lowercase(),
         env_flag.map_or("-".to_string(), |f| format!("flag {}", f.trim()))
     );
-    let Some(before) = discovery.read_products(&mall, ids.iter().map(String::as_str)) else {
+    use crate::service::discover::ProductsChange;
+    let Some(change) = discovery.read_products(&mall, ids.iter().map(String::as_str), skus) else {
         return vec![];
     };
-    let now = if ids.len() == before {
-        format!("{} products, not the same ones", ids.len())
-    } else {
-        format!("{} products", ids.len())
+    let (before, now) = match change {
+        ProductsChange::Products(before) if ids.len() == before => (
+            format!("{before} products"),
+            format!("{} products, not the same ones", ids.len()),
+        ),
+        ProductsChange::Products(before) => (
+            format!("{before} products"),
+            format!("{} products", ids.len()),
+        ),
+        ProductsChange::Skus(before) => {
+            let now = skus.map_or(0, |s| s.count);
+            let what = if now == before {
+                format!("the same products with {now} SKUs, not the same ones")
+            } else {
+                format!("the same products with {now} SKUs")
+            };
+            (format!("{} products with {before} SKUs", ids.len()), what)
+        }
     };
     vec![Finding::new(
         &catalog::PRODUCTS_REPEATABLE,
         "",
-        format!(
-            "the products of mall {sn} an earlier read of this run answered ({before} products)"
-        ),
+        format!("the products of mall {sn} an earlier read of this run answered ({before})"),
         now,
     )]
 }
@@ -2253,6 +2271,7 @@ async fn products_call(
     let mut ids = Vec::new();
     // `(product index, skuId)`: none when the fast path vouched for the answer.
     let mut skus = Vec::new();
+    let mut sku_mark = crate::spec::wire::SkuMark::default();
     let mut partial = false;
     crate::cpu::cpu_bound(r.json.bytes().len(), || match r.json.tree() {
         // The fast path read a conforming products array: nothing to check, its ids kept.
@@ -2263,6 +2282,7 @@ async fn products_call(
             ids = conforming::spu_ids(r.json.digest())
                 .map(<[String]>::to_vec)
                 .unwrap_or_default();
+            sku_mark = conforming::sku_mark(r.json.digest()).unwrap_or_default();
         }
         Some(tree) if !r.json.is_partial() => {
             runner
@@ -2270,12 +2290,14 @@ async fn products_call(
                 .check_into("products-response", tree, &mut found);
             ids = products::spu_ids(tree);
             skus = products::sku_ids(tree);
+            sku_mark = crate::spec::wire::SkuMark::of_products(tree);
         }
         // No tree, or one cut at its budget (its last record may be cut in its middle).
         _ => {
             let mut each = |i: usize, p: &Value| {
                 ids.extend(products::spu_id(p));
                 skus.extend(products::sku_ids_of(p).into_iter().map(|id| (i, id)));
+                sku_mark.add_product(p);
             };
             // The bytes are well-formed JSON (the client checked them), so this cannot fail.
             let outcome = runner.schemas.check_bytes_into(
@@ -2295,7 +2317,13 @@ async fn products_call(
     part.add(products::duplicate_ids(&ids));
     part.add(products::duplicate_sku_ids(&skus));
     if !deleted && !partial {
-        part.add(products_repeatable(&runner.discovery, &body, None, &ids));
+        part.add(products_repeatable(
+            &runner.discovery,
+            &body,
+            None,
+            &ids,
+            Some(sku_mark),
+        ));
     }
     if s.order {
         part.add(products::order_of_ids(&ids));

@@ -212,6 +212,8 @@ faults! {
     ProductsEmptySignature = ("products-empty-signature", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is checked only when one is given: an empty signature returns the mall's products");
     /// A mall signature is accepted when it begins the mall's (`startsWith`).
     ProductsSignaturePrefix = ("products-signature-prefix", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is compared with `startsWith`: any non-empty beginning of the mall's signature returns its products");
+    /// Every other read of a mall's products has no SKUs.
+    ProductsSkusDroppedOnReread = ("products-skus-dropped-on-reread", Contract(&PRODUCTS_REPEATABLE), "every other products call of a mall answers the same products with empty skuResults (a lazy relation not loaded when the products come from a cache)");
     /// Every second products call of a mall answers an empty list.
     ProductsEmptyEveryOtherRead = ("products-empty-every-other-read", Contract(&PRODUCTS_REPEATABLE), "every second products call of a mall answers an empty list (a cache that stores the empty answer of a miss)");
     /// The last page, exactly full, loses its last mall.

@@ -1060,6 +1060,18 @@ fn mall_products(
             .unwrap_or(mall),
         _ => mall,
     };
+    // Every other read of a mall's products loses their SKUs (a lazy relation not loaded
+    // when the products come from a cache).
+    let mut skus_dropped = false;
+    if fault == Some(Fault::ProductsSkusDroppedOnReread) {
+        let mut reads = state
+            .product_reads
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = reads.entry(mall.mall_sn.clone()).or_default();
+        *n += 1;
+        skus_dropped = n.is_multiple_of(2);
+    }
     if fault == Some(Fault::ProductsEmptyEveryOtherRead) {
         let mut reads = state
             .product_reads
@@ -1072,6 +1084,11 @@ fn mall_products(
         }
     }
     let mut products = data::products(source);
+    if skus_dropped {
+        for p in products.iter_mut().filter_map(Value::as_object_mut) {
+            p.insert("skuResults".into(), json!([]));
+        }
+    }
     if let Some(f) = fault {
         for p in products.iter_mut().filter_map(Value::as_object_mut) {
             f.mutate_product(p);

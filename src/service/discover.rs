@@ -38,7 +38,7 @@ pub struct Discovery {
     /// The products of each mall (by its seller's merchant id, mallSn and signature) as first
     /// read in the run: how many, and a mark of their spuIds as a set; and the malls already
     /// found answering others.
-    products: Mutex<FirstReads<(usize, u64)>>,
+    products: Mutex<FirstReads<ProductsRead>>,
     /// The description each described value carried first in the run (by field and value),
     /// the value each description was first read with (by field and description), with the
     /// mall each was read on, and the values already reported.
@@ -62,6 +62,19 @@ struct Target {
 
 /// What the run first read of each mall, and the malls already found read otherwise.
 type FirstReads<T> = (HashMap<String, T>, HashSet<String>);
+
+/// What `products.repeatable` remembers of a products answer: how many products, a mark of
+/// their spuIds as a set, and the mark of their SKUs when it was read.
+type ProductsRead = (usize, u64, Option<crate::spec::wire::SkuMark>);
+
+/// How a products answer differs from the first of its mall, for the finding's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProductsChange {
+    /// Another number of products, or other spuIds: how many the first read held.
+    Products(usize),
+    /// The same products with other SKUs: how many SKUs the first read held.
+    Skus(usize),
+}
 
 /// What `mall.descriptions` remembers of a run (see [`Discovery::read_descriptions`]).
 #[derive(Debug, Default)]
@@ -225,14 +238,15 @@ impl Discovery {
         found
     }
 
-    /// Notes the products one read of a mall answered (`mall` names the seller's merchant id,
-    /// the mallSn and the signature asked for; `ids` the spuIds, in any order); gives the count
-    /// the run first read of that mall when this read answered other products (once a mall).
+    /// Notes the products of `mall` (its key: seller, mallSn, signature, X-env-flag) as read
+    /// now: their spuIds and, when read, the mark of their SKUs. Gives how the answer differs
+    /// from the first read of the same mall in the run, once per mall.
     pub fn read_products<'a>(
         &self,
         mall: &str,
         ids: impl Iterator<Item = &'a str>,
-    ) -> Option<usize> {
+        skus: Option<crate::spec::wire::SkuMark>,
+    ) -> Option<ProductsChange> {
         use std::hash::BuildHasher as _;
         let hasher = foldhash::fast::FixedState::with_seed(0x0073_7075);
         let (mut count, mut mark) = (0usize, 0u64);
@@ -242,18 +256,24 @@ impl Discovery {
         }
         let mut guard = self.products.lock().unwrap_or_else(PoisonError::into_inner);
         let (first, told) = &mut *guard;
-        match first.get(mall) {
-            None => {
-                first.insert(mall.to_string(), (count, mark));
-                None
+        let Some(&(before, before_mark, before_skus)) = first.get(mall) else {
+            first.insert(mall.to_string(), (count, mark, skus));
+            return None;
+        };
+        let change = if (before, before_mark) != (count, mark) {
+            ProductsChange::Products(before)
+        } else {
+            match (before_skus, skus) {
+                (Some(b), Some(n)) if b != n => ProductsChange::Skus(b.count),
+                // A first read without its SKUs' mark takes this one's.
+                (None, Some(_)) => {
+                    first.insert(mall.to_string(), (count, mark, skus));
+                    return None;
+                }
+                _ => return None,
             }
-            Some(&(before, before_mark))
-                if (before, before_mark) != (count, mark) && told.insert(mall.to_string()) =>
-            {
-                Some(before)
-            }
-            Some(_) => None,
-        }
+        };
+        told.insert(mall.to_string()).then_some(change)
     }
 
     /// Whether every products call of the merchant's malls (one at least) answered an empty

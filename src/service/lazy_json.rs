@@ -421,7 +421,7 @@ impl LazyJson {
     pub fn array_len(&self) -> Option<usize> {
         match self.digest() {
             Some(Digest::Envelope(_)) => None,
-            Some(Digest::Products(ids)) => Some(ids.len()),
+            Some(Digest::Products(p)) => Some(p.ids.len()),
             // Counted from the bytes when the tree is not built: building it for a count
             // would cut a large body's tree at its budget, for a check to read after.
             None => match self.tree.get() {

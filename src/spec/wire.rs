@@ -32,8 +32,87 @@ pub enum Digest {
     /// A mall-list envelope valid against `mall-list-response`, with nothing to report.
     Envelope(EnvelopeDigest),
     /// A products array valid against `products-response`, with nothing to report: the
-    /// spuIds in order.
-    Products(Vec<String>),
+    /// spuIds in order, and a mark of the SKUs.
+    Products(ProductsDigest),
+}
+
+/// A conforming products array.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProductsDigest {
+    /// The spuIds, in order.
+    pub ids: Vec<String>,
+    /// A mark of which SKUs each product holds.
+    pub skus: SkuMark,
+}
+
+/// A mark of the SKUs of a products answer: how many, and a sum of one hash per product of its
+/// spuId and its SKUs' ids as a set, so that two reads of one mall compare their SKUs
+/// (`products.repeatable`) without keeping them, whatever order either lists them in. Both
+/// readers of an answer (the fast path's, the tree's) add the same values.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct SkuMark {
+    /// SKUs in all.
+    pub count: usize,
+    /// The sum of each product's hash.
+    pub sum: u64,
+}
+
+/// The SKUs of one product as [`SkuMark`] sums them: how many, and the sum of their ids' hashes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProductSkus {
+    count: usize,
+    sum: u64,
+}
+
+impl ProductSkus {
+    /// Adds a SKU by its id.
+    pub fn add(&mut self, sku_id: &str) {
+        use std::hash::BuildHasher as _;
+        self.count += 1;
+        self.sum = self
+            .sum
+            .wrapping_add(foldhash::fast::FixedState::with_seed(0x736b_75).hash_one(sku_id));
+    }
+}
+
+impl SkuMark {
+    /// Adds the product `spu_id` with its SKUs.
+    pub fn add(&mut self, spu_id: &str, skus: ProductSkus) {
+        use std::hash::BuildHasher as _;
+        self.count += skus.count;
+        let h = foldhash::fast::FixedState::with_seed(0x7370_75)
+            .hash_one((spu_id, skus.count, skus.sum));
+        self.sum = self.sum.wrapping_add(h);
+    }
+
+    /// Adds one product record read as a tree: its string `spuId` and the string `skuId` of
+    /// each of its `skuResults` (anything else is left out).
+    pub fn add_product(&mut self, product: &serde_json::Value) {
+        use serde_json::Value;
+        let Some(spu) = product.get("spuId").and_then(Value::as_str) else {
+            return;
+        };
+        let mut skus = ProductSkus::default();
+        for id in product
+            .get("skuResults")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|sku| sku.get("skuId").and_then(Value::as_str))
+        {
+            skus.add(id);
+        }
+        self.add(spu, skus);
+    }
+
+    /// The mark of a products array read as a tree.
+    pub fn of_products(products: &serde_json::Value) -> SkuMark {
+        let mut mark = SkuMark::default();
+        for p in products.as_array().into_iter().flatten() {
+            mark.add_product(p);
+        }
+        mark
+    }
 }
 
 /// A conforming mall-list envelope.
@@ -524,7 +603,7 @@ impl Digest {
     pub fn records(&self) -> usize {
         match self {
             Digest::Envelope(e) => e.malls.as_ref().map_or(0, Vec::len),
-            Digest::Products(ids) => ids.len(),
+            Digest::Products(p) => p.ids.len(),
         }
     }
 }
@@ -555,7 +634,14 @@ pub(crate) fn read_with_model(bytes: &[u8]) -> Option<Digest> {
         b'{' => whole::<Envelope<'_>>(bytes)?.digest().map(Digest::Envelope),
         b'[' => whole::<ProductIds>(bytes)
             .filter(|_| skus_unique(bytes))
-            .map(|ids| Digest::Products(ids.0)),
+            .map(|ids| {
+                let tree: serde_json::Value =
+                    serde_json::from_slice(bytes).expect("a conforming array is JSON");
+                Digest::Products(ProductsDigest {
+                    ids: ids.0,
+                    skus: SkuMark::of_products(&tree),
+                })
+            }),
         _ => None,
     }
 }
@@ -635,7 +721,7 @@ mod tests {
         assert_eq!(malls[0].sn, page["data"][0]["mallSn"].as_str().unwrap());
         assert_eq!(malls[0].merchant_id, MAIN.merchant_id);
         let list = products(12);
-        let Some(Digest::Products(ids)) = digest(&list) else {
+        let Some(Digest::Products(ProductsDigest { ids, .. })) = digest(&list) else {
             panic!("the reference products are read as a conforming array");
         };
         assert_eq!(ids, crate::checks::products::spu_ids(&list));

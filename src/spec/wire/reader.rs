@@ -731,21 +731,30 @@ const PRODUCT: &[&str] = &[
     "skuResults",
 ];
 
-/// A products array (`products-response.json`): the spuIds, when every product conforms.
-pub(super) fn products(r: &mut Reader<'_>) -> Option<Vec<String>> {
+/// A products array (`products-response.json`): the spuIds and the mark of the SKUs, when every
+/// product conforms.
+pub(super) fn products(r: &mut Reader<'_>) -> Option<super::ProductsDigest> {
     let mut ids = Vec::new();
+    let mut mark = super::SkuMark::default();
     // A SKU belongs to one product: a skuId met twice is for the tree path to report.
     let mut skus = std::collections::HashSet::new();
     r.array(|r| {
-        ids.push(product(r, &mut skus)?);
+        let mut own = super::ProductSkus::default();
+        let id = product(r, &mut skus, &mut own)?;
+        mark.add(&id, own);
+        ids.push(id);
         Some(())
     })?;
-    Some(ids)
+    Some(super::ProductsDigest { ids, skus: mark })
 }
 
 /// A product (`product.json`): its spuId, when it conforms and none of its skuIds is in
-/// `skus` (the products read before it) or twice in it.
-fn product(r: &mut Reader<'_>, skus: &mut std::collections::HashSet<String>) -> Option<String> {
+/// `skus` (the products read before it) or twice in it; its SKUs are added to `own`.
+fn product(
+    r: &mut Reader<'_>,
+    skus: &mut std::collections::HashSet<String>,
+    own: &mut super::ProductSkus,
+) -> Option<String> {
     let mut spu_id = None;
     let mut ok = true;
     r.object(PRODUCT, all(PRODUCT.len()), |r, field| {
@@ -759,20 +768,25 @@ fn product(r: &mut Reader<'_>, skus: &mut std::collections::HashSet<String>) -> 
             1 => r.texts()?,
             2 => ok &= introduction_conforms(&r.string()?),
             3 => r.skip_string()?,
-            _ => r.array(|r| sku(r, skus))?,
+            _ => r.array(|r| sku(r, skus, own))?,
         }
         Some(())
     })?;
     ok.then_some(spu_id?)
 }
 
-/// A SKU (`sku.json`) whose skuId is not in `skus` yet (then added).
-fn sku(r: &mut Reader<'_>, skus: &mut std::collections::HashSet<String>) -> Option<()> {
+/// A SKU (`sku.json`) whose skuId is not in `skus` yet (then added, and to `own`).
+fn sku(
+    r: &mut Reader<'_>,
+    skus: &mut std::collections::HashSet<String>,
+    own: &mut super::ProductSkus,
+) -> Option<()> {
     let mut ok = true;
     r.object(SKU, all(SKU.len()), |r, field| {
         match field {
             0 => {
                 let id = r.string()?;
+                own.add(&id);
                 ok &= is_digit_string(&id) && skus.insert(id.into_owned());
             }
             1 | 2 => r.skip_text_or_null()?,
