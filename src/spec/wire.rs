@@ -71,7 +71,7 @@ impl ProductSkus {
         self.count += 1;
         self.sum = self
             .sum
-            .wrapping_add(foldhash::fast::FixedState::with_seed(0x736b_75).hash_one(sku_id));
+            .wrapping_add(foldhash::fast::FixedState::with_seed(0x0073_6b75).hash_one(sku_id));
     }
 }
 
@@ -80,7 +80,7 @@ impl SkuMark {
     pub fn add(&mut self, spu_id: &str, skus: ProductSkus) {
         use std::hash::BuildHasher as _;
         self.count += skus.count;
-        let h = foldhash::fast::FixedState::with_seed(0x7370_75)
+        let h = foldhash::fast::FixedState::with_seed(0x0073_7075)
             .hash_one((spu_id, skus.count, skus.sum));
         self.sum = self.sum.wrapping_add(h);
     }
