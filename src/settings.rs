@@ -1188,6 +1188,16 @@ pub fn check_unknown_vars(
         if KNOWN_VARS.contains(&name) || referenced.contains(name) {
             continue;
         }
+        // `MALLCHECK_STRICT=1`, `MALLCHECK_CI=true`: a flag set the way settings are, which
+        // would silently not apply (a run meant to be strict passes on warnings).
+        if let Some(flag) = flag_named_by(name) {
+            errors.push(UsageError::setting(
+                name,
+                "is no setting of mallcheck: flags are not read from the environment",
+                Some(&format!("pass {flag} on the command line")),
+            ));
+            continue;
+        }
         match closest_setting(name) {
             Some(meant) => errors.push(UsageError::setting(
                 name,
@@ -1217,6 +1227,21 @@ fn misspelt_prefix(name: &str) -> bool {
 
 /// The setting variable `name` is most likely a misspelling of: the same name but for
 /// underscores and letter case, or one at most two edits away (one for short names).
+/// The command-line flag a `MALLCHECK_*` variable names (`MALLCHECK_STRICT`: `--strict`), when
+/// some command of mallcheck has it and it is no setting read from the environment.
+fn flag_named_by(name: &str) -> Option<String> {
+    use clap::CommandFactory as _;
+    let flag = name
+        .strip_prefix("MALLCHECK_")?
+        .to_ascii_lowercase()
+        .replace('_', "-");
+    let cli = crate::cli::Cli::command();
+    cli.get_subcommands()
+        .flat_map(|c| c.get_arguments())
+        .any(|a| a.get_long() == Some(flag.as_str()))
+        .then(|| format!("--{flag}"))
+}
+
 fn closest_setting(name: &str) -> Option<&'static str> {
     let bare = |n: &str| -> String {
         n.trim_start_matches("MALLCHECK_")
@@ -1253,6 +1278,21 @@ pub fn is_loopback(base_url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_variable_named_after_a_flag_names_the_flag() {
+        assert_eq!(
+            flag_named_by("MALLCHECK_STRICT").as_deref(),
+            Some("--strict")
+        );
+        assert_eq!(flag_named_by("MALLCHECK_CI").as_deref(), Some("--ci"));
+        assert_eq!(
+            flag_named_by("MALLCHECK_ALLOW_EMPTY_MERCHANT").as_deref(),
+            Some("--allow-empty-merchant")
+        );
+        assert_eq!(flag_named_by("MALLCHECK_NO_SUCH_THING"), None);
+        assert_eq!(flag_named_by("STRICT"), None);
+    }
 
     #[test]
     fn variables_named_as_credentials_are_told_from_the_rest() {
