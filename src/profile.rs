@@ -93,6 +93,17 @@ struct ConfigFile {
     profile: BTreeMap<String, Profile>,
 }
 
+/// The profile names a config file at `path` defines, when it is there and parses (empty
+/// otherwise: a run that chose no profile does not read the file for its settings).
+pub fn names(path: &Path) -> Vec<String> {
+    let Ok(text) = crate::local_file::read_text(path, crate::local_file::Kind::Profile) else {
+        return Vec::new();
+    };
+    toml::from_str::<ConfigFile>(&text)
+        .map(|c| c.profile.into_keys().collect())
+        .unwrap_or_default()
+}
+
 /// Loads profile `name` from `path`; no name means no profile (the file is not read). The
 /// userinfo of every URL in the file is registered with `redactor` (the session's) before the
 /// file is parsed, so that no message about it, a syntax error included, can show a password.

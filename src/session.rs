@@ -101,7 +101,30 @@ impl Session {
             ));
         }
         let profile = profile::load(&flags.config, name.as_deref(), redactor)?;
-        let settings = settings::resolve(flags, &env, profile, redactor)?;
+        let mut settings = settings::resolve(flags, &env, profile, redactor)?;
+        // No target chosen beside a config file of profiles: a pipeline that forgot its
+        // profile would test the embedded reference server and pass.
+        if settings.base_url.is_none() && name.is_none() {
+            let profiles = profile::names(&flags.config);
+            if !profiles.is_empty() {
+                let file = flags.config.display();
+                let which = profiles.join(", ");
+                if crate::snapshot::ci_from_env(std::env::var("CI").ok().as_deref()) {
+                    return Err(UsageError::setting(
+                        "--profile",
+                        format!(
+                            "{file} defines the profiles {which}, none is chosen and no base \
+                             URL is set: in CI the run would test the embedded reference server"
+                        ),
+                        Some("pass --profile NAME (or set MALLCHECK_PROFILE), or --base-url"),
+                    ));
+                }
+                settings.warnings.push(format!(
+                    "{file} defines the profiles {which} and none is chosen: this run tests the \
+                     embedded reference server (pass --profile NAME to test one of them)"
+                ));
+            }
+        }
         let schemas = SchemaSet::load_default(schemas)?;
         Ok(Session::from_parts(
             settings,

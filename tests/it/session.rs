@@ -286,3 +286,39 @@ fn variables_set_but_empty_are_a_usage_error_not_an_embedded_run() {
     );
     assert_exit(&out, 0);
 }
+
+/// A config file of profiles and no profile chosen, no base URL: in CI (`CI=true`) a pipeline
+/// that forgot its profile would test the embedded reference server and pass, so it is a
+/// usage error naming the profiles; elsewhere the run goes on against the embedded server,
+/// saying so. A variable named after a flag (`MALLCHECK_STRICT`) is a usage error naming it.
+#[test]
+fn a_forgotten_profile_in_ci_and_a_flag_set_as_a_variable_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mallcheck.toml"),
+        "[profile.staging]\nbase_url = \"http://127.0.0.1:1\"\nappid = \"a\"\n",
+    )
+    .unwrap();
+    let run = ["run", "--cases", &cases(), "--snapshots", "off"];
+    let out = mallcheck(dir.path(), &run, &[("CI", "true")]);
+    assert_exit(&out, 2);
+    let text = output_text(&out);
+    assert!(text.contains("defines the profiles staging"), "{text}");
+    assert!(!dir.path().join("reports/junit.xml").exists(), "{text}");
+    let out = mallcheck(dir.path(), &run, &[]);
+    assert_exit(&out, 0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("tests the embedded reference server"),
+        "{stderr}"
+    );
+    for (name, flag) in [("MALLCHECK_STRICT", "--strict"), ("MALLCHECK_CI", "--ci")] {
+        let out = mallcheck(dir.path(), &run, &[(name, "1")]);
+        assert_exit(&out, 2);
+        let text = output_text(&out);
+        assert!(
+            text.contains(&format!("pass {flag} on the command line")),
+            "{text}"
+        );
+    }
+}
