@@ -939,6 +939,9 @@ struct ClientPages<'r> {
     /// A member of the first page's envelope that holds a cursor of the service's own
     /// ([`CURSOR_MEMBERS`]), under the default rule.
     cursor_member: Option<&'static str>,
+    /// A response header of the first page that looks like a cursor (`X-Next-Cursor`), under
+    /// the default rule: mallcheck reads cursors from the body only.
+    cursor_header: Option<String>,
 }
 
 /// Names under which services give their next cursor in the envelope (the spec does not show
@@ -1087,6 +1090,21 @@ impl PageSource for ClientPages<'_> {
                         failed.actual
                     ),
                 );
+            } else if cursor.is_some()
+                && self.slim
+                && let Some(header) = &self.cursor_header
+            {
+                failed = Finding::new(
+                    &catalog::HARNESS_CURSOR_RULE,
+                    "/cursor/endCursor",
+                    "the next page by the cursor rule in force (the last record's mallSn)",
+                    format!(
+                        "{}; the first page gave what looks like a cursor in its response header \
+                         `{header}`, and mallcheck reads cursors from the body only: the list \
+                         could not be walked",
+                        failed.actual
+                    ),
+                );
             } else if cursor.is_some() && self.slim {
                 failed = failed.with_detail(
                     "the next page was asked for with the last record's mallSn as \
@@ -1098,6 +1116,18 @@ impl PageSource for ClientPages<'_> {
             return Page::Stop(stop);
         }
         if cursor.is_none() && self.slim {
+            self.cursor_header = response
+                .headers
+                .iter()
+                .find(|(name, value)| {
+                    let name = name.as_str();
+                    (name.contains("cursor")
+                        || name.contains("continuation")
+                        || name.contains("page-token")
+                        || name.contains("next"))
+                        && !value.is_empty()
+                })
+                .map(|(name, _)| name.to_string());
             self.cursor_member = CURSOR_MEMBERS.iter().copied().find(|m| {
                 response
                     .json
@@ -1269,6 +1299,7 @@ impl<'a> ClientPages<'a> {
             listed: None,
             slim,
             cursor_member: None,
+            cursor_header: None,
         }
     }
 }
@@ -1426,6 +1457,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             listed: None,
             slim: options.cursor == CursorRule::default(),
             cursor_member: None,
+            cursor_header: None,
         };
         async move {
             let walk = paging::walk(&mut source, options).await;
@@ -1580,6 +1612,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             listed: None,
             slim: options.cursor == CursorRule::default(),
             cursor_member: None,
+            cursor_header: None,
         };
         let mut walk = paging::walk(&mut source, &options).await;
         if first_page_turned_away(&walk) {
@@ -2056,6 +2089,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         listed: Some(ListedMalls::default()),
         slim: options.cursor == CursorRule::default(),
         cursor_member: None,
+        cursor_header: None,
     };
     let mut walk = paging::walk(&mut source, &options).await;
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its

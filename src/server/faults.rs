@@ -309,6 +309,8 @@ faults! {
     RefusalCodeNumber = ("refusal-code-number", Contract(&LIST_ENVELOPE), "every refusal's envelope carries its code as a number (4010), where §4.1 declares code a String");
     /// Refusals carry the success code.
     RefusalSuccessCode = ("refusal-success-code", Contract(&LIST_SUCCESS_CODE), "every refusal carries the success code 0000 (with success false)");
+    /// The next cursor comes in a response header only.
+    CursorTokenInHeader = ("cursor-token-in-header", Contract(&HARNESS_CURSOR_RULE), "the next cursor comes as a token of the service's own in the response header X-Next-Cursor only (§4.1 shows no way) and a mallSn as cursor is refused: mallcheck reads cursors from the body, so the walks cannot go on (could not test, naming the header), not a failed page");
     /// MAIN has no malls.
     NoMalls = ("no-malls", Variation, "MAIN exists and has no malls (a pass with --allow-empty-merchant; without it, nothing covered: exit 3)");
     PageSizesFrom10 = ("page-sizes-from-10", Variation, "pages of fewer than 10 malls are turned away (HTTP 400), as platforms that take only some page sizes do (§8 states no limits): those cases are skipped and those walks left out, saying so");

@@ -401,6 +401,16 @@ pub(crate) async fn handle(state: Arc<AppState>, req: Request) -> Response {
         return response;
     }
     match answered {
+        Ok(mut value) if call.fault == Some(Fault::CursorTokenInHeader) => {
+            let next = value
+                .as_object_mut()
+                .and_then(|env| env.shift_remove(HEADER_CURSOR));
+            let mut response = respond(&state, &call, StatusCode::OK, value);
+            if let Some(Value::String(next)) = next {
+                add_headers(&mut response, vec![("x-next-cursor".to_string(), next)]);
+            }
+            response
+        }
         Ok(value) => respond(&state, &call, StatusCode::OK, value),
         Err(failure) => fail(&state, &call, failure),
     }
@@ -446,6 +456,10 @@ async fn refusal_then_data(
     response.headers_mut().insert(header::CONTENT_TYPE, json);
     response
 }
+
+/// Where the `cursor-token-in-header` fault's page keeps its next cursor on its way to the
+/// `X-Next-Cursor` header.
+const HEADER_CURSOR: &str = "__mallcheck_next_cursor";
 
 /// `Retry-After` of the `rate-limited` fault, in seconds (longer than the default ceiling).
 const RATE_LIMITED_RETRY_AFTER: u32 = 30;
@@ -853,7 +867,10 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
         _ => {}
     }
     // A cursor of the service's own: `tk-` and a mall's number, given in the envelope.
-    let tokens = fault == Some(Fault::CursorTokenInEnvelope);
+    let tokens = matches!(
+        fault,
+        Some(Fault::CursorTokenInEnvelope | Fault::CursorTokenInHeader)
+    );
     let cursor = match req.end_cursor.as_deref() {
         Some(c) if tokens => Some(c.strip_prefix("tk-").map(str::to_string).ok_or_else(|| {
             Failure::bad_request("cursor.endCursor is not a cursor this service gave")
@@ -992,7 +1009,10 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
         })
         .flatten();
     let mut env = envelope(fault, Value::Array(records));
-    if tokens {
+    if fault == Some(Fault::CursorTokenInHeader) {
+        // Moved into a response header by [`handle`].
+        env[HEADER_CURSOR] = json!(next);
+    } else if tokens {
         env["endCursor"] = json!(next);
     }
     Ok(env)
