@@ -135,6 +135,7 @@ const AUTH_MODES: &[&str] = &[
     "empty-signature",
     "empty-authorization",
     "appid-mismatch",
+    "unknown-appid",
     "signature-of-other-body",
     "signature-of-other-operation",
     "signed-other-spelling",

@@ -198,6 +198,8 @@ faults! {
     ProductsEnvFlagCatalogue = ("products-env-flag-catalogue", Variation, "a products call with X-env-flag reads the catalogue of the environment it names, which holds one more product (§5.3 leaves the header's purpose open: products.repeatable compares calls with the same X-env-flag only)");
     /// The products call of one mall drops the connection.
     ProductsDropOneMall = ("products-drop-one-mall", Contract(&TRANSPORT_DROPPED), "the products call of one mall of MAIN (neither the first, the last nor a deleted one) closes the connection with no answer, as a Go server's recovered panic does (a crash on that mall's data): a failure, not an unreachable service");
+    /// An unknown appid is let through unverified.
+    AuthUnknownAppidUnverified = ("auth-unknown-appid-unverified", Contract(&AUTH_SIGNATURE), "a request whose Authorization names an appid the service has no key for is served without any signature check (the check runs only for the appids it knows)");
     /// A refusal hidden as an empty success.
     AuthRefusalEmptySuccess = ("auth-refusal-empty-success", Contract(&AUTH_REQUIRED), "a request without a valid Authorization is answered HTTP 200 with success true, code 0000 and no malls (products: []), as a service that filters by the caller's rights would: the refusal is hidden as a claim that the merchant has no mall");
     /// A refusal followed by the data.

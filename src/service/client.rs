@@ -303,6 +303,7 @@ impl Client {
             | AuthMode::TruncatedSignature => false,
             AuthMode::Missing
             | AuthMode::WrongSignature
+            | AuthMode::UnknownAppid
             | AuthMode::UnkeyedSignature
             | AuthMode::EmptySignature
             | AuthMode::EmptyAuthorization
@@ -320,6 +321,10 @@ impl Client {
             AuthMode::WrongSignature => {
                 Ok(Some(Secret::new(format!("{appid} {}", "0".repeat(32)))))
             }
+            AuthMode::UnknownAppid => Ok(Some(Secret::new(format!(
+                "{appid}-unknown {}",
+                "0".repeat(32)
+            )))),
             AuthMode::AppidMismatch => self.sign(&format!("{appid}-other"), &body).await.map(Some),
             // The valid value is never sent, but a service may echo it ("expected …"): it is
             // registered with the redactor as the value sent is.

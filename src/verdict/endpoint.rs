@@ -65,6 +65,9 @@ pub enum AuthMode {
     EmptyAuthorization,
     /// Signed correctly but with an appid different from the body's.
     AppidMismatch,
+    /// An appid the service does not know with a signature that cannot be valid: a service
+    /// that checks the signature only of the appids it knows serves it.
+    UnknownAppid,
     /// The valid signature of another body of the same operation, sent just before (a replay).
     SignatureOfOtherBody,
     /// The valid signature of a request to the other operation, sent just before (a replay).

@@ -208,6 +208,7 @@ impl Lower<'_> {
             "empty-signature" => Some(AuthMode::EmptySignature),
             "empty-authorization" => Some(AuthMode::EmptyAuthorization),
             "appid-mismatch" => Some(AuthMode::AppidMismatch),
+            "unknown-appid" => Some(AuthMode::UnknownAppid),
             "signature-of-other-body" => Some(AuthMode::SignatureOfOtherBody),
             "signature-of-other-operation" => Some(AuthMode::SignatureOfOtherOperation),
             "signed-other-spelling" => Some(AuthMode::SignedOtherSpelling),
