@@ -204,6 +204,20 @@ pub struct TargetArgs {
     pub config: Option<PathBuf>,
 }
 
+/// The long flags of every command of mallcheck (`strict`, `ci`, ...).
+pub fn long_flags() -> Vec<String> {
+    use clap::CommandFactory as _;
+    let cli = Cli::command();
+    let mut flags: Vec<String> = cli
+        .get_subcommands()
+        .flat_map(|c| c.get_arguments())
+        .filter_map(|a| a.get_long().map(str::to_owned))
+        .collect();
+    flags.sort();
+    flags.dedup();
+    flags
+}
+
 impl From<&TargetArgs> for crate::settings::Flags {
     fn from(args: &TargetArgs) -> Self {
         crate::settings::Flags {
@@ -226,6 +240,7 @@ impl From<&TargetArgs> for crate::settings::Flags {
                 .clone()
                 .unwrap_or_else(|| crate::settings::Flags::default().config),
             config_given: args.config.is_some(),
+            command_flags: long_flags(),
             ..crate::settings::Flags::default()
         }
     }

@@ -191,7 +191,7 @@ impl Session {
             .flat_map(|f| USE.captures_iter(&f.source.text))
             .filter_map(|c| c.get(1).map(|m| m.as_str().to_string()))
             .collect();
-        settings::check_unknown_vars(&self.env, &referenced)
+        settings::check_unknown_vars(&self.env, &referenced, &self.settings.command_flags)
     }
 
     /// The base URL to send to: the given one, or that of the embedded reference server, started

@@ -76,6 +76,9 @@ pub struct Flags {
     pub exhaustive: bool,
     /// Records walked at the smaller page sizes (`run --walk-prefix`).
     pub walk_prefix: Option<usize>,
+    /// The long flags of every command (`strict`, `ci`, ...): a `MALLCHECK_*` variable named
+    /// after one is a flag set the way settings are, which would silently not apply.
+    pub command_flags: Vec<String>,
 }
 
 impl Default for Flags {
@@ -102,6 +105,7 @@ impl Default for Flags {
             cursor: None,
             exhaustive: false,
             walk_prefix: None,
+            command_flags: Vec::new(),
         }
     }
 }
@@ -445,6 +449,8 @@ pub struct Settings {
     /// What the user should hear about the settings (a key too short to scrub); the caller
     /// prints them (resolving never prints).
     pub warnings: Vec<String>,
+    /// The long flags of mallcheck's commands ([`Flags::command_flags`]).
+    pub command_flags: Vec<String>,
 }
 
 impl fmt::Debug for Settings {
@@ -1036,6 +1042,7 @@ pub fn resolve(
         sweep_budget: profile.sweep_budget,
         sources: r.sources,
         warnings,
+        command_flags: flags.command_flags.clone(),
     })
 }
 
@@ -1168,6 +1175,7 @@ fn validate_base_url(raw: &str, source: &str, redactor: &Redactor) -> Result<Str
 pub fn check_unknown_vars(
     env: &Env,
     referenced: &std::collections::BTreeSet<String>,
+    command_flags: &[String],
 ) -> Result<Vec<String>, UsageError> {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
@@ -1190,7 +1198,7 @@ pub fn check_unknown_vars(
         }
         // `MALLCHECK_STRICT=1`, `MALLCHECK_CI=true`: a flag set the way settings are, which
         // would silently not apply (a run meant to be strict passes on warnings).
-        if let Some(flag) = flag_named_by(name) {
+        if let Some(flag) = flag_named_by(name, command_flags) {
             errors.push(UsageError::setting(
                 name,
                 "is no setting of mallcheck: flags are not read from the environment",
@@ -1228,17 +1236,16 @@ fn misspelt_prefix(name: &str) -> bool {
 /// The setting variable `name` is most likely a misspelling of: the same name but for
 /// underscores and letter case, or one at most two edits away (one for short names).
 /// The command-line flag a `MALLCHECK_*` variable names (`MALLCHECK_STRICT`: `--strict`), when
-/// some command of mallcheck has it and it is no setting read from the environment.
-fn flag_named_by(name: &str) -> Option<String> {
-    use clap::CommandFactory as _;
+/// it is one of `command_flags` (the long flags of mallcheck's commands) and no setting read
+/// from the environment.
+fn flag_named_by(name: &str, command_flags: &[String]) -> Option<String> {
     let flag = name
         .strip_prefix("MALLCHECK_")?
         .to_ascii_lowercase()
         .replace('_', "-");
-    let cli = crate::cli::Cli::command();
-    cli.get_subcommands()
-        .flat_map(|c| c.get_arguments())
-        .any(|a| a.get_long() == Some(flag.as_str()))
+    command_flags
+        .iter()
+        .any(|f| *f == flag)
         .then(|| format!("--{flag}"))
 }
 
@@ -1281,17 +1288,18 @@ mod tests {
 
     #[test]
     fn a_variable_named_after_a_flag_names_the_flag() {
+        let flags: Vec<String> = ["strict", "ci", "allow-empty-merchant"]
+            .map(String::from)
+            .to_vec();
+        let named = |name: &str| flag_named_by(name, &flags);
+        assert_eq!(named("MALLCHECK_STRICT").as_deref(), Some("--strict"));
+        assert_eq!(named("MALLCHECK_CI").as_deref(), Some("--ci"));
         assert_eq!(
-            flag_named_by("MALLCHECK_STRICT").as_deref(),
-            Some("--strict")
-        );
-        assert_eq!(flag_named_by("MALLCHECK_CI").as_deref(), Some("--ci"));
-        assert_eq!(
-            flag_named_by("MALLCHECK_ALLOW_EMPTY_MERCHANT").as_deref(),
+            named("MALLCHECK_ALLOW_EMPTY_MERCHANT").as_deref(),
             Some("--allow-empty-merchant")
         );
-        assert_eq!(flag_named_by("MALLCHECK_NO_SUCH_THING"), None);
-        assert_eq!(flag_named_by("STRICT"), None);
+        assert_eq!(named("MALLCHECK_NO_SUCH_THING"), None);
+        assert_eq!(named("STRICT"), None);
     }
 
     #[test]
@@ -1717,7 +1725,7 @@ mod tests {
     #[test]
     fn a_misspelt_setting_variable_is_an_error_and_a_stray_one_a_warning() {
         let used: std::collections::BTreeSet<String> = ["MALLCHECK_TENANT".to_string()].into();
-        let err = check_unknown_vars(&env(&[("MALLCHECK_BASEURL", "x")]), &used)
+        let err = check_unknown_vars(&env(&[("MALLCHECK_BASEURL", "x")]), &used, &[])
             .unwrap_err()
             .render(false);
         assert!(err.contains("did you mean MALLCHECK_BASE_URL?"), "{err}");
@@ -1730,7 +1738,7 @@ mod tests {
             assert_eq!(closest_setting(typo), Some(meant), "{typo}");
         }
         // why: a case file uses it, so it is a case variable, not a typo.
-        let ok = check_unknown_vars(&env(&[("MALLCHECK_TENANT", "t"), KEY]), &used).unwrap();
+        let ok = check_unknown_vars(&env(&[("MALLCHECK_TENANT", "t"), KEY]), &used, &[]).unwrap();
         assert!(ok.is_empty(), "{ok:?}");
         // A misspelt prefix is not read at all: a setting behind one is an error too.
         for (typo, meant) in [
@@ -1739,7 +1747,7 @@ mod tests {
             ("MALCHECK_SIGN_KEY", "MALLCHECK_SIGN_KEY"),
             ("MALLCHECKK_MERCHANT_ID", "MALLCHECK_MERCHANT_ID"),
         ] {
-            let err = check_unknown_vars(&env(&[(typo, "x")]), &used)
+            let err = check_unknown_vars(&env(&[(typo, "x")]), &used, &[])
                 .unwrap_err()
                 .render(false);
             assert!(
@@ -1748,10 +1756,11 @@ mod tests {
             );
         }
         for unrelated in ["MALLOC_ARENA_MAX", "MAIL_CHECK_X", "PATH"] {
-            let ok = check_unknown_vars(&env(&[(unrelated, "1")]), &used).unwrap();
+            let ok = check_unknown_vars(&env(&[(unrelated, "1")]), &used, &[]).unwrap();
             assert!(ok.is_empty(), "{unrelated}: {ok:?}");
         }
-        let warned = check_unknown_vars(&env(&[("MALLCHECK_REQUIRE_TOOLS", "1")]), &used).unwrap();
+        let warned =
+            check_unknown_vars(&env(&[("MALLCHECK_REQUIRE_TOOLS", "1")]), &used, &[]).unwrap();
         assert_eq!(warned.len(), 1, "{warned:?}");
         assert!(warned[0].contains("MALLCHECK_REQUIRE_TOOLS"), "{warned:?}");
     }

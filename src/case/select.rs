@@ -189,8 +189,9 @@ pub fn exercises(case: &Case, id: &str) -> bool {
                 || (id == catalog::SNAPSHOT_MATCH.id && x.snapshot.is_some())
                 // Every page of malls read is held to the states the run first read.
                 || (id == catalog::MALL_READ_ONLY.id && x.endpoint == Endpoint::MallList)
-                // A refusal's envelope is held to §7.1 when no schema judges it.
-                || (id == catalog::LIST_SUCCESS_CODE.id
+                // A refusal's envelope is held to §7.1 (and its code to §4.1's String) when no
+                // schema judges it.
+                || ((id == catalog::LIST_SUCCESS_CODE.id || id == catalog::LIST_ENVELOPE.id)
                     && e.no_data.is_some()
                     && !e.schema_enabled
                     && x.endpoint == Endpoint::MallList)
@@ -253,9 +254,10 @@ mod tests {
             "{paging:?}"
         );
         // A wrong signature, one wrong in a character, one cut short, one made without the key,
-        // and the appid alone, on each operation; and a wrong one on a continuation page.
+        // and the appid alone, on each operation; a wrong one on a continuation page, and a
+        // wrong one with an unknown appid.
         let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 11, "{auth:?}");
+        assert_eq!(auth.len(), 12, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
         // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
         for (filters, said) in [
