@@ -1243,10 +1243,7 @@ fn flag_named_by(name: &str, command_flags: &[String]) -> Option<String> {
         .strip_prefix("MALLCHECK_")?
         .to_ascii_lowercase()
         .replace('_', "-");
-    command_flags
-        .iter()
-        .any(|f| *f == flag)
-        .then(|| format!("--{flag}"))
+    command_flags.contains(&flag).then(|| format!("--{flag}"))
 }
 
 fn closest_setting(name: &str) -> Option<&'static str> {
