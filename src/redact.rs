@@ -653,6 +653,21 @@ impl Registry {
                 self.raw.add_request_token(&form);
             }
         }
+        // A 32-digit hex digest written as a UUID (8-4-4-4-12), as a service that stores it in
+        // a UUID column echoes it.
+        if secret.len() == 32 && secret.iter().all(u8::is_ascii_hexdigit) {
+            form.clear();
+            for (i, &b) in secret.iter().enumerate() {
+                if matches!(i, 8 | 12 | 16 | 20) {
+                    form.push(b'-');
+                }
+                form.push(b.to_ascii_lowercase());
+            }
+            self.raw.add_request_token(&form);
+            self.normal.add_request_token(&form);
+            form.make_ascii_uppercase();
+            self.raw.add_request_token(&form);
+        }
         // Reversed, as a hostile echo may spell it.
         form.clear();
         form.extend(secret.iter().rev());
@@ -1248,6 +1263,20 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
             out.push(STANDARD_NO_PAD.encode(&digest));
             out.push(URL_SAFE_NO_PAD.encode(&digest));
         }
+        // A 32-digit digest written as a UUID (8-4-4-4-12), as a UUID column stores it.
+        if secret.len() == 32 {
+            let lower = secret.to_ascii_lowercase();
+            let uuid = format!(
+                "{}-{}-{}-{}-{}",
+                &lower[..8],
+                &lower[8..12],
+                &lower[12..16],
+                &lower[16..20],
+                &lower[20..]
+            );
+            out.push(uuid.to_ascii_uppercase());
+            out.push(uuid);
+        }
     }
     // Reversed, as a hostile echo may spell it.
     out.push(secret.chars().rev().collect());
@@ -1278,6 +1307,32 @@ fn byte_dump_forms(secret: &str) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(","),
     ];
+    // Its bytes as a language prints a byte array: decimal, `, ` between them (Java's
+    // `Arrays.toString`, Python's `list(b)`) or `,` alone (a JSON array, Node's Buffer), and
+    // signed as Java's bytes are.
+    let decimal: Vec<String> = secret.bytes().map(|b| b.to_string()).collect();
+    let signed: Vec<String> = secret.bytes().map(|b| (b as i8).to_string()).collect();
+    for list in [&decimal, &signed] {
+        out.push(list.join(", "));
+        out.push(list.join(","));
+    }
+    // Its UTF-16 code units (either byte order) in base64, as .NET's `Encoding.Unicode` and
+    // Java's UTF-16 give the bytes that are then encoded.
+    for big_endian in [false, true] {
+        let units: Vec<u8> = secret
+            .encode_utf16()
+            .flat_map(|u| {
+                if big_endian {
+                    u.to_be_bytes()
+                } else {
+                    u.to_le_bytes()
+                }
+            })
+            .collect();
+        out.push(STANDARD_NO_PAD.encode(&units));
+        out.push(URL_SAFE_NO_PAD.encode(&units));
+    }
+    out.dedup();
     out.extend(other_spellings(secret));
     out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
     out
@@ -1696,6 +1751,32 @@ mod tests {
             .map(<[u8]>::to_vec)
             .collect();
         (all, patterns.longest, patterns.request_longest)
+    }
+
+    #[test]
+    fn a_key_as_a_language_prints_its_bytes_and_a_digest_as_a_uuid_are_scrubbed() {
+        let r = Redactor::new();
+        let key = "K3y/h25c+Zq9W7xRvT";
+        r.add_secret(key);
+        let decimal: Vec<String> = key.bytes().map(|b| b.to_string()).collect();
+        let utf16: Vec<u8> = key.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        for text in [
+            format!("bytes=[{}]", decimal.join(", ")),
+            format!("{{\"data\":[{}]}}", decimal.join(",")),
+            format!("key16={}", STANDARD_NO_PAD.encode(&utf16)),
+        ] {
+            let scrubbed = r.scrub(&text).into_owned();
+            assert!(scrubbed.contains(REDACTED), "{text} -> {scrubbed}");
+            assert!(!scrubbed.contains(&decimal[3..8].join(", ")), "{scrubbed}");
+        }
+        let signature = "e173d21ce0764f2a9b1c3d5e7f801234";
+        r.add_request_credential(&format!("app {signature}"));
+        let uuid = "e173d21c-e076-4f2a-9b1c-3d5e7f801234";
+        for text in [uuid.to_string(), uuid.to_ascii_uppercase()] {
+            let scrubbed = r.scrub(&text).into_owned();
+            assert!(!scrubbed.contains("e076"), "{text} -> {scrubbed}");
+            assert!(!scrubbed.contains("E076"), "{text} -> {scrubbed}");
+        }
     }
 
     #[test]
