@@ -73,7 +73,7 @@ pub fn diff(args: DiffArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         let client = session.client(base_url)?;
         let discovery = Discovery::new(session.settings().first_page_body(10));
         let results = compare::compare_all(
-            &client, &discovery, &work, &baseline, &shown, &contract, &cursor,
+            &client, &discovery, &work, &baseline, &shown, &contract, schemas, &cursor,
         )
         .await;
         Ok::<_, String>((base_url.to_string(), results))

@@ -13,9 +13,12 @@ use crate::release::{sample, walk};
 use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::service::request;
-use crate::snapshot::classify::{self, Change, Class, Contract};
+use crate::snapshot::classify::{self, Change, ChangeKind, Class, Contract};
 use crate::snapshot::engine::{self, Assertion, Verdict};
 use crate::snapshot::{Snapshotter, scrub_value, snapshot_name, store};
+use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::Outcome;
+use crate::verdict::findings::Findings;
 
 /// Schemas of response documents whose properties give the closed sets, types and nullability
 /// used to classify changes.
@@ -217,6 +220,7 @@ pub fn plan<'a>(files: &'a [CaseFile], baseline: &Path) -> (Vec<Work<'a>>, Vec<S
 }
 
 /// Fetches every case from the candidate and compares it with its baseline snapshot.
+#[allow(clippy::too_many_arguments)]
 pub async fn compare_all(
     client: &Client,
     discovery: &Discovery,
@@ -224,18 +228,29 @@ pub async fn compare_all(
     baseline: &Path,
     shown_dir: &Path,
     contract: &Contract,
+    schemas: &SchemaSet,
     cursor: &CursorRule,
 ) -> Vec<CaseDiff> {
     let mut results = Vec::new();
     for w in work {
         let started = Instant::now();
-        let (outcome, records) = match fetch(client, discovery, w.exchange, w.spec, cursor).await {
-            Ok(body) => compare_case(
-                baseline,
-                w,
-                &scrub_value(&body, client.redactor()),
-                contract,
-            ),
+        let fetched = fetch(client, discovery, w.exchange, w.spec, cursor, schemas).await;
+        let (outcome, records) = match fetched {
+            Ok((broken, body)) => {
+                let (outcome, records) = compare_case(
+                    baseline,
+                    w,
+                    &scrub_value(&body, client.redactor()),
+                    contract,
+                );
+                // What breaks the contract is breaking whatever the baseline held (a baseline
+                // recorded against a release that already broke it changes nothing).
+                let outcome = outcome.map(|mut changes| {
+                    changes.extend(broken);
+                    changes
+                });
+                (outcome, records)
+            }
             Err(e) => (Err(e), 0),
         };
         results.push(CaseDiff {
@@ -258,26 +273,63 @@ async fn fetch(
     x: &ExchangeCase,
     spec: &SnapshotSpec,
     cursor: &CursorRule,
-) -> Result<Value, String> {
+    schemas: &SchemaSet,
+) -> Result<(Vec<Change>, Value), String> {
     let sent = request::send(client, discovery, x, None).await?;
     let request: Value = serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
     let body = sent
         .result
         .map(|r| r.json.into_value())
         .map_err(|f| f.headline())?;
+    let broken = contract_breaks(schemas, x, &scrub_value(&body, client.redactor()));
     if spec.walk {
         return walk::whole_walk(client, &request, body, cursor, None)
             .await
-            .map(|w| w.value);
+            .map(|w| (broken, w.value));
     }
     match (spec.malls, discovery.list_body()) {
         (Some(n), Some(list)) => {
             sample::sampled_products(client, list, &request, &x.request.headers, n)
                 .await
-                .map(|s| s.value)
+                .map(|s| (broken, s.value))
         }
-        _ => Ok(body),
+        _ => Ok((broken, body)),
     }
+}
+
+/// Most contract findings of one answer a release diff lists (the rest are counted by `run`).
+const MAX_CONTRACT_CHANGES: usize = 20;
+
+/// What the candidate's answer to the case breaks of the case's schema (as `run` checks it):
+/// each finding a breaking change, whatever the baseline held.
+fn contract_breaks(schemas: &SchemaSet, x: &ExchangeCase, body: &Value) -> Vec<Change> {
+    if !x.expect.schema_enabled {
+        return Vec::new();
+    }
+    let name = x
+        .expect
+        .schema
+        .as_ref()
+        .map_or(x.endpoint.response_schema(), |s| s.value.as_str());
+    let mut found = Findings::new(MAX_CONTRACT_CHANGES);
+    schemas.check_into(name, body, &mut found);
+    found
+        .kept()
+        .iter()
+        .filter(|f| f.outcome(false) == Outcome::Fail)
+        .map(|f| Change {
+            pointer: f.pointer.clone(),
+            record: None,
+            kind: ChangeKind::ContractBroken,
+            class: Class::Breaking,
+            before: None,
+            after: None,
+            note: format!(
+                "{} ({}): expected {}, got {}",
+                f.check.id, f.check.section, f.expected, f.actual
+            ),
+        })
+        .collect()
 }
 
 /// Compares one response with its baseline snapshot, through insta so that the case's

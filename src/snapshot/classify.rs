@@ -75,6 +75,8 @@ pub enum ChangeKind {
     RecordRemoved,
     /// The same records come in another order.
     OrderChanged,
+    /// The candidate's answer breaks the spec's schema (whatever the baseline held).
+    ContractBroken,
 }
 
 impl ChangeKind {
@@ -82,6 +84,7 @@ impl ChangeKind {
     pub fn label(self) -> &'static str {
         match self {
             ChangeKind::FieldRemoved => "field removed",
+            ChangeKind::ContractBroken => "breaks the contract",
             ChangeKind::TypeChanged => "type changed",
             ChangeKind::OutsideClosedSet => "value outside the closed set",
             ChangeKind::NowNull => "now null",

@@ -1053,3 +1053,22 @@ fn a_walk_snapshot_of_pages_padded_with_small_objects_stops_at_the_tree_budget()
     assert!(out.contains("the walk is not kept"), "{out}");
     assert!(!dir.path().join(SNAP).exists(), "{:?}", files(dir.path()));
 }
+
+/// A candidate whose answers break the contract is a breaking release, whatever the baseline
+/// held: an impossible creation time only changes a value of the snapshot (data), but the
+/// schema refuses it, as `run` would.
+#[test]
+fn a_release_diff_fails_a_candidate_that_breaks_the_contract_in_its_values() {
+    let server = Server::start();
+    let dir = workdir("true");
+    record(dir.path(), &server);
+    let o = diff(
+        dir.path(),
+        &server.url(None),
+        &server.url(Some("mall-ctime-impossible")),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let out = stdout(&o);
+    assert!(out.contains("breaks the contract"), "{out}");
+    assert!(out.contains("mall.datetime"), "{out}");
+}
