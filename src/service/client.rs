@@ -938,7 +938,7 @@ fn decode(
         }),
         Err(e) => {
             let what = if e.to_string().contains("recursion limit") {
-                "JSON nested too deep (limit 128 levels)".to_string()
+                "JSON nested 128 levels deep or more (127 at most are read)".to_string()
             } else if raw.body.is_empty() {
                 "an empty body".to_string()
             } else {
@@ -1098,7 +1098,17 @@ mod tests {
         );
         let (r, rec) = raw(200, deep);
         let f = decoded(r, &rec).unwrap_err();
-        assert!(f.actual.contains("nested too deep"), "{}", f.actual);
+        assert!(f.actual.contains("nested 128 levels deep"), "{}", f.actual);
+        // The limit as the message says it: 127 levels are read, 128 are not.
+        for (depth, read) in [(127, true), (128, false)] {
+            let nested: &'static [u8] = Box::leak(
+                format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+                    .into_bytes()
+                    .into_boxed_slice(),
+            );
+            let (r, rec) = raw(200, nested);
+            assert_eq!(decoded(r, &rec).is_ok(), read, "{depth} levels");
+        }
     }
 
     #[test]
