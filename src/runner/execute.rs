@@ -1288,18 +1288,33 @@ fn description_finding(
 }
 
 impl<'a> ClientPages<'a> {
+    /// The pages of `body`'s list, walked by `cursor`, their findings kept up to `cap` a check;
+    /// each mall held to `merchant` when given.
+    fn new(
+        runner: &'a Runner,
+        body: &Value,
+        cap: usize,
+        merchant: Option<String>,
+        cursor: &CursorRule,
+    ) -> ClientPages<'a> {
+        ClientPages {
+            runner,
+            body: body.clone(),
+            part: Part::new(cap),
+            merchant,
+            listed: None,
+            slim: *cursor == CursorRule::default(),
+            cursor_member: None,
+            cursor_header: None,
+        }
+    }
+
     /// Pages of `body`'s list fetched outside any case's record (a page-size probe): their
     /// exchanges and findings are not reported. `slim` under the default cursor rule.
     fn probe(runner: &'a Runner, body: &Value, slim: bool) -> ClientPages<'a> {
         ClientPages {
-            runner,
-            body: body.clone(),
-            part: Part::new(1),
-            merchant: None,
-            listed: None,
             slim,
-            cursor_member: None,
-            cursor_header: None,
+            ..ClientPages::new(runner, body, 1, None, &CursorRule::default())
         }
     }
 }
@@ -1449,16 +1464,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
     }
     let cap = c.findings.cap();
     let done = futures_util::future::join_all(planned.iter().map(|(_, _, _, options)| {
-        let mut source = ClientPages {
-            runner,
-            body: body.clone(),
-            part: Part::new(cap),
-            merchant: merchant.clone(),
-            listed: None,
-            slim: options.cursor == CursorRule::default(),
-            cursor_member: None,
-            cursor_header: None,
-        };
+        let mut source = ClientPages::new(runner, &body, cap, merchant.clone(), &options.cursor);
         async move {
             let walk = paging::walk(&mut source, options).await;
             (source.part, walk)
@@ -1604,16 +1610,7 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             full_page,
             ..first.clone()
         };
-        let mut source = ClientPages {
-            runner,
-            body: body.clone(),
-            part: Part::new(cap),
-            merchant: merchant.clone(),
-            listed: None,
-            slim: options.cursor == CursorRule::default(),
-            cursor_member: None,
-            cursor_header: None,
-        };
+        let mut source = ClientPages::new(runner, &body, cap, merchant.clone(), &options.cursor);
         let mut walk = paging::walk(&mut source, &options).await;
         if first_page_turned_away(&walk) {
             // §8 states no page sizes: a service may take only 10, 20, 50 or 100.
@@ -2082,14 +2079,8 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         full_page,
     };
     let mut source = ClientPages {
-        runner,
-        body: list_body.clone(),
-        part: Part::new(c.findings.cap()),
-        merchant: None,
         listed: Some(ListedMalls::default()),
-        slim: options.cursor == CursorRule::default(),
-        cursor_member: None,
-        cursor_header: None,
+        ..ClientPages::new(runner, &list_body, c.findings.cap(), None, &options.cursor)
     };
     let mut walk = paging::walk(&mut source, &options).await;
     // (mallSn, signature, deleted): the spec does not say a deleted mall still answers its
