@@ -221,13 +221,20 @@ pub fn discovery_stop(
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join("; ");
-    let finding = Finding::new(
-        &catalog::PREFLIGHT,
-        "",
-        "a mall of the configured merchant to test, from its mall list",
-        reason.clone(),
-    )
-    .with_detail(detail.clone());
+    // The service that failed discovery is the preflight's; a run that covered nothing is the
+    // run's own could-not-test.
+    let (check, expected) = if service {
+        (
+            &catalog::PREFLIGHT,
+            "a mall of the configured merchant to test, from its mall list",
+        )
+    } else {
+        (
+            &catalog::HARNESS_COVERAGE,
+            "a run that tested something: a signed request served, and records checked",
+        )
+    };
+    let finding = Finding::new(check, "", expected, reason.clone()).with_detail(detail.clone());
     let message = format!("{headline}: {reason}\n  {detail}");
     Some((
         message,
