@@ -115,6 +115,8 @@ faults! {
     /// `ctime` an impossible date.
     MallCtimeImpossible = ("mall-ctime-impossible", Contract(&MALL_DATETIME), "ctime is the impossible time 2024-13-32 25:61:61");
     /// `topTime` in ISO-8601 form.
+    /// Every mall pinned before its creation time (test data).
+    MallPinnedBeforeCreation = ("mall-pinned-before-creation", Variation, "every mall has topTime 2021-06-01 10:00:00, before its creation time (test data drawn at random): the spec sets no order between the two, only a zero time standing for null fails mall.top-time");
     /// A zero time for a mall not pinned.
     MallTopTimeZero = ("mall-top-time-zero", Contract(&MALL_TOP_TIME), "a mall not pinned has topTime 1970-01-01 08:00:00 (the zero time of a Java Date in UTC+8) instead of null");
     MallTopTimeIso = ("mall-top-time-iso", Contract(&MALL_DATETIME), "topTime is set on every mall in the ISO-8601 form 2024-02-03T04:05:06Z");
@@ -544,6 +546,9 @@ impl Fault {
             Fault::MallCtimeIso => set(mall, "ctime", json!("2023-05-06T07:08:09+08:00")),
             Fault::MallCtimeImpossible => set(mall, "ctime", json!("2024-13-32 25:61:61")),
             Fault::MallTopTimeIso => set(mall, "topTime", json!("2024-02-03T04:05:06Z")),
+            Fault::MallPinnedBeforeCreation => {
+                set(mall, "topTime", json!("2021-06-01 10:00:00"));
+            }
             Fault::MallTopTimeZero => {
                 if mall.get("topTime").is_none_or(Value::is_null) {
                     set(mall, "topTime", json!("1970-01-01 08:00:00"));

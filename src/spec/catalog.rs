@@ -59,7 +59,7 @@ checks! {
     MALL_DELETE_TIME = ("mall.delete-time", "§2.2", Contract, Contract, "deleteTime is the empty string when isDelete is 0");
     MALL_DIGIT_STRINGS = ("mall.digit-strings", "§2.2", Contract, Contract, "mallSn and templateId are digit strings");
     MALL_DATETIME = ("mall.datetime", "§2.2", Contract, Contract, "ctime (and topTime when set) is a real calendar time YYYY-MM-DD HH:MM:SS");
-    MALL_TOP_TIME = ("mall.top-time", "§2.2", Contract, Contract, "topTime, when set, is not before ctime: a mall is pinned after it is created (a zero time such as 0001-01-01 or 1970-01-01 for a mall not pinned, where §2.2 says null)");
+    MALL_TOP_TIME = ("mall.top-time", "§2.2", Contract, Contract, "topTime is null when the mall is not pinned, not a zero time standing for null (a time before 1980 that precedes ctime: Go's 0001-01-01, SQL Server's 1900-01-01, the Unix epoch; the spec sets no other order between the two)");
     MALL_ALWAYS_NULL_FIELDS = ("mall.always-null-fields", "§2.2", Contract, Contract, "the 15 always-null fields are present in each mall record (their type is open)");
     MALL_TAGS = ("mall.tags", "§2.2", Contract, Contract, "tags is an array of strings (the set of values is open)");
     MALL_CROSS_CITY = ("mall.cross-city-payments", "§2.6", Contract, Contract, "crossCityPayments is an array of {payToolCode, payToolCodeDesc, status, statusDesc}; status is a string or a number");

@@ -7,7 +7,9 @@ mod load;
 mod stream;
 mod validate;
 
-pub use load::{INTEGER_LITERAL_EXPECTED, is_datetime, is_decimal_text, is_digit_string};
+pub use load::{
+    INTEGER_LITERAL_EXPECTED, is_datetime, is_decimal_text, is_digit_string, is_zero_time_stand_in,
+};
 pub use stream::{StreamOutcome, Streamed};
 
 use std::collections::{BTreeMap, HashMap};

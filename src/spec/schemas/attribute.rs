@@ -65,7 +65,7 @@ impl SchemaSet {
     }
 
     /// The `x-check` of the `allOf` branch holding `keyword` in the schema of the object at
-    /// `instance_path`: a custom keyword of an object (`x-time-order`) fails at the object's
+    /// `instance_path`: a custom keyword of an object (`x-zero-time`) fails at the object's
     /// own pointer, which names its record's check, not the rule's.
     pub(super) fn attribute_object_keyword(
         &self,

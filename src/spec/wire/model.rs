@@ -397,11 +397,10 @@ impl Mall<'_> {
             && is_digit_string(self.mall_sn.as_str())
             && is_digit_string(self.template_id.as_str())
             && is_datetime(self.ctime.as_str())
-            && self
-                .top_time
-                .0
-                .as_ref()
-                .is_none_or(|t| is_datetime(t.as_str()) && t.as_str() >= self.ctime.as_str())
+            && self.top_time.0.as_ref().is_none_or(|t| {
+                is_datetime(t.as_str())
+                    && !crate::spec::schemas::is_zero_time_stand_in(self.ctime.as_str(), t.as_str())
+            })
             && is_decimal_text(self.order_statistics.total_quantity.as_str())
     }
 

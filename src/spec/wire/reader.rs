@@ -603,9 +603,9 @@ fn mall(r: &mut Reader<'_>) -> Option<MallKey> {
         }
         Some(())
     })?;
-    // A mall is pinned after it is created (`mall.top-time`).
+    // No zero time stands for null (`mall.top-time`).
     let pinned_in_order = match (&top_time, &ctime) {
-        (Some(top), Some(created)) => top.as_str() >= created.as_str(),
+        (Some(top), Some(created)) => !crate::spec::schemas::is_zero_time_stand_in(created, top),
         _ => true,
     };
     (ok && pinned_in_order && (deleted != 0 || delete_time_empty)).then_some(())?;
