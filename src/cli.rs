@@ -254,6 +254,7 @@ impl From<&RunArgs> for crate::settings::Flags {
             cursor: args.cursor.clone(),
             exhaustive: args.exhaustive,
             walk_prefix: args.walk_prefix,
+            ci: args.ci,
             ..crate::settings::Flags::from(&args.target)
         }
     }

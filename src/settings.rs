@@ -79,6 +79,8 @@ pub struct Flags {
     /// The long flags of every command (`strict`, `ci`, ...): a `MALLCHECK_*` variable named
     /// after one is a flag set the way settings are, which would silently not apply.
     pub command_flags: Vec<String>,
+    /// `--ci`: the run is a pipeline's gate (as `CI` in the environment says).
+    pub ci: bool,
 }
 
 impl Default for Flags {
@@ -106,6 +108,7 @@ impl Default for Flags {
             exhaustive: false,
             walk_prefix: None,
             command_flags: Vec::new(),
+            ci: false,
         }
     }
 }

@@ -305,6 +305,10 @@ fn a_forgotten_profile_in_ci_and_a_flag_set_as_a_variable_are_usage_errors() {
     let text = output_text(&out);
     assert!(text.contains("defines the profiles staging"), "{text}");
     assert!(!dir.path().join("reports/junit.xml").exists(), "{text}");
+    let mut with_ci = run.to_vec();
+    with_ci.push("--ci");
+    let out = mallcheck(dir.path(), &with_ci, &[]);
+    assert_exit(&out, 2);
     let out = mallcheck(dir.path(), &run, &[]);
     assert_exit(&out, 0);
     let stderr = String::from_utf8_lossy(&out.stderr);
