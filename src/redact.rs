@@ -987,6 +987,15 @@ impl Redactor {
         if !command.trim().is_empty() {
             self.write().sign_command = Some(command.to_string());
         }
+        // An argument that looks like a credential (`--key k3yValue2026`) is a secret of its
+        // own, in all its forms: the command may print it reversed or encoded when it fails.
+        for word in command
+            .split(|c: char| c.is_whitespace() || "'\"=;|&(),".contains(c))
+            .filter(|w| looks_like_a_credential(w))
+        {
+            self.write()
+                .add_labelled(word, Label::Secret, Lifetime::Run);
+        }
         self.write()
             .add_labelled(command.trim(), Label::SignCommand, Lifetime::Run)
     }
@@ -1241,6 +1250,19 @@ const FORM: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_');
 
 /// Every form an echo of `secret` can take, at least [`MIN_SECRET_LEN`] characters long.
+/// Whether a word of a sign command looks like a credential rather than a program, a flag or a
+/// path: at least 10 characters, letters and digits both, none of `/ . $ -` first, no `/` or
+/// `.` inside, and no name of a digest the signers use.
+fn looks_like_a_credential(word: &str) -> bool {
+    const DIGEST_NAMES: [&str; 4] = ["hmac-sha256", "sha256sum", "sha512sum", "hmac-sha512"];
+    word.len() >= 10
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+        && !word.starts_with(['-', '$', '/', '.'])
+        && !word.contains(['/', '.'])
+        && !DIGEST_NAMES.contains(&word.to_ascii_lowercase().as_str())
+}
+
 fn forms(secret: &str) -> Vec<String> {
     // Letters and digits pass every escaping below unchanged (a hex or base64url signature,
     // an API key): only the case variants and the base64 fragments differ.
@@ -1751,6 +1773,37 @@ mod tests {
             .map(<[u8]>::to_vec)
             .collect();
         (all, patterns.longest, patterns.request_longest)
+    }
+
+    #[test]
+    fn an_argument_of_the_sign_command_that_looks_like_a_credential_is_scrubbed_in_its_forms() {
+        let r = Redactor::new();
+        r.add_sign_command(
+            "python3 -c 'import sys; sys.exit(sys.argv[1])' InlineArgSecret99 --algo hmac-sha256",
+        );
+        for text in [
+            "bad key 99terceSgrAenilnI".to_string(),
+            format!("bad key {}", STANDARD_NO_PAD.encode("InlineArgSecret99")),
+            "bad key InlineArgSecret99".to_string(),
+        ] {
+            let scrubbed = r.scrub(&text).into_owned();
+            assert!(scrubbed.contains(REDACTED), "{text} -> {scrubbed}");
+        }
+        // A digest's name is no credential.
+        assert_eq!(
+            r.scrub("signed with hmac-sha256"),
+            "signed with hmac-sha256"
+        );
+        assert!(looks_like_a_credential("k3yValue2026"));
+        for word in [
+            "python3",
+            "--key=abc123456",
+            "/opt/bin/sign2",
+            "hashlib.md5()",
+            "sha256sum",
+        ] {
+            assert!(!looks_like_a_credential(word), "{word}");
+        }
     }
 
     #[test]
@@ -2653,7 +2706,11 @@ mod tests {
         let out = String::from_utf8(w.into_inner()).unwrap();
         assert!(!out.contains("k3y-value-1"), "{out}");
         assert!(!out.contains("--hex"), "{out}");
-        assert!(out.contains(SIGN_COMMAND_LABEL), "{out}");
+        // The command, or its argument that looks like a credential (a secret of its own).
+        assert!(
+            out.contains(SIGN_COMMAND_LABEL) || out.contains(REDACTED),
+            "{out}"
+        );
     }
 
     #[test]
