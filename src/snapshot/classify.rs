@@ -162,7 +162,9 @@ impl Change {
                 show(&self.before),
                 show(&self.after)
             ),
-            ChangeKind::OrderChanged | ChangeKind::NowAlwaysNull => self.kind.label().to_string(),
+            ChangeKind::OrderChanged | ChangeKind::NowAlwaysNull | ChangeKind::ContractBroken => {
+                self.kind.label().to_string()
+            }
             _ => format!(
                 "{}: {} → {}",
                 self.kind.label(),
