@@ -131,6 +131,7 @@ const AUTH_MODES: &[&str] = &[
     "wrong-signature",
     "altered-signature",
     "truncated-signature",
+    "extended-signature",
     "unkeyed-signature",
     "empty-signature",
     "empty-authorization",

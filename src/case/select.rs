@@ -254,10 +254,10 @@ mod tests {
             "{paging:?}"
         );
         // A wrong signature, one wrong in a character, one cut short, one made without the key,
-        // and the appid alone, on each operation; a wrong one on a continuation page, and a
-        // wrong one with an unknown appid.
+        // and the appid alone, on each operation; a wrong one on a continuation page, a wrong
+        // one with an unknown appid, and one a character too long.
         let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 12, "{auth:?}");
+        assert_eq!(auth.len(), 13, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
         // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
         for (filters, said) in [

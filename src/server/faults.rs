@@ -232,6 +232,8 @@ faults! {
     ProductsSellerIgnored = ("products-seller-ignored", Contract(&PRODUCTS_SELLER_BOUND), "products are returned to another merchant's seller identity");
     /// Requests without Authorization are served.
     AuthIgnored = ("auth-ignored", Contract(&AUTH_REQUIRED), "a request without Authorization is answered with data");
+    /// Characters after the valid signature are ignored.
+    AuthSignatureSuffixIgnored = ("auth-signature-suffix-ignored", Contract(&AUTH_SIGNATURE), "a signature is accepted when it begins with the valid one (`given.startsWith(valid)`): the valid signature with anything after it passes");
     /// Any signature is accepted.
     AuthSignaturePrefix = ("auth-signature-prefix", Contract(&AUTH_SIGNATURE), "only the first 8 characters of the signature are compared: a signature wrong inside is accepted");
     AuthSignatureStartsWith = ("auth-signature-startswith", Contract(&AUTH_SIGNATURE), "a signature is accepted when the valid one begins with it: any prefix of the valid signature is served");

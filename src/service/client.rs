@@ -300,7 +300,8 @@ impl Client {
             | AuthMode::SignedOtherSpelling
             | AuthMode::AppidMismatch
             | AuthMode::AlteredSignature
-            | AuthMode::TruncatedSignature => false,
+            | AuthMode::TruncatedSignature
+            | AuthMode::ExtendedSignature => false,
             AuthMode::Missing
             | AuthMode::WrongSignature
             | AuthMode::UnknownAppid
@@ -331,6 +332,10 @@ impl Client {
             AuthMode::AlteredSignature => self.sign(appid, &body).await.map(|value| {
                 self.redactor.record_header("Authorization", value.expose());
                 Some(self.near_signature(altered_signature(value.expose())))
+            }),
+            AuthMode::ExtendedSignature => self.sign(appid, &body).await.map(|value| {
+                self.redactor.record_header("Authorization", value.expose());
+                Some(self.near_signature(extended_signature(value.expose())))
             }),
             AuthMode::TruncatedSignature => self.sign(appid, &body).await.map(|value| {
                 self.redactor.record_header("Authorization", value.expose());
@@ -1011,6 +1016,17 @@ pub fn altered_signature(value: &str) -> String {
 /// a prefix of the valid signature, which a service that checks `valid.startsWith(given)`
 /// serves. Base64 padding (`=`) goes with it: without its padding a base64 signature still
 /// decodes to the same bytes, and a lenient decoder rightly accepts it.
+/// The Authorization value `value` (`<appid> <signature>`) with one character more at the end
+/// of its signature (after any base64 padding, a `0`; else a copy of its last character's
+/// kind: `0` after a digit or a hex letter, `A` otherwise).
+pub fn extended_signature(value: &str) -> String {
+    let extra = match value.chars().last() {
+        Some(c) if c.is_ascii_hexdigit() || c == '=' => '0',
+        _ => 'A',
+    };
+    format!("{value}{extra}")
+}
+
 pub fn truncated_signature(value: &str) -> String {
     let (head, signature) = match value.rsplit_once(' ') {
         Some((appid, signature)) => (format!("{appid} "), signature),

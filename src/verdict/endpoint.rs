@@ -54,6 +54,10 @@ pub enum AuthMode {
     /// The valid signature without its last character: a service that accepts any prefix of
     /// the signature (a `startsWith` the wrong way round) serves it.
     TruncatedSignature,
+    /// The valid signature with one character more at its end: a service that checks only
+    /// that the given signature begins with the valid one (`given.startsWith(valid)`) serves
+    /// it.
+    ExtendedSignature,
     /// Signed by the configured algorithm without the key (md5 of the body alone, HMAC under
     /// an empty key): a service that leaves the key out of its check serves it.
     UnkeyedSignature,

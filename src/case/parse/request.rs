@@ -204,6 +204,7 @@ impl Lower<'_> {
             "wrong-signature" => Some(AuthMode::WrongSignature),
             "altered-signature" => Some(AuthMode::AlteredSignature),
             "truncated-signature" => Some(AuthMode::TruncatedSignature),
+            "extended-signature" => Some(AuthMode::ExtendedSignature),
             "unkeyed-signature" => Some(AuthMode::UnkeyedSignature),
             "empty-signature" => Some(AuthMode::EmptySignature),
             "empty-authorization" => Some(AuthMode::EmptyAuthorization),
