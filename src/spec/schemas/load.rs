@@ -625,7 +625,7 @@ fn options<'a>(registry: &'a Registry<'a>) -> ValidationOptions<'a> {
         .with_format("decimal-text", is_decimal_text)
         .with_keyword(EXACT_LONG_KEYWORD, exact_long_factory)
         .with_keyword(INTEGER_LITERAL_KEYWORD, integer_literal_factory)
-        .with_keyword(TIME_ORDER_KEYWORD, time_order_factory)
+        .with_keyword(ZERO_TIME_KEYWORD, zero_time_factory)
         .should_validate_formats(true)
         .should_ignore_unknown_formats(false)
 }
@@ -775,11 +775,11 @@ fn integer_literal_factory<'a>(
 /// `reference` (§2.2: `topTime` is null when the mall is not pinned, and a mall is pinned after
 /// it is created). Only such a time: the spec sets no order between the two, and test data
 /// that pins a mall before its creation passes.
-pub const TIME_ORDER_KEYWORD: &str = "x-zero-time";
+pub const ZERO_TIME_KEYWORD: &str = "x-zero-time";
 
-/// What every message of [`TIME_ORDER_KEYWORD`] holds, by which its error is told from other
+/// What every message of [`ZERO_TIME_KEYWORD`] holds, by which its error is told from other
 /// custom keywords' (see `validate.rs`).
-pub const TIME_ORDER_MARK: &str = " not a zero time ";
+pub const ZERO_TIME_MARK: &str = " not a zero time ";
 
 /// Times before this are zero times of some language or database when they precede the time
 /// they are held to.
@@ -793,21 +793,21 @@ pub fn is_zero_time_stand_in(reference: &str, field: &str) -> bool {
 
 /// Whether `object`'s member `field` is a zero time standing for null, as its member
 /// `reference` shows ([`is_zero_time_stand_in`]).
-pub fn time_order_broken(object: &Value, reference: &str, field: &str) -> bool {
+pub fn zero_time_broken(object: &Value, reference: &str, field: &str) -> bool {
     let time = |name: &str| object.get(name).and_then(Value::as_str);
     matches!((time(reference), time(field)), (Some(r), Some(f)) if is_zero_time_stand_in(r, f))
 }
 
-struct TimeOrder {
+struct ZeroTime {
     earlier: String,
     later: String,
 }
 
-impl<'i> jsonschema::Keyword<'i> for TimeOrder {
+impl<'i> jsonschema::Keyword<'i> for ZeroTime {
     fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
-        if time_order_broken(instance, &self.earlier, &self.later) {
+        if zero_time_broken(instance, &self.earlier, &self.later) {
             Err(ValidationError::custom(format!(
-                "{} a real time or null,{TIME_ORDER_MARK}standing for null ({} {}, {} {})",
+                "{} a real time or null,{ZERO_TIME_MARK}standing for null ({} {}, {} {})",
                 self.later,
                 self.earlier,
                 instance.get(&self.earlier).unwrap_or(&Value::Null),
@@ -820,22 +820,22 @@ impl<'i> jsonschema::Keyword<'i> for TimeOrder {
     }
 
     fn is_valid(&self, instance: &'i Value) -> bool {
-        !time_order_broken(instance, &self.earlier, &self.later)
+        !zero_time_broken(instance, &self.earlier, &self.later)
     }
 }
 
-fn time_order_factory<'a>(
+fn zero_time_factory<'a>(
     _parent: &'a serde_json::Map<String, Value>,
     value: &'a Value,
     _path: jsonschema::paths::Location,
 ) -> Result<Box<dyn for<'i> jsonschema::Keyword<'i>>, ValidationError<'a>> {
     match value.as_array().map(Vec::as_slice) {
-        Some([Value::String(earlier), Value::String(later)]) => Ok(Box::new(TimeOrder {
+        Some([Value::String(earlier), Value::String(later)]) => Ok(Box::new(ZeroTime {
             earlier: earlier.clone(),
             later: later.clone(),
         })),
         _ => Err(ValidationError::schema(format!(
-            "the '{TIME_ORDER_KEYWORD}' keyword must be two member names [reference, field]"
+            "the '{ZERO_TIME_KEYWORD}' keyword must be two member names [reference, field]"
         ))),
     }
 }

@@ -211,9 +211,9 @@ impl SchemaSet {
             let check = if let ValidationErrorKind::Custom { message, .. } = error.kind() {
                 let path = error.instance_path().as_str();
                 let of_object = message
-                    .contains(super::load::TIME_ORDER_MARK)
+                    .contains(super::load::ZERO_TIME_MARK)
                     .then(|| {
-                        self.attribute_object_keyword(start, path, super::load::TIME_ORDER_KEYWORD)
+                        self.attribute_object_keyword(start, path, super::load::ZERO_TIME_KEYWORD)
                     })
                     .flatten();
                 of_object.unwrap_or_else(|| self.attribute_at(start, path))
