@@ -104,7 +104,7 @@ impl Session {
         let mut settings = settings::resolve(flags, &env, profile, redactor)?;
         // No target chosen beside a config file of profiles: a pipeline that forgot its
         // profile would test the embedded reference server and pass.
-        if settings.base_url.is_none() && name.is_none() {
+        if settings.base_url.is_none() && name.is_none() && !flags.lists_only {
             let profiles = profile::names(&flags.config);
             if !profiles.is_empty() {
                 let file = flags.config.display();

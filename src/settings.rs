@@ -81,6 +81,9 @@ pub struct Flags {
     pub command_flags: Vec<String>,
     /// `--ci`: the run is a pipeline's gate (as `CI` in the environment says).
     pub ci: bool,
+    /// The command only lists what it would do (`list`): no request is sent, so which
+    /// target a run would test does not matter.
+    pub lists_only: bool,
 }
 
 impl Default for Flags {
@@ -109,6 +112,7 @@ impl Default for Flags {
             walk_prefix: None,
             command_flags: Vec::new(),
             ci: false,
+            lists_only: false,
         }
     }
 }

@@ -122,7 +122,7 @@ struct Plan {
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
-fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
+fn plan(args: &RunArgs, flags: Flags, redactor: &Redactor) -> Result<Plan, UsageError> {
     if args.walk_prefix == Some(0) {
         return Err(UsageError::setting(
             "--walk-prefix",
@@ -138,7 +138,7 @@ fn plan(args: &RunArgs, redactor: &Redactor) -> Result<Plan, UsageError> {
         ));
     }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
-    let session = Session::open(&Flags::from(args), args.schemas.as_deref(), redactor)?;
+    let session = Session::open(&flags, args.schemas.as_deref(), redactor)?;
     let cursor = session
         .settings()
         .cursor
@@ -253,7 +253,11 @@ fn selection_digest(cases: &[PlannedCase]) -> String {
 
 /// `mallcheck list`: prints the cases `run` would run.
 pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
-    let plan = plan(&args, redactor)?;
+    let flags = Flags {
+        lists_only: true,
+        ..Flags::from(&args)
+    };
+    let plan = plan(&args, flags, redactor)?;
     let mut out = String::new();
     for p in &plan.planned {
         let tags = if p.case.tags.is_empty() {
@@ -286,7 +290,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         cursor,
         shard,
         snapshot_problems,
-    } = plan(&args, redactor)?;
+    } = plan(&args, Flags::from(&args), redactor)?;
     let schemas = Arc::clone(session.schemas());
     let snapshots = match snapshots {
         Some(s) => {

@@ -290,7 +290,7 @@ fn variables_set_but_empty_are_a_usage_error_not_an_embedded_run() {
 /// A config file of profiles and no profile chosen, no base URL: in CI (`CI=true`) a pipeline
 /// that forgot its profile would test the embedded reference server and pass, so it is a
 /// usage error naming the profiles; elsewhere the run goes on against the embedded server,
-/// saying so. A variable named after a flag (`MALLCHECK_STRICT`) is a usage error naming it.
+/// saying so; `list`, which sends nothing, lists in CI too. A variable named after a flag (`MALLCHECK_STRICT`) is a usage error naming it.
 #[test]
 fn a_forgotten_profile_in_ci_and_a_flag_set_as_a_variable_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
@@ -305,6 +305,18 @@ fn a_forgotten_profile_in_ci_and_a_flag_set_as_a_variable_are_usage_errors() {
     let text = output_text(&out);
     assert!(text.contains("defines the profiles staging"), "{text}");
     assert!(!dir.path().join("reports/junit.xml").exists(), "{text}");
+    // `list` sends nothing: which target a run would test does not matter to it.
+    let out = mallcheck(
+        dir.path(),
+        &["list", "--cases", &cases()],
+        &[("CI", "true")],
+    );
+    assert_exit(&out, 0);
+    assert!(
+        !output_text(&out).contains("profile"),
+        "{}",
+        output_text(&out)
+    );
     let mut with_ci = run.to_vec();
     with_ci.push("--ci");
     let out = mallcheck(dir.path(), &with_ci, &[]);
