@@ -339,7 +339,7 @@ async fn fuzz_target(
     // service that trickles its answers they alone took several times the budget).
     let preparing = std::time::Instant::now();
     let prepared = tokio::select! {
-        prepared = prepare(target, &client, &options, args, lines, redactor) => prepared,
+        prepared = prepare(target, &client, &schemas, &options, args, lines, redactor) => prepared,
         () = tokio::time::sleep(options.max_time) => {
             let (message, result) = preflight::out_of_time(options.max_time);
             let result = result.seal(redactor);
@@ -394,12 +394,15 @@ async fn fuzz_target(
         regressions: saved,
         interrupt: interrupt.clone(),
     };
-    let handle = tokio::runtime::Handle::current();
     let seed = fuzzer.options.seed;
     let event_signer = signer.clone();
     let event_redactor = redactor.clone();
     let mut fuzzing = tokio::task::spawn_blocking(move || {
-        fuzzer.run(handle, &mut |event| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current-thread runtime");
+        fuzzer.run(&runtime, &mut |event| {
             print(
                 lines,
                 &event_redactor,
@@ -431,6 +434,7 @@ async fn fuzz_target(
 async fn prepare(
     target: &Settings,
     client: &Client,
+    schemas: &SchemaSet,
     options: &FuzzOptions,
     args: &FuzzArgs,
     lines: Lines,
@@ -440,6 +444,7 @@ async fn prepare(
         && let Err(stopped) = preflight::check(
             client,
             &target.first_page_body(10),
+            schemas,
             target.signer.kind_name(),
             &target.identity.appid,
         )

@@ -20,13 +20,15 @@ use crate::report::file::{FileReport, Render, ReportKind, Shard};
 use crate::report::junit::Junit;
 use crate::report::style;
 use crate::report::{html, json, markdown};
-use crate::runner::{PlannedCase, RunOptions, Runner, preflight};
+use crate::runner::{PlannedCase, Preflight, RunOptions, Runner, preflight};
 use crate::service::discover::Discovery;
 use crate::session::Session;
 use crate::settings::Flags;
 use crate::snapshot::classify::Contract;
 use crate::spec::schemas::SchemaSet;
+use crate::verdict::event::CaseResult;
 use crate::verdict::event::Event;
+use crate::verdict::sealed::Sealed;
 
 use super::signals::Stop;
 
@@ -463,8 +465,36 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                     planned.iter().enumerate().map(|(i, c)| c.id(i)).collect();
                 let (base_url_shown, target_name) =
                     (runner.client.base_url().to_string(), runner.target.clone());
+                // Cases the run adds at its end: the preflight's page when it broke the
+                // contract, and the configured merchant's list read two ways.
+                let preflight_broken = std::sync::Mutex::new(None);
+                let mut contract_broken = false;
                 let mut on_event = |event: Event| {
                     run_started |= matches!(event, Event::RunStarted { .. });
+                    let event = match event {
+                        Event::RunFinished(summary) => {
+                            let mut summary = summary.clone();
+                            let mut added: Vec<Box<Sealed<CaseResult>>> = preflight_broken
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .take()
+                                .into_iter()
+                                .collect();
+                            if watched.discovery.lists_two_ways() {
+                                added.push(Box::new(
+                                    preflight::two_ways_case().seal(redactor),
+                                ));
+                            }
+                            for case in added {
+                                contract_broken = true;
+                                summary.add(case.outcome);
+                                sinks.on_event(&Event::CaseStarted(case.id.clone()));
+                                sinks.on_event(&Event::CaseFinished(case));
+                            }
+                            Event::RunFinished(summary)
+                        }
+                        event => event,
+                    };
                     if let Event::CaseFinished(r) = &event
                         && r.coverage.iter().any(|c| c.scope.contains("sampled (seed"))
                     {
@@ -495,12 +525,18 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                 };
                 // The preflight, then the suite; a signal stops either.
                 let work = async {
-                    if !no_preflight
-                        && let Some(message) = runner
+                    if !no_preflight {
+                        match runner
                             .preflight(&preflight_body, signer, &appid, &mut on_event)
                             .await
-                    {
-                        return Err(message);
+                        {
+                            Preflight::Stopped(message, code) => return Err((message, code)),
+                            Preflight::Passed { broken } => {
+                                *preflight_broken
+                                    .lock()
+                                    .unwrap_or_else(std::sync::PoisonError::into_inner) = broken;
+                            }
+                        }
                     }
                     Ok(runner.run(planned, &mut on_event).await)
                 };
@@ -528,13 +564,21 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                 }
                 Ok(done.map(|done| match (done, discovery_stop) {
                     (Ok(_), Some(message)) => Err(message),
-                    (done, _) => done,
+                    (Ok(summary), None) => Ok((summary, contract_broken)),
+                    (Err(e), _) => Err(e),
                 }))
             })
             .await
             .and_then(|summary| summary);
         match served {
-            Ok(Ok(Ok(summary))) => exit::for_summary(&summary),
+            Ok(Ok(Ok((summary, contract_broken)))) => {
+                let code = exit::for_summary(&summary);
+                if contract_broken {
+                    exit::combine(code, exit::FAILURE)
+                } else {
+                    code
+                }
+            }
             Ok(Ok(Err((preflight, code)))) => {
                 // It quotes the service (an envelope's `msg`, a transport error).
                 let shown = redactor.scrub(&preflight).into_owned();

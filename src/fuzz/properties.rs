@@ -149,6 +149,49 @@ fn contract(
     response: &Response,
     schemas: &crate::spec::schemas::SchemaSet,
 ) -> Vec<Finding> {
+    match endpoint {
+        Endpoint::MallList => {
+            let count = body
+                .json()
+                .and_then(|b| b.pointer("/cursor/count"))
+                .and_then(Value::as_u64);
+            page_contract(response, count, schemas)
+        }
+        Endpoint::MallProducts => schema_findings(endpoint, response, schemas),
+    }
+}
+
+/// The contract checks of a success mall-list page (also the preflight's): its schema, at
+/// most `count` (the request's `cursor.count`) malls, each once.
+pub fn page_contract(
+    response: &Response,
+    count: Option<u64>,
+    schemas: &crate::spec::schemas::SchemaSet,
+) -> Vec<Finding> {
+    let mut findings = schema_findings(Endpoint::MallList, response, schemas);
+    // A count below 1 asks for no page at all: a service may refuse it or serve its default
+    // size (§4.1 gives no rule for it), so only a positive count bounds the page.
+    let len = response.json.data_len();
+    if let (Some(count), Some(len)) = (count.filter(|&c| c >= 1), len)
+        && u64::try_from(len).unwrap_or(u64::MAX) > count
+    {
+        findings.push(Finding::new(
+            &catalog::PAGING_PAGE_SIZE,
+            "/data",
+            format!("at most {count} malls (cursor.count)"),
+            format!("{len} malls"),
+        ));
+    }
+    findings.extend(mall_twice(&response.json));
+    findings
+}
+
+/// The response schema's failing findings, spelled as the body spells its values.
+fn schema_findings(
+    endpoint: Endpoint,
+    response: &Response,
+    schemas: &crate::spec::schemas::SchemaSet,
+) -> Vec<Finding> {
     let mut findings: Vec<Finding> =
         if schemas.conforms(endpoint.response_schema(), response.json.digest()) {
             Vec::new()
@@ -162,27 +205,6 @@ fn contract(
                 .collect()
         };
     response.json.spell(&mut findings);
-    if endpoint == Endpoint::MallList {
-        // A count below 1 asks for no page at all: a service may refuse it or serve its
-        // default size (§4.1 gives no rule for it), so only a positive count bounds the page.
-        let count = body
-            .json()
-            .and_then(|b| b.pointer("/cursor/count"))
-            .and_then(Value::as_u64)
-            .filter(|&c| c >= 1);
-        let len = response.json.data_len();
-        if let (Some(count), Some(len)) = (count, len)
-            && u64::try_from(len).unwrap_or(u64::MAX) > count
-        {
-            findings.push(Finding::new(
-                &catalog::PAGING_PAGE_SIZE,
-                "/data",
-                format!("at most {count} malls (cursor.count)"),
-                format!("{len} malls"),
-            ));
-        }
-        findings.extend(mall_twice(&response.json));
-    }
     findings
 }
 

@@ -1634,12 +1634,13 @@ async fn walk_case(runner: &Runner, w: &WalkCase, c: &mut Collector<'_>) -> Resu
             );
         }
     }
-    if walks
-        .get(reference)
-        .is_some_and(|(_, w)| w.complete && w.keys.is_empty())
-    {
+    match walks.get(reference) {
         // A whole list without a mall: the record checks had nothing to check.
-        runner.discovery.saw_empty_list();
+        Some((_, w)) if w.complete && w.keys.is_empty() => runner.discovery.saw_empty_list(),
+        Some((_, w)) if w.complete && runner.discovery.is_configured_list(&body) => {
+            runner.discovery.saw_malls()
+        }
+        _ => {}
     }
     walk_coverage(c, w, &sizes, &walks, reference, prefix, pages, exhaustive);
     Ok(())
@@ -2100,6 +2101,9 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
         }
         runner.discovery.saw_empty_list();
         return Err("the merchant lists no mall with mallSn and signature to sweep".to_string());
+    }
+    if runner.discovery.is_configured_list(&list_body) {
+        runner.discovery.saw_malls();
     }
     let explicit = s.sample.or(runner.options.sample);
     // A tampered signature, a shortened one, an empty one and another mallSn; another seller.

@@ -25,7 +25,8 @@ use crate::case::model::Case;
 use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::spec::schemas::SchemaSet;
-use crate::verdict::event::{CaseId, Event, RunSummary};
+use crate::verdict::event::{CaseId, CaseResult, Event, RunSummary};
+use crate::verdict::sealed::Sealed;
 use crate::verdict::source::SourceFile;
 
 /// How often the runner sends [`Event::Tick`], so that a report file holding back a write
@@ -214,6 +215,19 @@ impl Runner {
     }
 }
 
+/// How the preflight ended.
+#[derive(Debug)]
+pub enum Preflight {
+    /// It stopped the run: the message for the console and the exit code.
+    Stopped(String, i32),
+    /// The suite runs; with the `preflight` case (sealed, outcome Fail) when the accepted first
+    /// page breaks the contract.
+    Passed {
+        /// The failed case, for the reports.
+        broken: Option<Box<Sealed<CaseResult>>>,
+    },
+}
+
 impl Runner {
     /// Sends the preflight request; when it stops the run, reports the `preflight` case through
     /// `on_event` (a whole run of one case) and returns the message for the console with the
@@ -224,16 +238,23 @@ impl Runner {
         signer: &str,
         appid: &str,
         on_event: &mut dyn FnMut(Event),
-    ) -> Option<(String, i32)> {
-        let stopped = match preflight::check(&self.client, body, signer, appid).await {
+    ) -> Preflight {
+        let stopped = match preflight::check(&self.client, body, &self.schemas, signer, appid).await
+        {
             Ok(accepted) => {
                 if accepted.lists_no_mall {
                     self.discovery.saw_empty_list();
+                } else if !accepted.malls.0.is_empty() {
+                    self.discovery.saw_malls();
                 }
                 // The run's first read of these malls: the cases' reads are held to it.
                 let (keys, states) = &accepted.malls;
                 self.discovery.first_read(keys, states);
-                return None;
+                return Preflight::Passed {
+                    broken: accepted
+                        .broken
+                        .map(|r| Box::new(r.seal(self.client.redactor()))),
+                };
             }
             Err(stopped) => stopped,
         };
@@ -250,7 +271,7 @@ impl Runner {
         summary.duration = result.duration;
         on_event(Event::CaseFinished(Box::new(result)));
         on_event(Event::RunFinished(summary));
-        Some((stopped.message, code))
+        Preflight::Stopped(stopped.message, code)
     }
 }
 

@@ -8,9 +8,10 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::service::client::{Client, Sent};
+use crate::service::client::{Client, Response, Sent};
 use crate::service::lazy_json::{LazyJson, TopMembers};
 use crate::spec::catalog;
+use crate::spec::schemas::SchemaSet;
 use crate::spec::wire::Digest;
 use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, RunSummary};
@@ -71,6 +72,7 @@ const AUTH_WORDS: &[&str] = &[
 pub async fn check(
     client: &Client,
     body: &Value,
+    schemas: &SchemaSet,
     signer: &str,
     appid: &str,
 ) -> Result<Accepted, Box<Stopped>> {
@@ -80,13 +82,22 @@ pub async fn check(
         .await;
     let url = format!("{}{}", client.base_url(), Endpoint::MallList.path());
     let Some((stop, finding)) = judge(&sent, &url) else {
+        let lists_no_mall = lists_no_mall(&sent);
+        let malls = sent
+            .result
+            .as_ref()
+            .map(|r| crate::runner::paging::page_states(&r.json))
+            .unwrap_or_default();
+        let findings = match &sent.result {
+            Ok(response) => page_findings(response, body, schemas),
+            Err(_) => Vec::new(),
+        };
+        let broken = (!findings.is_empty())
+            .then(|| result_of(PREFLIGHT_CASE, findings, vec![sent.exchange], started));
         return Ok(Accepted {
-            lists_no_mall: lists_no_mall(&sent),
-            malls: sent
-                .result
-                .as_ref()
-                .map(|r| crate::runner::paging::page_states(&r.json))
-                .unwrap_or_default(),
+            lists_no_mall,
+            malls,
+            broken,
         });
     };
     let mut causes = causes(stop, client.base_url(), signer, appid);
@@ -119,6 +130,31 @@ pub struct Accepted {
     pub lists_no_mall: bool,
     /// The identity and state of each mall it listed (`mall.read-only`).
     pub malls: crate::runner::paging::PageStates,
+    /// The `preflight` case (outcome Fail) when the page breaks the contract: the suite still
+    /// runs, and the run fails.
+    pub broken: Option<CaseResult>,
+}
+
+/// The contract checks of a first mall-list page on the preflight's accepted answer: it is a
+/// page like any other (its schema, at most `cursor.count` malls, each once, each of the
+/// requested merchant). A service that breaks the contract only on its first call (a warm-up
+/// cache that answers it with another merchant's malls, or with more than asked for) would
+/// otherwise pass, since no case sees that answer.
+fn page_findings(response: &Response, body: &Value, schemas: &SchemaSet) -> Vec<Finding> {
+    if !response.json.success_is_true() {
+        return Vec::new();
+    }
+    let count = body.pointer("/cursor/count").and_then(Value::as_u64);
+    let mut findings = crate::fuzz::properties::page_contract(response, count, schemas);
+    if let Some(merchant) = crate::checks::ownership::requested_merchant(body)
+        && !crate::checks::conforming::all_malls_of(response.json.digest(), merchant)
+    {
+        findings.extend(crate::checks::ownership::merchant(
+            response.json.value(),
+            merchant,
+        ));
+    }
+    findings
 }
 
 /// Whether an accepted first page lists no mall: a success whose `data` is empty or null.
@@ -242,6 +278,25 @@ pub fn discovery_stop(
     ))
 }
 
+/// The `discovery` case (outcome Fail) of a run that read the configured merchant's list
+/// with malls once and with none another time (see
+/// [`Discovery::lists_two_ways`](crate::service::discover::Discovery::lists_two_ways)).
+pub fn two_ways_case() -> CaseResult {
+    let finding = Finding::new(
+        &catalog::PAGING_REPEATABLE,
+        "/data",
+        "the configured merchant's mall list the same on every read (§1: both operations only \
+         read)",
+        "one read of the list gave malls and another gave none",
+    )
+    .with_detail(
+        "the preflight's first page, the discovery of a mall to target, the walks and the \
+         products sweep each read the list; a cache that answers its first call empty, or a \
+         read that removes what it returns, answers so",
+    );
+    result_named(DISCOVERY_CASE, finding, vec![], Instant::now())
+}
+
 /// The `discovery` case and message of a fuzz run whose configured merchant lists no mall
 /// (and no mall was named): what the fuzzer would send to the products operation has no real
 /// mall, and nothing it gets back could show another merchant's data. Exit 3 unless expected.
@@ -334,9 +389,18 @@ fn result_named(
     exchanges: Vec<Exchange>,
     started: Instant,
 ) -> CaseResult {
+    result_of(name, vec![finding], exchanges, started)
+}
+
+fn result_of(
+    name: &str,
+    findings: Vec<Finding>,
+    exchanges: Vec<Exchange>,
+    started: Instant,
+) -> CaseResult {
     // A refusal, no connection or a failed signer could not test the service (Error); an
     // answer that is broken (a redirect, not JSON, too slow) fails (Fail).
-    let outcome = Outcome::of(std::slice::from_ref(&finding), false);
+    let outcome = Outcome::of(&findings, false);
     CaseResult {
         id: CaseId {
             file: PathBuf::from(name),
@@ -346,7 +410,7 @@ fn result_named(
             line: None,
         },
         outcome,
-        findings: vec![finding],
+        findings,
         omitted: vec![],
         coverage: vec![],
         exchanges,

@@ -192,6 +192,8 @@ faults! {
     PagingNondeterministic = ("paging-nondeterministic", Contract(&PAGING_REPEATABLE), "the malls within each page come in a different order on every call");
     /// Another merchant's mall in MAIN's list.
     OwnershipForeignMall = ("ownership-foreign-mall", Contract(&OWNERSHIP_MERCHANT), "MAIN's list also holds the first mall of another merchant");
+    FirstCallForeign = ("first-call-foreign", Contract(&OWNERSHIP_MERCHANT), "the first signed mall-list call of MAIN the server answers (the run's preflight) lists another merchant's first page, as a warm-up cache filled by the wrong key does; every later call is right");
+    FirstCallEmpty = ("first-call-empty", Contract(&PAGING_REPEATABLE), "the first signed mall-list call of MAIN the server answers (the run's preflight) lists no mall, as a lazy loader that starts loading on it does; every later call lists MAIN's malls");
     /// An unknown merchant gets malls.
     OwnershipUnknownMerchant = ("ownership-unknown-merchant", Contract(&OWNERSHIP_UNKNOWN_MERCHANT), "an unknown merchant id lists a mall (relabelled with that id)");
     /// The page past the end of the list is a failure envelope.

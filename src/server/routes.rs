@@ -78,6 +78,8 @@ pub(crate) struct AppState {
     /// Products calls answered so far, by mallSn, for the `products-empty-every-other-read`
     /// fault.
     product_reads: std::sync::Mutex<HashMap<String, u64>>,
+    /// The first-call faults whose first call was answered.
+    first_calls: std::sync::Mutex<HashSet<Fault>>,
 }
 
 /// Most signatures the signature-cache faults remember (then they start over).
@@ -109,6 +111,7 @@ impl AppState {
             plain_errors: false,
             seen: std::sync::Mutex::new(HashSet::new()),
             product_reads: std::sync::Mutex::new(HashMap::new()),
+            first_calls: std::sync::Mutex::new(HashSet::new()),
         }
     }
 
@@ -876,6 +879,20 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
             relabel = true;
         }
         Some(Fault::PagingUnstableOrder) => pages::unstable_order(&mut listing, req.count),
+        Some(f @ (Fault::FirstCallForeign | Fault::FirstCallEmpty))
+            if merchant_id == MAIN.merchant_id
+                && req.end_cursor.is_none()
+                && state
+                    .first_calls
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(f) =>
+        {
+            listing = match f {
+                Fault::FirstCallForeign => data.malls_of(OTHER.merchant_id),
+                _ => Vec::new(),
+            };
+        }
         _ => {}
     }
     // A cursor of the service's own: `tk-` and a mall's number, given in the envelope.

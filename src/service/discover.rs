@@ -31,6 +31,9 @@ pub struct Discovery {
     mall: OnceCell<Result<Target, String>>,
     /// A walk or sweep of the configured merchant's list ended with no mall.
     listed_none: std::sync::atomic::AtomicBool,
+    /// A read of the configured merchant's list (the preflight's first page, discovery's, a
+    /// walk or sweep) listed a mall: with `listed_none`, the same list answered two ways.
+    listed_some: std::sync::atomic::AtomicBool,
     /// Products calls of the configured merchant's malls answered with an array...
     products_calls: AtomicU64,
     /// ...and the products those arrays held.
@@ -121,6 +124,7 @@ impl Discovery {
             list_body: Some(list_body),
             mall: OnceCell::new(),
             listed_none: Default::default(),
+            listed_some: Default::default(),
             products_calls: AtomicU64::new(0),
             products_seen: AtomicU64::new(0),
             products: Mutex::default(),
@@ -313,11 +317,40 @@ impl Discovery {
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Whether the configured merchant lists no mall, as far as the run saw: discovery found
-    /// none on its first page, or a whole walk of the list found none.
-    pub fn merchant_empty(&self) -> bool {
+    /// Whether `body`, a mall-list request, asks for the configured merchant's list (the
+    /// merchant of the first page discovery reads).
+    pub fn is_configured_list(&self, body: &Value) -> bool {
+        let merchant = |b: &Value| b.pointer("/filter/seller/merchantId").cloned();
+        self.list_body
+            .as_ref()
+            .is_some_and(|mine| merchant(mine).is_some() && merchant(mine) == merchant(body))
+    }
+
+    /// Records that a read of the configured merchant's list listed a mall.
+    pub fn saw_malls(&self) {
+        self.listed_some
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Whether some read of the configured merchant's list found no mall: discovery found
+    /// none on its first page, or the preflight's first page or a whole walk listed none.
+    fn listed_no_mall(&self) -> bool {
         self.listed_none.load(std::sync::atomic::Ordering::Relaxed)
             || matches!(self.mall.get(), Some(Err(r)) if r.contains("lists no mall"))
+    }
+
+    /// Whether the configured merchant lists no mall, as far as the run saw: some read found
+    /// none and none found any (see [`Discovery::lists_two_ways`]).
+    pub fn merchant_empty(&self) -> bool {
+        self.listed_no_mall() && !self.listed_some.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the configured merchant's list was read with malls once and with none another
+    /// time: §1 has both operations only read, so the same list answered two ways (a cache
+    /// that loads on the first call and answers it empty, a read that consumes what it
+    /// returns) is a broken contract, not an empty merchant.
+    pub fn lists_two_ways(&self) -> bool {
+        self.listed_no_mall() && self.listed_some.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Whether a value holds a sentinel anywhere.
@@ -367,6 +400,7 @@ impl Discovery {
                         ))
                     }
                 };
+                self.saw_malls();
                 Ok(with_products(client, body, candidates).await)
             })
             .await
