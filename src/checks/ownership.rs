@@ -44,6 +44,38 @@ pub fn mall_merchant_into(i: usize, mall: &Value, merchant_id: &str, out: &mut F
     });
 }
 
+/// A mall of a merchant's page as the cross-merchant cursor probe remembers it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedMall {
+    /// Its `mallSn`.
+    pub sn: String,
+    /// Its `signature` (empty when the record has none).
+    pub signature: String,
+    /// What the mall itself is: its name and creation time, which a copy of it relabelled
+    /// with another merchant's id keeps and another merchant's mall of the same number does
+    /// not have.
+    pub identity: Option<(Value, Value)>,
+}
+
+impl ListedMall {
+    /// The mall of a record, when it has a `mallSn`.
+    pub fn of(record: &Value) -> Option<ListedMall> {
+        let text = |k: &str| record.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(ListedMall {
+            sn: text("mallSn")?,
+            signature: text("signature").unwrap_or_default(),
+            identity: ListedMall::identity_of(record),
+        })
+    }
+
+    fn identity_of(record: &Value) -> Option<(Value, Value)> {
+        Some((
+            record.get("mallName")?.clone(),
+            record.get("ctime")?.clone(),
+        ))
+    }
+}
+
 /// The answer to a mall-list request of merchant `requester` whose cursor was taken from the
 /// list of merchant `cursor_owner` (a cross-merchant cursor probe): every record is one of
 /// the requester's malls, and none is a mall the cursor owner's own page listed (`owner_malls`,
@@ -56,7 +88,7 @@ pub fn cursor_merchant(
     body: &Value,
     requester: &str,
     cursor_owner: &str,
-    owner_malls: &[(String, String)],
+    owner_malls: &[ListedMall],
 ) -> Option<Finding> {
     /// Leaked malls named in the finding; the rest are counted.
     const NAMED: usize = 5;
@@ -71,11 +103,20 @@ pub fn cursor_merchant(
             let foreign_owner = !owner
                 .and_then(Value::as_str)
                 .is_some_and(|a| same_id(a, requester));
-            // A record without its signature is judged by its mallSn alone.
+            // A record without its signature is judged by its mallSn alone. A record of the
+            // requester that is another mall than the owner's of the same number and
+            // signature (its own name and creation time: a service whose numbers and
+            // signatures are unique per merchant only) is the requester's own.
+            let identity = ListedMall::identity_of(mall);
             let listed_by_owner = sn.is_some_and(|sn| {
-                owner_malls
-                    .iter()
-                    .any(|(s, sig)| s == sn && signature.is_none_or(|g| g == sig))
+                owner_malls.iter().any(|m| {
+                    m.sn == sn
+                        && signature.is_none_or(|g| g == m.signature)
+                        && (foreign_owner
+                            || m.identity.is_none()
+                            || identity.is_none()
+                            || m.identity == identity)
+                })
             });
             (foreign_owner || listed_by_owner).then(|| {
                 let owner = owner.map_or_else(|| "missing".to_string(), Value::to_string);
@@ -179,12 +220,37 @@ mod tests {
         assert_eq!(f[0].pointer, "/data/2/seller/merchantId");
     }
 
+    /// Numbers and signatures unique per merchant only: the requester's own mall of the same
+    /// number and signature as the owner's (another name, another creation time) passes; a
+    /// copy of the owner's mall relabelled with the requester's id does not.
+    #[test]
+    fn a_mall_of_the_same_number_and_signature_is_the_requesters_when_it_is_another_mall() {
+        let owner_malls = vec![ListedMall {
+            sn: "200".into(),
+            signature: "s".into(),
+            identity: Some((json!("Owner's shop"), json!("2024-01-01 00:00:00"))),
+        }];
+        let check = |name: &str| {
+            cursor_merchant(
+                &json!({"data": [{"mallSn": "200", "signature": "s", "mallName": name,
+                    "ctime": "2024-01-01 00:00:00", "seller": {"merchantId": "a"}}]}),
+                "a",
+                "b",
+                &owner_malls,
+            )
+        };
+        assert!(check("Requester's shop").is_none());
+        assert!(check("Owner's shop").is_some());
+    }
+
     #[test]
     fn a_cursor_probe_flags_malls_of_the_cursor_owner_even_relabelled() {
-        let owner_malls = vec![
-            ("200".to_string(), "s200".to_string()),
-            ("201".to_string(), "s201".to_string()),
-        ];
+        let mall = |sn: &str| ListedMall {
+            sn: sn.to_string(),
+            signature: format!("s{sn}"),
+            identity: Some((json!(format!("mall {sn}")), json!("2024-01-01 00:00:00"))),
+        };
+        let owner_malls = vec![mall("200"), mall("201")];
         let check = |body: Value| cursor_merchant(&body, "a", "b", &owner_malls);
         // The requester's own malls, and a refusal, pass: one of them shares a mallSn with a
         // mall of the cursor's owner, under another signature (§2.2: the two identify a mall).

@@ -27,8 +27,8 @@ struct Side {
     body: Value,
     /// The cursor taken from its first page, if it listed a mall.
     cursor: Option<String>,
-    /// The `(mallSn, signature)` of each mall of its first page.
-    malls: Vec<(String, String)>,
+    /// Each mall of its first page.
+    malls: Vec<ownership::ListedMall>,
     /// The status of its first page when that was not a success.
     not_served: Option<u16>,
 }
@@ -227,10 +227,7 @@ fn side(
         .unwrap_or_default();
     let malls = records
         .iter()
-        .filter_map(|m| {
-            let text = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
-            Some((text("mallSn")?, text("signature").unwrap_or_default()))
-        })
+        .filter_map(ownership::ListedMall::of)
         .collect();
     Side {
         label,

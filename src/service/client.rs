@@ -550,20 +550,29 @@ impl Client {
             })) => {
                 // Lost again on a fresh connection, from a service that answers others: it
                 // failed on this request (a crash that closes the socket), it is no
-                // unreachable service.
-                if lost_connection
-                    && reconnect
-                    && *auth == AuthMode::Signed
+                // unreachable service. So too a connection lost on this request after which
+                // the service refused to connect at all (whatever the request's
+                // Authorization): its process went down on it (Node ends on an unhandled
+                // rejection, and a supervisor brings it back for the next cases).
+                let went_down = reconnect
+                    && !lost_connection
+                    && f.actual.to_ascii_lowercase().contains("connection refused");
+                if ((lost_connection && reconnect && *auth == AuthMode::Signed) || went_down)
                     && f.check.id == catalog::TRANSPORT_CONNECT.id
                     && self.served_a_signed_request()
                 {
+                    let then = if went_down {
+                        "then the service refused a new connection: it went down while this request was out"
+                    } else {
+                        "on a fresh connection too"
+                    };
                     f = Finding::new(
                         &catalog::TRANSPORT_DROPPED,
                         "",
                         "an answer (the service accepts connections and answers other requests)",
                         format!(
-                            "no answer: the connection was closed before any byte of it, on a \
-                             fresh connection too ({})",
+                            "no answer: the connection was closed before any byte of it, {then} \
+                             ({})",
                             f.actual
                         ),
                     );
