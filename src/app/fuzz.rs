@@ -397,12 +397,9 @@ async fn fuzz_target(
     let seed = fuzzer.options.seed;
     let event_signer = signer.clone();
     let event_redactor = redactor.clone();
+    let handle = tokio::runtime::Handle::current();
     let mut fuzzing = tokio::task::spawn_blocking(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a current-thread runtime");
-        fuzzer.run(&runtime, &mut |event| {
+        fuzzer.run(handle, &mut |event| {
             print(
                 lines,
                 &event_redactor,

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use proptest::strategy::{Just, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
@@ -420,7 +420,7 @@ impl Prober {
 struct Session<'a> {
     fuzzer: &'a Fuzzer,
     prober: Arc<Prober>,
-    runtime: &'a Runtime,
+    handle: Handle,
     requests: u64,
     next_slot: Instant,
     deadline: Instant,
@@ -476,7 +476,7 @@ impl Session<'_> {
     /// Waits for `work` on the runtime, or for an interrupt (then `None`, and the run halts).
     fn wait<T>(&mut self, work: impl Future<Output = T>) -> Option<T> {
         let interrupt = self.fuzzer.interrupt.clone();
-        let done = self.runtime.block_on(async {
+        let done = self.handle.block_on(async {
             tokio::select! {
                 // Work that is done is taken even once a signal is raised: a finished case
                 // still counts as a request that went out.
@@ -547,7 +547,7 @@ impl Session<'_> {
                 || interrupt.raised().is_some()
                 || Instant::now() >= not_after
         };
-        self.runtime.spawn(async move {
+        self.handle.spawn(async move {
             if held_back(&stopping) {
                 return None;
             }
@@ -699,7 +699,7 @@ impl Out<'_> {
 impl Fuzzer {
     /// Replays the saved failures, then fuzzes every endpoint; call from a blocking thread
     /// (not from async code) with a handle of the runtime the client lives on.
-    pub fn run(&self, runtime: &Runtime, on_event: &mut dyn FnMut(&FuzzEvent)) -> FuzzReport {
+    pub fn run(&self, handle: Handle, on_event: &mut dyn FnMut(&FuzzEvent)) -> FuzzReport {
         let started = Instant::now();
         let mut session = Session {
             fuzzer: self,
@@ -715,7 +715,7 @@ impl Fuzzer {
                 limits: self.options.limits,
                 robustness: self.options.robustness,
             }),
-            runtime,
+            handle,
             requests: 0,
             next_slot: started,
             deadline: started + self.options.max_time,
