@@ -996,6 +996,12 @@ impl Redactor {
             self.write()
                 .add_labelled(word, Label::Secret, Lifetime::Run);
         }
+        // So is key material the command is given (a quoted literal, `--key=VALUE`, a variable
+        // it names): the service knows its key and may echo it in any spelling.
+        for secret in command_material(command) {
+            self.write()
+                .add_labelled(&secret, Label::Secret, Lifetime::Run);
+        }
         self.write()
             .add_labelled(command.trim(), Label::SignCommand, Lifetime::Run)
     }
@@ -1253,6 +1259,61 @@ const FORM: &AsciiSet = &NON_ALPHANUMERIC
 /// Whether a word of a sign command looks like a credential rather than a program, a flag or a
 /// path: at least 10 characters, letters and digits both, none of `/ . $ -` first, no `/` or
 /// `.` inside, and no name of a digest the signers use.
+/// What of a sign command may be key material: each argument after the program, as the shell
+/// reads it (`'Tq3/Vz6+Wm2=Rj5!Hk8'`, the value of `--key=VALUE`), that is no flag, names no
+/// file and is no plain name (`hmac-sha256`, `mallcheck-demo-app`); and the value
+/// of each variable it names (`"$MATERIAL"`, `${KEY}`) that is no file either.
+fn command_material(command: &str) -> Vec<String> {
+    let is_file = |s: &str| {
+        s.starts_with(['/', '~']) || s.starts_with("./") || std::path::Path::new(s).exists()
+    };
+    // Lower-case letters, digits, `-`, `_`, `.` and `/` only: a name (`hmac-sha256`) or a
+    // path (`secret/mall`, a vault's); one that mixes letters and digits the way keys do is
+    // taken by `looks_like_a_credential`.
+    let plain_name = |s: &str| {
+        s.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.' | b'/')
+        })
+    };
+    let mut out = Vec::new();
+    let words = shlex::split(command)
+        .unwrap_or_else(|| command.split_whitespace().map(str::to_string).collect());
+    for word in words.iter().skip(1) {
+        let value = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') => value,
+            _ => word.as_str(),
+        };
+        if value.chars().count() >= MIN_SECRET_LEN
+            && !value.starts_with('-')
+            && !value.contains('$')
+            && !is_file(value)
+            && !plain_name(value)
+        {
+            out.push(value.to_string());
+        }
+    }
+    let mut rest = command;
+    while let Some(at) = rest.find('$') {
+        rest = &rest[at + 1..];
+        let name: String = rest
+            .trim_start_matches('{')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if let Some(value) = (!name.is_empty())
+            .then(|| std::env::var_os(&name))
+            .flatten()
+            .and_then(|v| v.into_string().ok())
+        {
+            let value = value.trim();
+            if value.chars().count() >= MIN_SECRET_LEN && !is_file(value) {
+                out.push(value.to_string());
+            }
+        }
+    }
+    out
+}
+
 fn looks_like_a_credential(word: &str) -> bool {
     const DIGEST_NAMES: [&str; 4] = ["hmac-sha256", "sha256sum", "sha512sum", "hmac-sha512"];
     word.len() >= 10
@@ -1773,6 +1834,21 @@ mod tests {
             .map(<[u8]>::to_vec)
             .collect();
         (all, patterns.longest, patterns.request_longest)
+    }
+
+    /// Key material written in the sign command, quoted as the shell reads it or as a flag's
+    /// value, is a secret: a service that knows its key may echo it.
+    #[test]
+    fn key_material_given_to_the_sign_command_is_scrubbed() {
+        let r = Redactor::new();
+        r.add_sign_command("/opt/sign.sh 'Tq3/Vz6+Wm2=Rj5!Hk8' --salt=Pepper#2026x --hex");
+        for key in ["Tq3/Vz6+Wm2=Rj5!Hk8", "Pepper#2026x"] {
+            let scrubbed = r.scrub(&format!("the key is {key}.")).into_owned();
+            assert!(!scrubbed.contains(key), "{scrubbed}");
+        }
+        assert_eq!(r.scrub("use --hex"), "use --hex");
+        let words = command_material("sign --algo hmac-sha256 ./key.pem 'MyKey/2026+x'");
+        assert_eq!(words, vec!["MyKey/2026+x".to_string()]);
     }
 
     #[test]

@@ -157,6 +157,9 @@ pub struct Env {
     misspelt: Vec<String>,
     /// curl's proxy variables (`HTTP_PROXY`, `NO_PROXY`, ...: see `service::proxy_route`).
     proxies: BTreeMap<String, String>,
+    /// Names of `MALLCHECK_*` variables whose value is not UTF-8: a usage error that names
+    /// them, never their value (other variables are not mallcheck's to read).
+    not_unicode: Vec<String>,
 }
 
 impl fmt::Debug for Env {
@@ -210,7 +213,27 @@ pub fn snapshot_selection(
 impl Env {
     /// The `MALLCHECK_*` variables of this process.
     pub fn from_process() -> Env {
-        Env::from_pairs(std::env::vars())
+        // `std::env::vars` panics on a value that is not UTF-8, printing it: any variable of
+        // the process (a cloud secret) would end the run and leak.
+        let mut not_unicode = Vec::new();
+        let pairs: Vec<(String, String)> = std::env::vars_os()
+            .filter_map(|(name, value)| {
+                let name = name.into_string().ok()?;
+                match value.into_string() {
+                    Ok(value) => Some((name, value)),
+                    Err(_) => {
+                        if name.starts_with("MALLCHECK_") {
+                            not_unicode.push(name);
+                        }
+                        None
+                    }
+                }
+            })
+            .collect();
+        Env {
+            not_unicode,
+            ..Env::from_pairs(pairs)
+        }
     }
 
     /// The `MALLCHECK_*` variables and curl's proxy variables among `pairs` (the others are
@@ -232,6 +255,7 @@ impl Env {
             vars,
             misspelt,
             proxies,
+            not_unicode: Vec::new(),
         }
     }
 
@@ -685,6 +709,13 @@ pub fn resolve(
     profile: Profile,
     redactor: &Redactor,
 ) -> Result<Settings, UsageError> {
+    if !env.not_unicode.is_empty() {
+        return Err(UsageError::setting(
+            env.not_unicode.join(", "),
+            "holds bytes that are not UTF-8 text (its value is not shown)",
+            Some("set it to text: a key of other bytes goes in a file, --sign-key-file"),
+        ));
+    }
     let mut r = Resolver {
         env,
         profile_name: flags.profile.clone().or_else(|| env.get(PROFILE_VAR)),
@@ -995,6 +1026,20 @@ pub fn resolve(
             "00000000-0000-4000-8000-0000000000ef".to_string(),
         )
     };
+    // The second merchant set but empty (a pipeline secret that did not resolve) would
+    // silently skip every probe that needs it; the same merchant twice probes nothing.
+    let empty: Vec<&str> = [OTHER_MERCHANT_ID.var, OTHER_MERCHANT_USER_ID.var]
+        .into_iter()
+        .filter(|var| env.is_set_empty(var))
+        .collect();
+    if !empty.is_empty() {
+        return Err(UsageError::setting(
+            empty.join(", "),
+            "set but empty: a pipeline's variable or secret that did not resolve looks like \
+             this, and the probes that need a second merchant would be skipped",
+            Some("give them a second merchant's ids, or unset them"),
+        ));
+    }
     // The appid is no secret: an Authorization value that holds it alone registers nothing.
     redactor.add_public(&appid);
     let identity = Identity {
@@ -1016,6 +1061,16 @@ pub fn resolve(
             .get(UNKNOWN_MERCHANT_ID_VAR)
             .unwrap_or_else(|| UNKNOWN_MERCHANT_ID.to_string()),
     };
+    if crate::checks::ownership::same_id(&identity.other_merchant_id, &identity.merchant_id) {
+        return Err(UsageError::setting(
+            r.source_of(OTHER_MERCHANT_ID.key).to_string(),
+            "names the configured merchant: the second merchant must be another one, or the \
+             probes that move a cursor between two merchants compare a merchant with itself",
+            Some(
+                "set MALLCHECK_OTHER_MERCHANT_ID and MALLCHECK_OTHER_MERCHANT_USER_ID to another merchant's ids",
+            ),
+        ));
+    }
     let mut vars = env.case_vars();
     for (name, value) in [
         (APPID.var, &identity.appid),

@@ -284,6 +284,11 @@ pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
 
 /// Runs the suite.
 pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
+    // The reports of an earlier run go first: a run that ends before writing its own (a usage
+    // error, a kill during the preflight) must not leave another run's verdict for a pipeline
+    // to read.
+    let paths: Vec<std::path::PathBuf> = args.output.paths().into_iter().map(Into::into).collect();
+    super::remove_reports(&paths);
     // Before any thread exists: it configures insta through environment variables.
     let snapshots = super::snapshots::snapshotter(&args, redactor)?;
     let Plan {
