@@ -277,11 +277,30 @@ async fn fetch(
 ) -> Result<(Vec<Change>, Value), String> {
     let sent = request::send(client, discovery, x, None).await?;
     let request: Value = serde_json::from_str(&sent.exchange.request.body).unwrap_or(Value::Null);
-    let body = sent
+    let (body, read) = sent
         .result
-        .map(|r| r.json.into_value())
+        .map(|r| {
+            // What reading the body found (a duplicate key, a number out of range): the tree
+            // holds one reading of such a body, and the schema sees only that one.
+            let read = r.json.findings();
+            (r.json.into_value(), read)
+        })
         .map_err(|f| f.headline())?;
-    let broken = contract_breaks(schemas, x, &scrub_value(&body, client.redactor()));
+    let mut broken: Vec<Change> = read
+        .iter()
+        .filter(|f| f.outcome(false) == Outcome::Fail)
+        .take(MAX_CONTRACT_CHANGES)
+        .map(|f| {
+            let mut change = contract_change(f);
+            change.note = client.redactor().scrub(&change.note).into_owned();
+            change
+        })
+        .collect();
+    broken.extend(contract_breaks(
+        schemas,
+        x,
+        &scrub_value(&body, client.redactor()),
+    ));
     if spec.walk {
         return walk::whole_walk(client, &request, body, cursor, None)
             .await
@@ -317,19 +336,24 @@ fn contract_breaks(schemas: &SchemaSet, x: &ExchangeCase, body: &Value) -> Vec<C
         .kept()
         .iter()
         .filter(|f| f.outcome(false) == Outcome::Fail)
-        .map(|f| Change {
-            pointer: f.pointer.clone(),
-            record: None,
-            kind: ChangeKind::ContractBroken,
-            class: Class::Breaking,
-            before: None,
-            after: None,
-            note: format!(
-                "{} ({}): expected {}, got {}",
-                f.check.id, f.check.section, f.expected, f.actual
-            ),
-        })
+        .map(contract_change)
         .collect()
+}
+
+/// A finding of the candidate's answer as a breaking change.
+fn contract_change(f: &crate::verdict::event::Finding) -> Change {
+    Change {
+        pointer: f.pointer.clone(),
+        record: None,
+        kind: ChangeKind::ContractBroken,
+        class: Class::Breaking,
+        before: None,
+        after: None,
+        note: format!(
+            "{} ({}): expected {}, got {}",
+            f.check.id, f.check.section, f.expected, f.actual
+        ),
+    }
 }
 
 /// Compares one response with its baseline snapshot, through insta so that the case's

@@ -1072,3 +1072,21 @@ fn a_release_diff_fails_a_candidate_that_breaks_the_contract_in_its_values() {
     assert!(out.contains("breaks the contract"), "{out}");
     assert!(out.contains("mall.datetime"), "{out}");
 }
+
+/// What reading the candidate's body finds breaks the contract too: a member twice (the
+/// tree keeps one of them) or a number no client can hold, as `run` reports them.
+#[test]
+fn a_release_diff_fails_a_candidate_whose_body_holds_a_member_twice() {
+    let server = Server::start();
+    let dir = workdir("true");
+    record(dir.path(), &server);
+    for (fault, check) in [
+        ("duplicate-data", "response.duplicate-key"),
+        ("order-total-num-huge", "response.number-range"),
+    ] {
+        let o = diff(dir.path(), &server.url(None), &server.url(Some(fault)));
+        assert_eq!(o.status.code(), Some(1), "{fault}: {}", describe(&o));
+        let out = stdout(&o);
+        assert!(out.contains(check), "{fault}: {out}");
+    }
+}
