@@ -260,10 +260,33 @@ fn userinfo_ranges(text: &str) -> Vec<Range<usize>> {
     out
 }
 
+/// The profile keys whose values a diagnostic may quote (the base URL without its userinfo);
+/// any other key's value is hidden, a key mallcheck does not know included.
+const SHOWN_KEYS: &[&str] = &[
+    "base_url",
+    "appid",
+    "merchant_id",
+    "merchant_user_id",
+    "role",
+    "other_merchant_id",
+    "other_merchant_user_id",
+    "signer",
+    "sign_key_file",
+    "cacert",
+    "timeout",
+    "max_retry_wait",
+    "rate",
+    "jobs",
+    "exhaustive",
+    "walk_prefix",
+    "allow_empty_merchant",
+    "sweep_budget",
+];
+
 /// Byte ranges of a config file's text that a diagnostic must never quote: the userinfo of
 /// every URL (`https://user:s3cret@host`), the value of every key whose name says it holds a
 /// credential (`sign_key`, `token`, `password`, ...; a `*_file` key holds a path, not a
-/// secret), and the value of `proxy`. Sorted by start.
+/// secret), the value of `proxy` and of every key not in [`SHOWN_KEYS`]. Sorted by start.
 fn secret_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = userinfo_ranges(text);
     for pair in PAIR.captures_iter(text) {
@@ -271,8 +294,13 @@ fn secret_ranges(text: &str) -> Vec<Range<usize>> {
             continue;
         };
         let key = key.as_str().trim_matches(['"', '\'']);
-        // A proxy may be written `user:password@host` without a scheme: its whole value.
-        if (is_secret_header_name(key) && !key.ends_with("_file")) || key == "proxy" {
+        // A proxy may be written `user:password@host` without a scheme: its whole value. A key
+        // mallcheck does not know may hold anything (`sign_command = "sign.sh 'k3y'"`, `pw`):
+        // its name is the error, its value is not shown.
+        if (is_secret_header_name(key) && !key.ends_with("_file"))
+            || key == "proxy"
+            || !SHOWN_KEYS.contains(&key)
+        {
             ranges.push(value.range());
         }
     }
@@ -374,6 +402,16 @@ mod tests {
                 "a key-like value in an inline table",
                 "profile.s = { password = 's3cret', rate = 5x }\n",
                 "mallcheck.toml:1:",
+            ),
+            (
+                "a key mallcheck does not know, its value a command with a credential",
+                "[profile.s]\nsign_command = \"/opt/sign.sh 's3cret'\"\n",
+                "mallcheck.toml:2:",
+            ),
+            (
+                "a key mallcheck does not know, named like no credential",
+                "[profile.s]\npw = \"s3cret-value\"\n",
+                "mallcheck.toml:2:",
             ),
         ] {
             let (_d, p) = write(text);

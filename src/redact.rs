@@ -1283,9 +1283,11 @@ fn command_material(command: &str) -> Vec<String> {
             Some((flag, value)) if flag.starts_with('-') => value,
             _ => word.as_str(),
         };
+        // A word with blanks is a script or a message (`python3 -c '...'`), not a key.
         if value.chars().count() >= MIN_SECRET_LEN
             && !value.starts_with('-')
             && !value.contains('$')
+            && !value.contains(char::is_whitespace)
             && !is_file(value)
             && !plain_name(value)
         {
@@ -1482,6 +1484,17 @@ fn escaped_forms(secret: &str) -> Vec<String> {
         out.push(json_escaped(&latin1, &JSON_STYLES[0]));
         out.push(latin1);
         out.extend(unicode_spellings(secret));
+        // Echoed in a single-byte encoding (Latin-1, windows-1252: `é` as the byte E9) and
+        // read as UTF-8, each character outside ASCII is a replacement character: the rest of
+        // the key stands around it.
+        let replaced: String = secret
+            .chars()
+            .map(|c| if c.is_ascii() { c } else { '\u{FFFD}' })
+            .collect();
+        if replaced.chars().filter(|c| c.is_ascii()).count() >= MIN_SECRET_LEN {
+            out.push(json_escaped(&replaced, &JSON_STYLES[0]));
+            out.push(replaced);
+        }
     }
     // Percent-encoders differ in the case of their hex digits.
     let lower_hex: Vec<String> = out
@@ -1834,6 +1847,18 @@ mod tests {
             .map(<[u8]>::to_vec)
             .collect();
         (all, patterns.longest, patterns.request_longest)
+    }
+
+    /// A key with a character outside ASCII, echoed in a single-byte encoding (Latin-1) and
+    /// read as UTF-8: the character is a replacement character, and the rest is scrubbed.
+    #[test]
+    fn a_key_echoed_in_latin1_is_scrubbed_around_its_replacement_character() {
+        let r = Redactor::new();
+        r.add_secret("Tq3/Vzé6+Wm2=Rj5!Hk8");
+        let body = b"{\"echo\":\"Tq3/Vz\xe96+Wm2=Rj5!Hk8\"}";
+        let text = String::from_utf8_lossy(body).into_owned();
+        let scrubbed = r.scrub(&text).into_owned();
+        assert!(!scrubbed.contains("Rj5!Hk8"), "{scrubbed}");
     }
 
     /// Key material written in the sign command, quoted as the shell reads it or as a flag's

@@ -52,6 +52,20 @@ fn register_environment_secrets(redactor: &Redactor) {
     }
 }
 
+/// The reports of an earlier run that `run` removed as it started (see
+/// [`remove_reports_at_start`]), for the note of a run that then stops at a usage error.
+static REMOVED_AT_START: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Removes the reports of an earlier run before anything else: a run that ends before writing
+/// its own (a usage error, a kill during the preflight, a crash) must not leave another run's
+/// verdict for a pipeline to read. Said only if the run then stops at a usage error.
+pub(crate) fn remove_reports_at_start(paths: &[std::path::PathBuf]) {
+    let removed = remove_reports(paths);
+    *REMOVED_AT_START
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = removed;
+}
+
 /// Where a command line's run writes its reports (none for the other commands): what
 /// [`remove_earlier_reports`] clears when the run stops at a usage error.
 pub fn report_paths(cli: &Cli) -> Vec<std::path::PathBuf> {
@@ -66,7 +80,15 @@ pub fn report_paths(cli: &Cli) -> Vec<std::path::PathBuf> {
 /// reports whatever the exit code (`if: always()`) must not publish an earlier green run as
 /// this one's. Only regular files go; the removal is said on standard error.
 pub fn remove_earlier_reports(paths: &[std::path::PathBuf]) {
-    let removed = remove_reports(paths);
+    let mut removed = remove_reports(paths);
+    let at_start = std::mem::take(
+        &mut *REMOVED_AT_START
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    if removed.is_empty() {
+        removed = at_start;
+    }
     if !removed.is_empty() {
         crate::say::stderr_line!(
             "note: removed the reports of an earlier run ({removed}): this run did not start"

@@ -28,7 +28,6 @@ use crate::snapshot::classify::Contract;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::CaseResult;
 use crate::verdict::event::Event;
-use crate::verdict::sealed::Sealed;
 
 use super::signals::Stop;
 
@@ -284,11 +283,8 @@ pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
 
 /// Runs the suite.
 pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
-    // The reports of an earlier run go first: a run that ends before writing its own (a usage
-    // error, a kill during the preflight) must not leave another run's verdict for a pipeline
-    // to read.
     let paths: Vec<std::path::PathBuf> = args.output.paths().into_iter().map(Into::into).collect();
-    super::remove_reports(&paths);
+    super::remove_reports_at_start(&paths);
     // Before any thread exists: it configures insta through environment variables.
     let snapshots = super::snapshots::snapshotter(&args, redactor)?;
     let Plan {
@@ -472,25 +468,29 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                     (runner.client.base_url().to_string(), runner.target.clone());
                 // Cases the run adds at its end: the preflight's page when it broke the
                 // contract, and the configured merchant's list read two ways.
-                let preflight_broken = std::sync::Mutex::new(None);
+                let preflight_broken: std::sync::Mutex<Option<Box<CaseResult>>> =
+                    std::sync::Mutex::new(None);
+                let planned_count = planned.len();
                 let mut contract_broken = false;
                 let mut on_event = |event: Event| {
                     run_started |= matches!(event, Event::RunStarted { .. });
                     let event = match event {
                         Event::RunFinished(summary) => {
                             let mut summary = summary.clone();
-                            let mut added: Vec<Box<Sealed<CaseResult>>> = preflight_broken
+                            let mut added: Vec<CaseResult> = preflight_broken
                                 .lock()
                                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                                 .take()
+                                .map(|case| *case)
                                 .into_iter()
                                 .collect();
                             if watched.discovery.lists_two_ways() {
-                                added.push(Box::new(
-                                    preflight::two_ways_case().seal(redactor),
-                                ));
+                                added.push(preflight::two_ways_case());
                             }
-                            for case in added {
+                            for (i, mut case) in added.into_iter().enumerate() {
+                                // After the planned cases, as a merge of shards numbers it.
+                                case.id.index = planned_count + i;
+                                let case = Box::new(case.seal(redactor));
                                 contract_broken = true;
                                 summary.add(case.outcome);
                                 sinks.on_event(&Event::CaseStarted(case.id.clone()));

@@ -169,21 +169,25 @@ pub fn page_contract(
     schemas: &crate::spec::schemas::SchemaSet,
 ) -> Vec<Finding> {
     let mut findings = schema_findings(Endpoint::MallList, response, schemas);
+    findings.extend(page_size(response, count));
+    findings.extend(mall_twice(&response.json));
+    findings
+}
+
+/// `paging.page-size`: more malls than `count` asked for (read from the bytes, no tree).
+pub fn page_size(response: &Response, count: Option<u64>) -> Option<Finding> {
     // A count below 1 asks for no page at all: a service may refuse it or serve its default
     // size (§4.1 gives no rule for it), so only a positive count bounds the page.
-    let len = response.json.data_len();
-    if let (Some(count), Some(len)) = (count.filter(|&c| c >= 1), len)
-        && u64::try_from(len).unwrap_or(u64::MAX) > count
-    {
-        findings.push(Finding::new(
+    let count = count.filter(|&c| c >= 1)?;
+    let len = response.json.data_len()?;
+    (u64::try_from(len).unwrap_or(u64::MAX) > count).then(|| {
+        Finding::new(
             &catalog::PAGING_PAGE_SIZE,
             "/data",
             format!("at most {count} malls (cursor.count)"),
             format!("{len} malls"),
-        ));
-    }
-    findings.extend(mall_twice(&response.json));
-    findings
+        )
+    })
 }
 
 /// The response schema's failing findings, spelled as the body spells its values.

@@ -26,7 +26,6 @@ use crate::service::client::Client;
 use crate::service::discover::Discovery;
 use crate::spec::schemas::SchemaSet;
 use crate::verdict::event::{CaseId, CaseResult, Event, RunSummary};
-use crate::verdict::sealed::Sealed;
 use crate::verdict::source::SourceFile;
 
 /// How often the runner sends [`Event::Tick`], so that a report file holding back a write
@@ -220,11 +219,12 @@ impl Runner {
 pub enum Preflight {
     /// It stopped the run: the message for the console and the exit code.
     Stopped(String, i32),
-    /// The suite runs; with the `preflight` case (sealed, outcome Fail) when the accepted first
-    /// page breaks the contract.
+    /// The suite runs; with the `preflight` case (outcome Fail, not sealed yet: it is
+    /// numbered after the planned cases first) when the accepted first page breaks the
+    /// contract.
     Passed {
         /// The failed case, for the reports.
-        broken: Option<Box<Sealed<CaseResult>>>,
+        broken: Option<Box<CaseResult>>,
     },
 }
 
@@ -251,9 +251,7 @@ impl Runner {
                 let (keys, states) = &accepted.malls;
                 self.discovery.first_read(keys, states);
                 return Preflight::Passed {
-                    broken: accepted
-                        .broken
-                        .map(|r| Box::new(r.seal(self.client.redactor()))),
+                    broken: accepted.broken.map(Box::new),
                 };
             }
             Err(stopped) => stopped,

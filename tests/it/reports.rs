@@ -476,9 +476,10 @@ fn merging_two_partial_runs_equals_the_run_of_both() {
         run(&url, dir.path(), &a, &["mall-list.yaml"]).status.code(),
         Some(1)
     );
+    // The preflight's first page breaks the contract too (state 3): every shard fails on it.
     assert_eq!(
         run(&url, dir.path(), &b, &["auth.yaml"]).status.code(),
-        Some(0)
+        Some(1)
     );
     assert_eq!(
         run(&url, dir.path(), &both, &["mall-list.yaml", "auth.yaml"])
@@ -835,7 +836,15 @@ fn merge_in_either_order_keeps_the_worst_outcome_of_each_case() {
             .any(|(name, checks)| name == FAILING_CASE && checks.contains(&FAILING_CHECK.into())),
         "{bad_failing:?}"
     );
-    let total = json_cases(&bad_run).len();
+    // The bad run's preflight case (its first page breaks the contract) is in it alone.
+    let total = json_cases(&bad_run)
+        .iter()
+        .filter(|c| c.1 != "preflight")
+        .count();
+    let bad_failing_in_both = bad_failing
+        .iter()
+        .filter(|(name, _)| name != "preflight")
+        .count();
     for out in [&good_first, &bad_first] {
         assert_eq!(
             out.status.code(),
@@ -850,8 +859,7 @@ fn merge_in_either_order_keeps_the_worst_outcome_of_each_case() {
         assert_eq!(
             notes[0],
             format!(
-                "note: {total} cases appear in more than one input ({} with different outcomes); the worst outcome of each is kept",
-                bad_failing.len()
+                "note: {total} cases appear in more than one input ({bad_failing_in_both} with different outcomes); the worst outcome of each is kept",
             ),
             "{stderr}"
         );
