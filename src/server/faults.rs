@@ -281,6 +281,7 @@ faults! {
     /// 500 when the cursor holds a quote.
     FuzzCursorQuote = ("fuzz-cursor-quote", Fuzz(&FUZZ_NO_SERVER_ERROR), "HTTP 500 when cursor.endCursor holds a single quote (a cursor pasted into SQL unescaped)");
     /// Every merchant's malls listed when `filter.seller.merchantId` is no string.
+    FuzzListMerchantLike = ("fuzz-list-merchant-like", Fuzz(&FUZZ_OWNERSHIP), "the mall list filters by merchant with SQL LIKE: a merchantId of `%` lists every merchant's malls");
     FuzzListMerchantOptional = ("fuzz-list-merchant-optional", Fuzz(&FUZZ_OWNERSHIP), "a mall-list body whose filter.seller.merchantId is no string (left out, null, an object) lists every merchant's malls, as an ORM that drops an undefined filter member does");
     /// Products served when `seller.merchantId` is no string.
     FuzzProductsSellerOptional = ("fuzz-products-seller-optional", Fuzz(&FUZZ_OWNERSHIP), "a products body whose seller.merchantId is no string (left out, null, an object) is answered with the mall's products: the seller check is skipped, as an ORM that drops an undefined filter member does");
@@ -942,7 +943,7 @@ mod tests {
             .iter()
             .filter(|f| f.is_fuzz_trigger())
             .collect();
-        assert_eq!(fuzz.len(), 9);
+        assert_eq!(fuzz.len(), 10);
         for f in fuzz {
             let id = f.expected_check();
             assert!(

@@ -864,7 +864,9 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
     let data = state.data(fault);
     let merchant_id = req.seller.merchant_id.as_str();
     let mut listing = data.malls_of(merchant_id);
-    if fault == Some(Fault::FuzzListMerchantOptional) && merchant_id == EVERY_MERCHANT {
+    if (fault == Some(Fault::FuzzListMerchantOptional) && merchant_id == EVERY_MERCHANT)
+        || (fault == Some(Fault::FuzzListMerchantLike) && merchant_id == "%")
+    {
         listing = data.malls().iter().collect();
         listing.sort_by_key(|m| Reverse(m.id));
     }

@@ -536,6 +536,20 @@ fn a_seller_check_skipped_without_a_merchant_id_is_found_through_a_mall_with_pro
     );
 }
 
+/// A merchant filter written with SQL LIKE lists every merchant's malls for `%`: the edge
+/// sweep sends it in every string member, and the ownership property sees the other merchants.
+#[test]
+fn a_like_merchant_filter_is_found() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let r = run(&mut fuzz_at(
+        dir.path(),
+        &server.fault_url("fuzz-list-merchant-like"),
+    ));
+    let body = assert_found(&r, "fuzz.ownership");
+    assert_eq!(body["filter"]["seller"]["merchantId"], "%", "{body}");
+}
+
 /// A page of a size no walk of `run` asks for (above 100) that lists a mall twice: the fuzzer's
 /// contract property reads every success page for a mall given twice.
 #[test]

@@ -17,6 +17,8 @@ pub(super) fn string_edges(base: &str, alternatives: &[String]) -> Vec<Gen<Value
         just(json!("")),
         just(Value::Null),
         just(json!(" ")),
+        // SQL LIKE's wildcard: `merchant_id LIKE ?` lists every merchant's malls for it.
+        just(json!("%")),
         just(json!(0)),
         just(json!(format!("{base} "))),
         long,

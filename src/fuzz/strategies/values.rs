@@ -144,6 +144,10 @@ pub(super) const SPECIAL_STRINGS: &[&str] = &[
     "\"; DROP TABLE mall; --",
     "%s%s%n",
     "%00",
+    // SQL LIKE's wildcards: a filter written `merchant_id LIKE ?` lists every merchant's malls
+    // for `%`.
+    "%",
+    "_",
     "{{7*7}}",
     "${jndi:ldap://x/a}",
     "<script>alert(1)</script>",
