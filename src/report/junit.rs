@@ -442,12 +442,7 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
         let cases = cases.into_iter().map(|r| run_case(r, run.strict)).collect();
         // The run's own cases (`preflight`, `discovery`) come from no file: a `file` would
         // send a CI's link to a file that does not exist.
-        let pseudo = [
-            crate::runner::preflight::PREFLIGHT_CASE,
-            crate::runner::preflight::DISCOVERY_CASE,
-        ]
-        .iter()
-        .any(|name| file == Path::new(name));
+        let pseudo = crate::verdict::event::is_run_case_file(file);
         let mut suite = suite(&file_attr(file), (!pseudo).then_some(file), cases);
         add_properties(&mut suite, run_properties(run));
         if let Some(t) = run.started_at {

@@ -17,11 +17,7 @@ use crate::verdict::endpoint::{AuthMode, Endpoint};
 use crate::verdict::event::{CaseId, CaseResult, Finding, Outcome, RunSummary};
 use crate::verdict::exchange::Exchange;
 
-/// Name (and file) of the case that reports a failed preflight.
-pub const PREFLIGHT_CASE: &str = "preflight";
-
-/// Name (and file) of the case that reports a failed discovery of the target mall.
-pub const DISCOVERY_CASE: &str = "discovery";
+pub use crate::verdict::event::{DISCOVERY_CASE, PREFLIGHT_CASE};
 
 /// Why the preflight stopped the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

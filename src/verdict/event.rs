@@ -11,6 +11,20 @@ use crate::verdict::exchange::Exchange;
 use crate::verdict::findings::Omitted;
 use crate::verdict::sealed::{self, Sealable, Sealed};
 
+/// Name (and file) of the case that reports the preflight (stopped, or its page broken).
+pub const PREFLIGHT_CASE: &str = "preflight";
+
+/// Name (and file) of the case that reports a failed discovery of the target mall, or a run
+/// that covered nothing.
+pub const DISCOVERY_CASE: &str = "discovery";
+
+/// Whether a case's file is one of the run's own cases (no case file holds them).
+pub fn is_run_case_file(file: &std::path::Path) -> bool {
+    [PREFLIGHT_CASE, DISCOVERY_CASE]
+        .iter()
+        .any(|name| file == std::path::Path::new(name))
+}
+
 /// A place in a case file that a finding can blame, already rendered as `file:line:col`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SourceLocation {
