@@ -820,7 +820,9 @@ pub fn resolve(
     };
     let key_from_file = match &key_file {
         Some((path, _)) => Some(
+            // A byte order mark is an editor's (Notepad's), never part of a key.
             crate::local_file::read_text(path, crate::local_file::Kind::SignKey)?
+                .trim_start_matches('\u{feff}')
                 .trim_end_matches(['\n', '\r'])
                 .to_string(),
         ),
@@ -848,6 +850,15 @@ pub fn resolve(
     // Even unused by the signer (a sign command may read it from the environment).
     if let Some(key) = &key {
         redactor.add_secret(key);
+        // Blanks around a key are kept (a key may hold them), said, and the key without them
+        // is a secret too: it is most likely the service's own.
+        if key.trim() != key {
+            redactor.add_secret(key.trim());
+            warnings.push(format!(
+                "{key_source}: the signing key begins or ends with a blank, which is signed \
+                 with it (if the service's key has none, remove it)"
+            ));
+        }
     }
     let kind = match flags.signer {
         Some(kind) => {
@@ -1619,6 +1630,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("empty signing key"), "{err}");
+        // A byte order mark is dropped; a blank is kept, with a warning.
+        for (text, key, warned) in [
+            ("\u{feff}k3y-in-file\n", "k3y-in-file", false),
+            ("k3y-in-file \n", "k3y-in-file ", true),
+        ] {
+            std::fs::write(file.path(), text).unwrap();
+            let t = resolve(&from_empty_file, &Env::default(), Profile::default()).unwrap();
+            assert_eq!(t.signer.sign(b"{}").await.unwrap(), key);
+            assert_eq!(
+                t.warnings
+                    .iter()
+                    .any(|w| w.contains("begins or ends with a blank")),
+                warned,
+                "{:?}",
+                t.warnings
+            );
+        }
     }
 
     #[test]

@@ -97,7 +97,9 @@ pub async fn check(
         });
     };
     let mut causes = causes(stop, client.base_url(), signer, appid);
-    if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
+    if stop == Stop::Unreachable && finding.actual.contains("(NotValidForName)") {
+        causes.insert(0, "the service's TLS certificate is issued for another host name: use the host name it is issued for in the base URL (a trusted CA does not make it valid for another name)".to_string());
+    } else if stop == Stop::Unreachable && is_certificate_problem(&finding.actual) {
         causes.insert(0, "the service's TLS certificate is not trusted on this machine (self-signed, or issued by a private CA): pass --cacert FILE with that CA (PEM), add it to the system trust store, or point SSL_CERT_FILE at a PEM bundle holding it".to_string());
     }
     let mut finding = finding.with_detail(format!("likely causes: {}", causes.join("; ")));

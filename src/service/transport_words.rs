@@ -13,6 +13,15 @@ static CERTIFICATE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("a valid pattern")
 });
 
+/// rustls's words for a certificate issued for another name (its `Display` of
+/// `NotValidForNameContext`): the host asked for, and the names the certificate holds.
+static WRONG_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"invalid peer certificate: certificate not valid for name "([^"]*)"(?:; certificate is only valid for ([^\n]*))?"#,
+    )
+    .expect("a valid pattern")
+});
+
 /// The resolver's words for a host name it could not resolve.
 static DNS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
@@ -52,6 +61,21 @@ fn certificate_words(name: &str) -> String {
 /// went through a proxy, whose host is then the one this machine resolves, and which opens
 /// the tunnel of an `https` target.
 pub fn in_words(chain: &str, proxied: bool) -> String {
+    if let Some(c) = WRONG_NAME.captures(chain) {
+        let host = c.get(1).map_or("", |m| m.as_str());
+        let names = c.get(2).map_or(String::new(), |m| {
+            let names = m
+                .as_str()
+                .replace("DnsName(", "")
+                .replace("IpAddress(", "")
+                .replace([')', '"', '[', ']'], "");
+            format!(" (it is issued for {})", names.trim_end_matches(['.', ' ']))
+        });
+        return format!(
+            "the service's TLS certificate is not accepted: it is not issued for the host name \
+             {host:?} of the base URL{names} (NotValidForName)"
+        );
+    }
     if let Some(c) = CERTIFICATE.captures(chain) {
         let name = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
         return certificate_words(name);
@@ -94,6 +118,15 @@ mod tests {
         assert!(!text.contains("Other(OtherError"), "{text}");
         assert!(text.contains("CA certificate as its own"), "{text}");
         assert!(text.contains("(CaUsedAsEndEntity)"), "{text}");
+        let text = in_words(
+            "client error (Connect): invalid peer certificate: certificate not valid for name \"127.0.0.1\"; certificate is only valid for DnsName(\"other.example\")",
+            false,
+        );
+        assert!(
+            text.contains("not issued for the host name \"127.0.0.1\""),
+            "{text}"
+        );
+        assert!(text.contains("it is issued for other.example"), "{text}");
         let text = in_words("invalid peer certificate: UnknownIssuer", false);
         assert!(text.contains("--cacert FILE"), "{text}");
         let text = in_words(
