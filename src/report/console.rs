@@ -128,6 +128,8 @@ struct Pulse {
     last_line: Instant,
     total: usize,
     finished: usize,
+    /// Cases that passed only after a transport retry: the summary counts them.
+    flaky: usize,
     running: BTreeMap<usize, (CaseId, Instant)>,
 }
 
@@ -161,6 +163,7 @@ impl<W: Write> Console<W> {
                 last_line: Instant::now(),
                 total: 0,
                 finished: 0,
+                flaky: 0,
                 running: BTreeMap::new(),
             },
             groups: None,
@@ -333,6 +336,7 @@ impl<W: Write> Console<W> {
             Event::CaseFinished(result) => {
                 pulse.running.remove(&result.id.index);
                 pulse.finished += 1;
+                pulse.flaky += usize::from(result.flaky);
             }
             Event::Tick | Event::RunFinished(_) | Event::RunInterrupted { .. } => {}
         }
@@ -479,9 +483,15 @@ impl<W: Write> Console<W> {
                 }
             }
             Event::RunFinished(summary) => {
+                // A pass after a transport retry is still a pass (as nextest counts it), but
+                // the summary says how many there were: a service that drops requests shows.
+                let flaky = match self.pulse.flaky {
+                    0 => String::new(),
+                    n => format!(" ({n} flaky: passed only after a transport retry)"),
+                };
                 writeln!(
                     self.out,
-                    "{}: {}: {} passed, {} warned, {} failed, {} errored, {} skipped in {:.2}s",
+                    "{}: {}: {} passed{flaky}, {} warned, {} failed, {} errored, {} skipped in {:.2}s",
                     p.paint(outcome_style(summary.outcome()), "Summary"),
                     text::plural(summary.total(), "case"),
                     summary.passed,

@@ -181,7 +181,10 @@ impl Runner {
                 };
                 let id = planned.id(index);
                 let _ = tx.send(Event::CaseStarted(id.clone()));
-                let guarded = AssertUnwindSafe(execute::case(&runner, &planned, id.clone()));
+                // Boxed: the case's future is large (~140 KB), and a task's future is moved
+                // into the runtime's task cell when spawned; boxed here, it is built in place.
+                let guarded =
+                    AssertUnwindSafe(Box::pin(execute::case(&runner, &planned, id.clone())));
                 let result = match guarded.catch_unwind().await {
                     Ok(result) => result,
                     Err(panic) => execute::crashed(id, panic_message(&*panic)),

@@ -484,7 +484,9 @@ impl Client {
                 // after a 500 does, without `Connection: close`): the request never reached
                 // the service, so it goes again at once on a new connection, once, and it is
                 // neither a retry of --retries nor waited for.
-                Ok(Err(failed)) if failed.lost_connection && !reconnect => {
+                Ok(Err(failed))
+                    if failed.lost_connection && !reconnect && !failed.new_connection =>
+                {
                     reconnect = true;
                     drop(place);
                     continue;
@@ -547,6 +549,7 @@ impl Client {
                 partial,
                 finding: mut f,
                 lost_connection,
+                new_connection,
             })) => {
                 // Lost again on a fresh connection, from a service that answers others: it
                 // failed on this request (a crash that closes the socket), it is no
@@ -557,12 +560,18 @@ impl Client {
                 let went_down = reconnect
                     && !lost_connection
                     && f.actual.to_ascii_lowercase().contains("connection refused");
-                if ((lost_connection && reconnect && *auth == AuthMode::Signed) || went_down)
+                // A connection that had brought no answer is no keep-alive race either: the
+                // request was not sent again, and its loss is the service's as much.
+                let lost_twice = lost_connection && (reconnect || new_connection);
+                if ((lost_twice && *auth == AuthMode::Signed) || went_down)
                     && f.check.id == catalog::TRANSPORT_CONNECT.id
                     && self.served_a_signed_request()
                 {
                     let then = if went_down {
                         "then the service refused a new connection: it went down while this request was out"
+                    } else if !reconnect {
+                        "and it was the connection's first request (a new connection, not one \
+                         kept alive from an earlier answer, so not sent again)"
                     } else {
                         "on a fresh connection too"
                     };
@@ -667,6 +676,7 @@ impl Client {
                 partial: None,
                 finding: self.transport_finding(&e),
                 lost_connection: e.is_lost_connection(),
+                new_connection: e.on_new_connection(),
             })?;
         let limit = self.options.max_body;
         let (status, headers, end) = answer.read(limit).await;
@@ -829,6 +839,8 @@ struct Failed {
     /// The connection was lost after it was established and before any byte of the answer
     /// (reset, or closed by the service): a keep-alive connection the service had closed.
     lost_connection: bool,
+    /// The connection had brought no answer before this request: not a keep-alive race.
+    new_connection: bool,
 }
 
 impl Failed {
@@ -837,6 +849,7 @@ impl Failed {
             partial: Some(record),
             finding,
             lost_connection: false,
+            new_connection: false,
         }
     }
 }

@@ -206,32 +206,35 @@ impl Discovery {
                 if !listed(field, value) {
                     continue;
                 }
-                let first = d
-                    .by_value
-                    .entry((field, value))
-                    .or_insert_with(|| (text, sn.to_string()))
-                    .clone();
-                let owner = d
-                    .by_text
-                    .entry((field, text))
-                    .or_insert_with(|| (value, sn.to_string()))
-                    .clone();
-                let problem = if owner.0 != value {
-                    Some(DescriptionProblem::Shared {
-                        field,
-                        value,
-                        other: owner.0,
-                        mall: owner.1,
-                    })
-                } else if first.0 != text {
-                    Some(DescriptionProblem::Varies {
-                        field,
-                        value,
-                        mall: first.1,
-                    })
-                } else {
-                    None
+                // Looked up before inserting: a value read before (nearly every one) costs no
+                // allocation; only a new value or text keeps the mall number.
+                let first = d.by_value.get(&(field, value));
+                let owner = d.by_text.get(&(field, text));
+                let problem = match (first, owner) {
+                    (_, Some((other, mall))) if *other != value => {
+                        Some(DescriptionProblem::Shared {
+                            field,
+                            value,
+                            other: *other,
+                            mall: mall.clone(),
+                        })
+                    }
+                    (Some((before, mall)), _) if *before != text => {
+                        Some(DescriptionProblem::Varies {
+                            field,
+                            value,
+                            mall: mall.clone(),
+                        })
+                    }
+                    _ => None,
                 };
+                let (new_value, new_text) = (first.is_none(), owner.is_none());
+                if new_value {
+                    d.by_value.insert((field, value), (text, sn.to_string()));
+                }
+                if new_text {
+                    d.by_text.insert((field, text), (value, sn.to_string()));
+                }
                 if let Some(problem) = problem
                     && d.told.insert((field, value))
                 {

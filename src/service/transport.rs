@@ -21,9 +21,14 @@ use http::{HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use reqwest::redirect;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::{Context, Poll};
+use tokio::net::TcpStream;
 use tokio::time::Instant;
 use tower_http::decompression::{Decompression, DecompressionBody};
 use tower_service::Service;
@@ -40,7 +45,106 @@ const TCP_KEEPALIVE_RETRIES: u32 = 3;
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// hyper's pooled client behind reqwest's decompression.
-type Decoding = Decompression<HyperClient<HttpConnector, Full<Bytes>>>;
+type Decoding = Decompression<HyperClient<CountingConnector, Full<Bytes>>>;
+
+/// How many answers a connection of the plain path has brought, shared by every copy of its
+/// hyper-util `Connected` (the pool's, an error's, a response's extensions). A request whose
+/// connection is lost before any answer may only be sent again when the connection had
+/// answered before: a keep-alive connection the service closed while it sat in the pool. A
+/// new connection closed on its first request is the service failing on that request.
+#[derive(Debug, Clone, Default)]
+struct Answers(Arc<AtomicU32>);
+
+/// hyper-util's `HttpConnector`, whose connections carry their [`Answers`].
+#[derive(Debug, Clone)]
+struct CountingConnector(HttpConnector);
+
+/// A connection of [`CountingConnector`].
+struct CountedIo {
+    io: TokioIo<TcpStream>,
+    answers: Answers,
+}
+
+impl Service<Uri> for CountingConnector {
+    type Response = CountedIo;
+    type Error = BoxError;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<CountedIo, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let connecting = self.0.call(uri);
+        Box::pin(async move {
+            Ok(CountedIo {
+                io: connecting.await?,
+                answers: Answers::default(),
+            })
+        })
+    }
+}
+
+impl Connection for CountedIo {
+    fn connected(&self) -> Connected {
+        self.io.connected().extra(self.answers.clone())
+    }
+}
+
+impl hyper::rt::Read for CountedIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl hyper::rt::Write for CountedIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+}
+
+/// The [`Answers`] of the connection a plain-path request failed on, when hyper-util names it.
+fn answers_of_failed(error: &(dyn StdError + 'static)) -> Option<Answers> {
+    let mut source = Some(error);
+    while let Some(s) = source {
+        if let Some(e) = s.downcast_ref::<hyper_util::client::legacy::Error>() {
+            let mut extensions = http::Extensions::new();
+            e.connect_info()?.get_extras(&mut extensions);
+            return extensions.get::<Answers>().cloned();
+        }
+        source = s.source();
+    }
+    None
+}
 
 /// What the client asks of its transport.
 #[derive(Debug, Clone, Copy)]
@@ -196,7 +300,7 @@ fn hyper_client(idle: usize, timeout: Duration) -> Decoding {
         .pool_timer(TokioTimer::new())
         .pool_idle_timeout(IDLE_TIMEOUT)
         .pool_max_idle_per_host(idle)
-        .build(connector);
+        .build(CountingConnector(connector));
     // gzip and deflate, as reqwest is built here (it adds `accept-encoding: gzip,deflate` to a
     // request that has none, and decodes an answer that is exactly `gzip` or `deflate`).
     Decompression::new(client).gzip(true).deflate(true)
@@ -241,12 +345,20 @@ impl Plain {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => {
                 let timed_out = chain_has_timeout(&e);
+                let first_on_connection =
+                    answers_of_failed(&e).is_some_and(|a| a.0.load(Ordering::Acquire) == 0);
                 let mut error = request_error(Some(Box::new(e)));
                 error.timed_out = timed_out;
+                error.first_on_connection = first_on_connection;
                 return Err(error.into());
             }
             Err(_) => return Err(PlainError::timeout(target).into()),
         };
+        if let Some(answers) = response.extensions().get::<Answers>() {
+            // Counted at the head: the pool hands the connection out again only once this
+            // answer's body is read.
+            answers.0.fetch_add(1, Ordering::AcqRel);
+        }
         let (parts, incoming) = response.into_parts();
         let content_length = hyper::body::Body::size_hint(&incoming).exact();
         Ok(Answer {
@@ -490,6 +602,12 @@ impl TransportError {
         false
     }
 
+    /// Whether the request failed on a connection that had brought no answer before (the plain
+    /// path knows; reqwest's does not say, and its errors are taken for a reused connection).
+    pub fn on_new_connection(&self) -> bool {
+        matches!(self, TransportError::Plain(e) if e.first_on_connection)
+    }
+
     /// Whether the request failed because its connection was reset or closed before any byte
     /// of the answer, not because no connection could be made or the answer was late.
     pub fn is_lost_connection(&self) -> bool {
@@ -541,6 +659,8 @@ pub struct PlainError {
     timed_out: bool,
     /// No connection could be made.
     connect: bool,
+    /// The request was the first on its connection: the connection had brought no answer.
+    first_on_connection: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -568,6 +688,7 @@ impl PlainError {
             source,
             timed_out: false,
             connect,
+            first_on_connection: false,
         }
     }
 
@@ -587,6 +708,7 @@ impl PlainError {
             source: Some(source),
             timed_out,
             connect: false,
+            first_on_connection: false,
         };
         PlainError {
             kind: PlainKind::Decode,
@@ -594,6 +716,7 @@ impl PlainError {
             source: Some(Box::new(inner)),
             timed_out,
             connect: false,
+            first_on_connection: false,
         }
     }
 }

@@ -176,3 +176,114 @@ fn a_service_that_goes_down_on_a_request_dropped_it() {
         server.await.unwrap();
     });
 }
+
+/// Reads one whole request (head and `content-length` body) from `conn`; false when the client
+/// closed the connection first.
+async fn read_request(conn: &mut tokio::net::TcpStream) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = conn.read(&mut buf).await.unwrap_or(0);
+        if n == 0 {
+            return false;
+        }
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen).to_string();
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let length: usize = text[..head_end]
+            .lines()
+            .find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse().ok())?
+            })
+            .unwrap_or(0);
+        if seen.len() >= head_end + 4 + length {
+            return true;
+        }
+    }
+}
+
+/// A service that closes a new connection on its first request without answering (h26c F8:
+/// 2 or 3 connections a run). That is no keep-alive race (the connection brought no answer
+/// before), so the request is not sent again silently: with `--retries 0` it is
+/// `transport.dropped`, and with `--retries 1` it goes again as a retry (a flaky case).
+#[test]
+fn a_new_connection_closed_on_its_first_request_is_not_sent_again_silently() {
+    use tokio::io::AsyncWriteExt;
+    async fn ask(retries: u32) -> (Result<u16, String>, u32, usize) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        // Connection 1 answers and closes (`connection: close`); connection 2 is closed on
+        // its request; any later one is answered.
+        let server = tokio::spawn(async move {
+            let mut connections = 0;
+            while let Ok(Ok((mut conn, _))) =
+                tokio::time::timeout(std::time::Duration::from_secs(2), listener.accept()).await
+            {
+                connections += 1;
+                if !read_request(&mut conn).await {
+                    continue;
+                }
+                if connections == 2 {
+                    drop(conn);
+                    continue;
+                }
+                conn.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: 2\r\n\r\n[]",
+                )
+                .await
+                .unwrap();
+            }
+            connections
+        });
+        let signer = Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string());
+        let options = ClientOptions {
+            retries,
+            ..ClientOptions::default()
+        };
+        let client =
+            Client::new(&url, signer, options, &mallcheck::redact::Redactor::new()).unwrap();
+        let products = json!({"appid": DEMO_APPID, "seller": {"merchantId": MAIN.merchant_id},
+            "mallID": {"mallSn": "1", "signature": "s"}});
+        let served = client
+            .send_json(Endpoint::MallProducts, &products, &AuthMode::Signed, &[])
+            .await;
+        assert_eq!(served.result.map(|r| r.status).ok(), Some(200));
+        let (sent, retried) = counting_retries(client.send_json(
+            Endpoint::MallProducts,
+            &products,
+            &AuthMode::Signed,
+            &[],
+        ))
+        .await;
+        let outcome = match sent.result {
+            Ok(r) => Ok(r.status),
+            Err(f) => Err(format!("{}: {}", f.check.id, f.actual)),
+        };
+        drop(client);
+        (outcome, retried, server.await.unwrap())
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let (outcome, retried, connections) = ask(0).await;
+        let actual = outcome.expect_err("no answer, and not sent again");
+        assert!(actual.starts_with("transport.dropped"), "{actual}");
+        assert!(actual.contains("connection's first request"), "{actual}");
+        assert_eq!(
+            (retried, connections),
+            (0, 2),
+            "not sent on a third connection"
+        );
+        let (outcome, retried, connections) = ask(1).await;
+        assert_eq!(outcome, Ok(200), "answered on the retry");
+        assert_eq!(
+            (retried, connections),
+            (1, 3),
+            "a --retries retry (a flaky case)"
+        );
+    });
+}
