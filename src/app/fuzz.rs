@@ -504,7 +504,7 @@ async fn prepare(
 
 /// Prints the summary (and why the run halted, if it did), writes the JUnit report and picks
 /// the exit code: 1 when a property failed or a signal stopped the run, 3 when a rate limit
-/// stopped it before anything failed.
+/// stopped it before anything failed or `--max-time` left an endpoint without a case.
 fn finish(
     report: &FuzzReport,
     args: &FuzzArgs,
@@ -529,6 +529,8 @@ fn finish(
             // Rate-limited until it gave up: the service could not be fuzzed to the end.
             Some(Halt::RateLimited { .. }) => exit::COULD_NOT_TEST,
             Some(Halt::Interrupted { .. }) => exit::FAILURE,
+            // An endpoint --max-time left without a case: nothing of it was tested.
+            None if report.untested().next().is_some() => exit::COULD_NOT_TEST,
             None => exit::PASS,
         }
     };

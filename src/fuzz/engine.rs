@@ -264,9 +264,26 @@ impl FuzzReport {
         self.failures.iter().any(|f| f.fails())
     }
 
-    /// Whether the run passes: no property failed and it was not halted (exit 0).
+    /// Whether the run passes: no property failed, it was not halted (exit 0), and every
+    /// endpoint got a case.
     pub fn passed(&self) -> bool {
-        !self.failed() && self.halt.is_none()
+        !self.failed() && self.halt.is_none() && self.untested().next().is_none()
+    }
+
+    /// The endpoints that got cases planned and sent none (`--max-time` spent before them):
+    /// their properties hold on nothing, so the run could not test them (exit 3).
+    pub fn untested(&self) -> impl Iterator<Item = &EndpointStats> {
+        self.endpoints
+            .iter()
+            .filter(|s| s.planned > 0 && s.run == 0 && s.halted.is_none())
+    }
+
+    /// The endpoints `--max-time` stopped before their budget: their properties were checked
+    /// on fewer cases than asked for.
+    pub fn cut_short(&self) -> impl Iterator<Item = &EndpointStats> {
+        self.endpoints
+            .iter()
+            .filter(|s| s.stopped_by_time && s.run < s.planned)
     }
 
     /// The failure of one property on one endpoint.

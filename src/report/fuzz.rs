@@ -319,6 +319,36 @@ fn endpoint_sent(s: &EndpointStats) -> String {
     }
 }
 
+/// What `--max-time` left untested, for the summary: the cases the properties were checked on
+/// when it stopped an endpoint before its budget, and the endpoints it left with none (the
+/// run could not test them: exit 3). Empty when every budget was spent.
+pub fn coverage_note(report: &FuzzReport) -> String {
+    let short: Vec<String> = report
+        .cut_short()
+        .filter(|s| s.run > 0)
+        .map(|s| format!("{} {} of {}", s.endpoint.name(), s.run, s.planned))
+        .collect();
+    let mut out = String::new();
+    if !short.is_empty() {
+        let _ = writeln!(
+            out,
+            "note: stopped by --max-time: the properties hold on the cases sent only ({}); a \
+             longer --max-time or fewer --cases covers the whole budget",
+            short.join(", ")
+        );
+    }
+    let none: Vec<&str> = report.untested().map(|s| s.endpoint.name()).collect();
+    if !none.is_empty() {
+        let _ = writeln!(
+            out,
+            "nothing tested on {}: no case was sent before --max-time ran out, so its \
+             properties hold on nothing (could not test, exit 3)",
+            none.join(" and ")
+        );
+    }
+    out
+}
+
 /// Why a run halted, in a few words.
 pub fn halt_reason(halt: &Halt) -> String {
     match halt {
@@ -416,6 +446,7 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
         plural(usize::try_from(cases).unwrap_or(usize::MAX), "case"),
         report.replayed,
     );
+    out.push_str(&coverage_note(report));
     let secs = report.duration.as_secs_f64();
     let rate = if secs > 0.0 {
         f64::from(u32::try_from(report.requests).unwrap_or(u32::MAX)) / secs
@@ -530,7 +561,23 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                     };
                     (verdict, None)
                 }
+                // Planned cases and none sent: nothing was judged.
+                None if stats.planned > 0 && stats.run == 0 && stats.halted.is_none() => (
+                    Verdict::Skipped {
+                        reason: "no case was sent before --max-time ran out".to_string(),
+                    },
+                    None,
+                ),
                 None => {
+                    let short = if stats.stopped_by_time && stats.run < stats.planned {
+                        format!(
+                            " of {} planned: stopped by --max-time, the property holds on \
+                             these only",
+                            stats.planned
+                        )
+                    } else {
+                        String::new()
+                    };
                     let refused = if stats.rejected.is_empty() {
                         String::new()
                     } else {
@@ -540,7 +587,7 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                         )
                     };
                     let out = format!(
-                        "{} generated cases; seed {}{refused}",
+                        "{} generated cases{short}; seed {}{refused}",
                         stats.run, report.seed
                     );
                     (Verdict::Pass, Some(out))
@@ -718,6 +765,62 @@ mod tests {
         assert!(text.contains("mall-products  HTTP 431 ×2"), "{text}");
         assert!(text.contains("0 of 6 properties failed"), "{text}");
     }
+    /// `--max-time` cut an endpoint short: the summary and the JUnit say on how many cases the
+    /// properties hold; an endpoint it left without a case is untested (skipped, exit 3).
+    #[test]
+    fn max_time_coverage_is_part_of_the_verdict() {
+        let stats = |endpoint, run| EndpointStats {
+            endpoint,
+            planned: 500,
+            run,
+            duplicates: 0,
+            stopped_by_time: true,
+            violations: Default::default(),
+            rejected: Default::default(),
+            halted: None,
+            duration: Duration::from_secs(7),
+        };
+        let mut report = FuzzReport {
+            seed: 1,
+            endpoints: vec![
+                stats(Endpoint::MallList, 4),
+                stats(Endpoint::MallProducts, 4),
+            ],
+            failures: vec![],
+            replayed: 0,
+            requests: 8,
+            duration: Duration::from_secs(14),
+            halt: None,
+        };
+        let signer = Signer::new(SignerKind::Md5, "k".into());
+        assert!(report.passed(), "cut short, but every endpoint was tested");
+        let text = summary(&report, Style { color: false });
+        assert!(
+            text.contains(
+                "hold on the cases sent only (mall-list 4 of 500, mall-products 4 of 500)"
+            ),
+            "{text}"
+        );
+        let xml = junit(&report, &signer).unwrap();
+        assert!(
+            xml.contains("4 generated cases of 500 planned: stopped by --max-time"),
+            "{xml}"
+        );
+        assert!(!xml.contains("<skipped"), "{xml}");
+        report.endpoints[1].run = 0;
+        assert!(!report.passed(), "mall-products was not tested");
+        let text = summary(&report, Style { color: false });
+        assert!(text.contains("nothing tested on mall-products"), "{text}");
+        assert!(!text.contains("mall-products 0 of 500"), "{text}");
+        let xml = junit(&report, &signer).unwrap();
+        assert_eq!(xml.matches("<skipped").count(), PROPERTIES.len(), "{xml}");
+        // A whole budget says nothing.
+        for s in &mut report.endpoints {
+            (s.run, s.stopped_by_time) = (500, false);
+        }
+        assert_eq!(coverage_note(&report), "");
+    }
+
     #[test]
     fn a_halted_run_is_an_error_of_the_run_in_the_summary_and_the_junit() {
         let stats = |halted| EndpointStats {
