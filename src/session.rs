@@ -127,6 +127,19 @@ impl Session {
             }
         }
         let schemas = SchemaSet::load_default(schemas)?;
+        // `./schemas` is picked up without a flag (after `mallcheck init`): say when its
+        // copies are no longer the shipped ones, whose checks the verdicts then follow.
+        let edited = schemas.edited_files();
+        if !edited.is_empty() {
+            let files: Vec<String> = edited.iter().map(|f| f.display().to_string()).collect();
+            settings.warnings.push(format!(
+                "checking with edited schemas: {} differ{} from the shipped ones (the checks \
+                 they carry follow these copies; `mallcheck init` in an empty directory writes \
+                 the shipped ones)",
+                files.join(", "),
+                if files.len() == 1 { "s" } else { "" }
+            ));
+        }
         Ok(Session::from_parts(
             settings,
             env,

@@ -14,7 +14,7 @@ pub use stream::{StreamOutcome, Streamed};
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use mallcheck_schema_engine::CompiledSchema;
@@ -112,6 +112,15 @@ pub enum SchemaErrorKind {
     /// The document violates the draft 2020-12 meta-schema.
     #[error("the schema violates the draft 2020-12 meta-schema: {0}")]
     MetaSchema(String),
+    /// A member of a schema object names no keyword (a typo checks nothing).
+    #[error("{0}")]
+    UnknownKeyword(Box<UnknownKeyword>),
+    /// A copy of a shipped schema holds no rule, so its checks would pass anything.
+    #[error(
+        "the file holds no rule, so {0} would pass any answer (the shipped schema has rules): \
+         restore it with `mallcheck init`, or edit the rules rather than remove them"
+    )]
+    NoRules(String),
     /// An `x-check` annotation is not a string naming a catalogue check.
     #[error("`x-check` at {pointer:?} names no check of the catalogue: {value}")]
     UnknownCheck {
@@ -147,6 +156,23 @@ pub enum SchemaErrorKind {
     /// The schema does not compile.
     #[error("the schema does not compile: {0}")]
     Compile(String),
+}
+
+/// A member of a schema object that names no keyword (boxed, as [`MissingPointer`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{key}` at {pointer:?}{at} is no keyword of JSON Schema 2020-12 nor of mallcheck's: a rule \
+     spelt wrong checks nothing{hint}"
+)]
+pub struct UnknownKeyword {
+    /// The member's name.
+    pub key: String,
+    /// JSON Pointer of the schema object holding it.
+    pub pointer: String,
+    /// ` (line L, column C)` when found in the text.
+    pub at: String,
+    /// `; did you mean …?`, or empty.
+    pub hint: String,
 }
 
 /// A `$ref` whose JSON Pointer names nothing in its document (boxed: a fifth variant of four
@@ -270,6 +296,25 @@ impl SchemaSet {
     /// Whether a schema of this name is loaded.
     pub fn has(&self, name: &str) -> bool {
         self.schemas.contains_key(name)
+    }
+
+    /// The files of the set whose document is not the shipped one of their name (a user's
+    /// edited copies), in name order.
+    pub fn edited_files(&self) -> Vec<&Path> {
+        if self.shipped {
+            return Vec::new();
+        }
+        self.schemas
+            .iter()
+            .filter(|(name, schema)| {
+                EMBEDDED
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .and_then(|(_, text)| serde_json::from_str::<Value>(text).ok())
+                    .is_none_or(|shipped| shipped != schema.document)
+            })
+            .map(|(_, schema)| schema.file.as_path())
+            .collect()
     }
 
     /// Whether the loaded documents are exactly the shipped ones, which the typed fast path

@@ -211,13 +211,45 @@ fn parse_source(
         ));
     }
     check_annotations(&document, "").map_err(|kind| SchemaError::new(&file, kind))?;
-    let has_rules = root.keys().any(|k| {
-        !matches!(
-            k.as_str(),
-            "$schema" | "$id" | "$defs" | "$comment" | "title" | "description" | CHECK_KEYWORD
-        )
-    });
-    if has_rules && check_of(&document).is_none() {
+    if origin == Origin::User {
+        if let Some((pointer, key)) = unknown_keyword(&document, "") {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let at = key_position(&text, &key)
+                .map(|(line, column)| format!(" (line {line}, column {column})"))
+                .unwrap_or_default();
+            let hint = KEYWORDS
+                .iter()
+                .map(|k| (strsim::jaro_winkler(&key, k), *k))
+                .filter(|(score, _)| *score >= 0.85)
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, k)| format!("; did you mean `{k}`?"))
+                .unwrap_or_default();
+            return Err(SchemaError::new(
+                &file,
+                SchemaErrorKind::UnknownKeyword(Box::new(super::UnknownKeyword {
+                    key,
+                    pointer,
+                    at,
+                    hint,
+                })),
+            ));
+        }
+        // A copy emptied of its rules (`{}`) would pass every answer under the checks the
+        // shipped file carries.
+        if !has_rules(root)
+            && let Some(shipped) = shipped_document(name)
+            && let Some(check) = shipped
+                .as_object()
+                .filter(|r| has_rules(r))
+                .and(check_of(&shipped))
+        {
+            return Err(SchemaError::new(
+                &file,
+                SchemaErrorKind::NoRules(check.id.to_string()),
+            ));
+        }
+    }
+    if has_rules(root) && check_of(&document).is_none() {
         return Err(SchemaError::new(&file, SchemaErrorKind::MissingCheck));
     }
     Ok(Source {
@@ -226,6 +258,162 @@ fn parse_source(
         uri,
         document,
     })
+}
+
+/// Whether a schema's top level holds a rule (anything but identification, definitions and
+/// annotations).
+fn has_rules(root: &serde_json::Map<String, Value>) -> bool {
+    root.keys().any(|k| {
+        !matches!(
+            k.as_str(),
+            "$schema" | "$id" | "$defs" | "$comment" | "title" | "description" | CHECK_KEYWORD
+        )
+    })
+}
+
+/// The shipped document of the schema `name`.
+fn shipped_document(name: &str) -> Option<Value> {
+    EMBEDDED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .and_then(|(_, text)| serde_json::from_str(text).ok())
+}
+
+/// Every keyword a schema object of mallcheck's may hold: draft 2020-12's (with the spellings
+/// of earlier drafts its meta-schema still describes) and mallcheck's own annotations.
+const KEYWORDS: &[&str] = &[
+    "$schema",
+    "$id",
+    "$ref",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    "definitions",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "dependencies",
+    "prefixItems",
+    "items",
+    "additionalItems",
+    "contains",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "type",
+    "const",
+    "enum",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "format",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    CHECK_KEYWORD,
+    EXACT_LONG_KEYWORD,
+    INTEGER_LITERAL_KEYWORD,
+    ZERO_TIME_KEYWORD,
+];
+
+/// The first member of a schema object in `node` that names no keyword ([`KEYWORDS`]), with
+/// the pointer of its schema: a rule spelt wrong (`requried`) is ignored by every validator
+/// and checks nothing, so a user's schema with one is refused, as ajv's strict mode does.
+fn unknown_keyword(node: &Value, pointer: &str) -> Option<(String, String)> {
+    let Value::Object(map) = node else {
+        return None;
+    };
+    let at = |key: &str| format!("{pointer}/{}", escape_pointer(key));
+    for (key, value) in map {
+        if !KEYWORDS.contains(&key.as_str()) {
+            return Some((pointer.to_string(), key.clone()));
+        }
+        let found = match key.as_str() {
+            // Maps of subschemas.
+            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+            | "dependencies" => value.as_object().and_then(|m| {
+                m.iter().find_map(|(name, sub)| {
+                    unknown_keyword(sub, &format!("{}/{}", at(key), escape_pointer(name)))
+                })
+            }),
+            // Arrays of subschemas (`items` of earlier drafts too).
+            "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" if value.is_array() => {
+                value.as_array().and_then(|a| {
+                    a.iter()
+                        .enumerate()
+                        .find_map(|(i, sub)| unknown_keyword(sub, &format!("{}/{i}", at(key))))
+                })
+            }
+            // One subschema.
+            "not"
+            | "if"
+            | "then"
+            | "else"
+            | "items"
+            | "additionalItems"
+            | "contains"
+            | "additionalProperties"
+            | "propertyNames"
+            | "unevaluatedItems"
+            | "unevaluatedProperties"
+            | "contentSchema" => unknown_keyword(value, &at(key)),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// Line and column (1-based) of the first member named `key` in a schema's text.
+fn key_position(text: &str, key: &str) -> Option<(usize, usize)> {
+    let quoted = serde_json::to_string(key).ok()?;
+    let offset = text
+        .match_indices(&quoted)
+        .map(|(i, _)| i)
+        .find(|&i| text[i + quoted.len()..].trim_start().starts_with(':'))?;
+    let before = &text[..offset];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
+        .chars()
+        .count()
+        + 1;
+    Some((line, column))
 }
 
 /// Every `x-check` in `node` must be a string naming a catalogue check.

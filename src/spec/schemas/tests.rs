@@ -1051,6 +1051,80 @@ fn load_dir_reads_a_user_copy() {
     assert!(set.validate("mall-list-response", &body).is_empty());
 }
 
+/// A user's copy with a keyword spelt wrong (at the top, deep inside, or one of mallcheck's
+/// own) or emptied of its rules would check less in silence: it is refused, naming the key,
+/// its line and the keyword meant (ajv's strict mode). Every shipped schema, loaded as a
+/// user's copy, passes (`load_dir_reads_a_user_copy`).
+#[test]
+fn a_users_schema_with_an_unknown_keyword_or_no_rule_is_refused() {
+    type Edit = Box<dyn Fn(&str, &mut Value)>;
+    let rows: Vec<(&str, Edit, &str)> = vec![
+        (
+            "required",
+            Box::new(|n, d| {
+                if n == "sku" {
+                    let o = d.as_object_mut().expect("object");
+                    let required = o.shift_remove("required").expect("sku requires");
+                    o.insert("requried".into(), required);
+                }
+            }),
+            "`requried` at \"\" (line 1, column",
+        ),
+        (
+            "maxLength",
+            Box::new(|n, d| {
+                if n == "mall" {
+                    d["properties"]["mallName"] = json!({"type": "string", "maxLenght": 3});
+                }
+            }),
+            "`maxLenght` at \"/properties/mallName\"",
+        ),
+        (
+            "x-exact-long",
+            Box::new(|n, d| {
+                if n == "mall" {
+                    d["properties"]["templateId"] = json!({"x-exact-lng": true});
+                }
+            }),
+            "`x-exact-lng`",
+        ),
+    ];
+    for (meant, edit, says) in rows {
+        let dir = tempfile::tempdir().expect("temp dir");
+        write_set(dir.path(), edit);
+        let err = SchemaSet::load_dir(dir.path()).expect_err(meant);
+        let message = err.kind.to_string();
+        assert!(message.contains(says), "{meant}: {message}");
+        assert!(
+            message.contains(&format!("did you mean `{meant}`?")),
+            "{meant}: {message}"
+        );
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_set(dir.path(), |n, d| {
+        if n == "mall" {
+            *d = json!({});
+        }
+    });
+    let err = SchemaSet::load_dir(dir.path()).expect_err("no rule");
+    assert!(err.file.ends_with("mall.json"), "{}", err.file.display());
+    assert!(
+        err.kind
+            .to_string()
+            .contains("mall.fields would pass any answer"),
+        "{}",
+        err.kind
+    );
+    // A file that has no rule when shipped (definitions only) may stay so.
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_set(dir.path(), |n, d| {
+        if n == "common" {
+            d["description"] = json!("edited");
+        }
+    });
+    SchemaSet::load_dir(dir.path()).expect("definitions only");
+}
+
 #[test]
 fn load_dir_errors_name_the_file_and_the_problem() {
     type Edit = fn(&str, &mut Value);
