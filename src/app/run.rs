@@ -510,6 +510,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                         no_products: watched.discovery.products_none(),
                         allowed: allow_empty_merchant,
                         unserved: !watched.client.served_a_signed_request(),
+                        no_products_call: !watched.discovery.products_called(),
                     };
                     if let Event::RunFinished(summary) = &event {
                         discovery_note = preflight::discovery_note(empty, summary);

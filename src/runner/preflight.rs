@@ -197,6 +197,8 @@ pub struct EmptyMerchant {
     /// No signed request of the run was answered a success (a 2xx success envelope or a
     /// products array): every refusal it saw would come from a service that refuses all.
     pub unserved: bool,
+    /// No products call of the merchant's malls was answered (a selection without one).
+    pub no_products_call: bool,
 }
 
 /// Whether a finished run must not pass because it could not test what it exists for, and if
@@ -364,6 +366,17 @@ const NO_PRODUCTS_HINT: &str = "if the malls should have products, check the mer
 /// no product), because the user said that is expected: the log still says what was not
 /// covered.
 pub fn discovery_note(empty: EmptyMerchant, summary: &RunSummary) -> Option<String> {
+    // A selection (`--filter`, a case file of its own) tests what it selects, as nextest
+    // runs what it is given; a pass without any products record says so, so that a gate
+    // built on it is not taken for the whole contract.
+    let passed = !matches!(summary.outcome(), Outcome::Fail | Outcome::Error);
+    if passed && !empty.seen && empty.no_products_call && summary.total() > summary.skipped {
+        return Some(
+            "no case of this run called the products operation of a listed mall: no product \
+             or SKU record was checked (the shipped cases check them)"
+                .to_string(),
+        );
+    }
     if !empty.allowed {
         return None;
     }
@@ -693,6 +706,24 @@ mod tests {
         assert!(
             discovery_note(EmptyMerchant::default(), &summary).is_none(),
             "a mall was found"
+        );
+        // A selection that passed without a products call says so.
+        let no_call = EmptyMerchant {
+            no_products_call: true,
+            ..EmptyMerchant::default()
+        };
+        let note = discovery_note(no_call, &summary).expect("a note");
+        assert!(
+            note.contains("no product or SKU record was checked"),
+            "{note}"
+        );
+        let failed = RunSummary {
+            failed: 1,
+            ..summary.clone()
+        };
+        assert!(
+            discovery_note(no_call, &failed).is_none(),
+            "it failed already"
         );
     }
 

@@ -283,6 +283,11 @@ impl Discovery {
         told.insert(mall.to_string()).then_some(change)
     }
 
+    /// Whether a products call of one of the merchant's malls was answered (empty or not).
+    pub fn products_called(&self) -> bool {
+        self.products_calls.load(Ordering::Relaxed) > 0
+    }
+
     /// Whether every products call of the merchant's malls (one at least) answered an empty
     /// list: no product or SKU record was checked.
     pub fn products_none(&self) -> bool {
