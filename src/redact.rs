@@ -406,17 +406,45 @@ struct Sorted {
     patterns: BTreeSet<Vec<u8>>,
     /// Length in bytes of the longest.
     longest: usize,
+    /// A bit for the first two bytes of every pattern (every one is at least
+    /// [`MIN_SECRET_LEN`] long), and one for its first byte: the end of an excerpt is looked
+    /// up in the sorted set only where a pattern may begin (a set lookup at each of the last
+    /// hundred bytes of every excerpt cost more than scrubbing it).
+    pairs: Vec<u64>,
+    firsts: [u64; 4],
 }
 
 impl Sorted {
     fn insert(&mut self, pattern: &str) {
-        self.longest = self.longest.max(pattern.len());
-        self.patterns.insert(pattern.as_bytes().to_vec());
+        let bytes = pattern.as_bytes();
+        self.longest = self.longest.max(bytes.len());
+        if self.pairs.is_empty() {
+            self.pairs = vec![0; 1 << 10];
+        }
+        if let [a, b, ..] = bytes {
+            let pair = usize::from(*a) << 8 | usize::from(*b);
+            self.pairs[pair / 64] |= 1 << (pair % 64);
+        }
+        if let Some(&a) = bytes.first() {
+            self.firsts[usize::from(a) / 64] |= 1 << (a % 64);
+        }
+        self.patterns.insert(bytes.to_vec());
     }
 
     /// Whether some pattern begins with `bytes`: then the first pattern not below `bytes` does.
     fn begins(&self, bytes: &[u8]) -> bool {
-        self.patterns
+        let may = match bytes {
+            [] => true,
+            [a] => self.firsts[usize::from(*a) / 64] & (1 << (a % 64)) != 0,
+            [a, b, ..] => {
+                let pair = usize::from(*a) << 8 | usize::from(*b);
+                self.pairs
+                    .get(pair / 64)
+                    .is_some_and(|w| w & (1 << (pair % 64)) != 0)
+            }
+        };
+        may && self
+            .patterns
             .range::<[u8], _>((Bound::Included(bytes), Bound::Unbounded))
             .next()
             .is_some_and(|p| p.starts_with(bytes))
