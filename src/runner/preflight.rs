@@ -373,7 +373,7 @@ pub fn discovery_note(empty: EmptyMerchant, summary: &RunSummary) -> Option<Stri
     if passed && !empty.seen && empty.no_products_call && summary.total() > summary.skipped {
         return Some(
             "no case of this run called the products operation of a listed mall: no product \
-             or SKU record was checked (the shipped cases check them)"
+             or SKU record was checked (the shipped suite checks them)"
                 .to_string(),
         );
     }
