@@ -109,12 +109,13 @@ impl Session {
             if !profiles.is_empty() {
                 let file = flags.config.display();
                 let which = profiles.join(", ");
-                if flags.ci || crate::snapshot::ci_from_env(std::env::var("CI").ok().as_deref()) {
+                if flags.ci || crate::snapshot::in_ci(|name| std::env::var(name).ok()) {
                     return Err(UsageError::setting(
                         "--profile",
                         format!(
                             "{file} defines the profiles {which}, none is chosen and no base \
-                             URL is set: in CI (`CI` or --ci) the run would test the embedded \
+                             URL is set: in CI (`CI`, a CI service's variable, or --ci) the run \
+                             would test the embedded \
                              reference server"
                         ),
                         Some("pass --profile NAME (or set MALLCHECK_PROFILE), or --base-url"),

@@ -184,6 +184,8 @@ fn folded(c: char, buf: &mut [u8; 4]) -> &[u8] {
         0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x206F => None,
         0x3000 | 0x3164 | 0xFE00..=0xFE0F | 0xFEFF | 0xFFA0 | 0xE0000..=0xE007F => None,
         full @ 0xFF01..=0xFF5E => char::from_u32(full - 0xFEE0),
+        // Dashes that look like `-` (HTML's `&hyphen;` and `&dash;` are U+2010).
+        0x2010..=0x2013 | 0x2212 | 0xFE63 => Some('-'),
         _ => Some(c),
     };
     match shown {
@@ -279,19 +281,82 @@ fn entity(rest: &[u8]) -> Option<(Decoded, usize)> {
         }
     }
     if rest.get(1) != Some(&b'#') {
+        return NAMED
+            .iter()
+            .find(|(name, _)| rest.starts_with(name.as_bytes()))
+            .map(|(name, c)| (Decoded::Char(*c), name.len()));
+    }
+    let hex = matches!(rest.get(2), Some(b'x' | b'X'));
+    let from = if hex { 3 } else { 2 };
+    // The digits, up to `;` or, as HTML5 reads a reference without it, the first other byte.
+    let digits_end = rest
+        .iter()
+        .take(ENTITY_MAX)
+        .skip(from)
+        .position(|b| !(b.is_ascii_digit() || (hex && b.is_ascii_hexdigit())))
+        .map_or(rest.len().min(ENTITY_MAX), |p| from + p);
+    let digits = &rest[from..digits_end];
+    if digits.is_empty() {
         return None;
     }
-    let end = rest.iter().take(ENTITY_MAX).position(|&b| b == b';')?;
-    let (digits, radix) = match rest.get(2)? {
-        b'x' | b'X' => (&rest[3..end], 16),
-        _ => (&rest[2..end], 10),
+    let value =
+        u32::from_str_radix(std::str::from_utf8(digits).ok()?, if hex { 16 } else { 10 }).ok()?;
+    let end = if rest.get(digits_end) == Some(&b';') {
+        digits_end + 1
+    } else {
+        digits_end
     };
-    if digits.is_empty() || !digits.iter().all(|b| b.is_ascii_digit() || radix == 16) {
-        return None;
-    }
-    let value = u32::from_str_radix(std::str::from_utf8(digits).ok()?, radix).ok()?;
-    Some((Decoded::Char(char::from_u32(value)?), end + 1))
+    Some((Decoded::Char(char::from_u32(value)?), end))
 }
+
+/// HTML5's named references of printable ASCII characters and white space (and the dashes
+/// that look like `-`), at most [`ESCAPE_MAX`] bytes long: how an HTML page or an escaping
+/// template may write a key's punctuation (`mallcheck&hyphen;demo&hyphen;key`).
+const NAMED: &[(&str, char)] = &[
+    ("&excl;", '!'),
+    ("&QUOT;", '"'),
+    ("&num;", '#'),
+    ("&dollar;", '$'),
+    ("&percnt;", '%'),
+    ("&AMP;", '&'),
+    ("&lpar;", '('),
+    ("&rpar;", ')'),
+    ("&ast;", '*'),
+    ("&midast;", '*'),
+    ("&plus;", '+'),
+    ("&comma;", ','),
+    ("&period;", '.'),
+    ("&sol;", '/'),
+    ("&colon;", ':'),
+    ("&semi;", ';'),
+    ("&LT;", '<'),
+    ("&equals;", '='),
+    ("&GT;", '>'),
+    ("&quest;", '?'),
+    ("&commat;", '@'),
+    ("&lsqb;", '['),
+    ("&lbrack;", '['),
+    ("&bsol;", '\\'),
+    ("&rsqb;", ']'),
+    ("&rbrack;", ']'),
+    ("&Hat;", '^'),
+    ("&lowbar;", '_'),
+    ("&UnderBar;", '_'),
+    ("&grave;", '`'),
+    ("&lcub;", '{'),
+    ("&lbrace;", '{'),
+    ("&verbar;", '|'),
+    ("&vert;", '|'),
+    ("&rcub;", '}'),
+    ("&rbrace;", '}'),
+    ("&hyphen;", '\u{2010}'),
+    ("&dash;", '\u{2010}'),
+    ("&ndash;", '\u{2013}'),
+    ("&minus;", '\u{2212}'),
+    ("&nbsp;", '\u{a0}'),
+    ("&Tab;", '\t'),
+    ("&NewLine;", '\n'),
+];
 
 #[cfg(test)]
 mod tests {
@@ -314,6 +379,10 @@ mod tests {
                 "&#65;&#x42;&#X43;&amp;&lt;&gt;&quot;&apos;&#;&#x;&bogus;",
                 "abc&<>\"'&#;&#x;&bogus;",
             ),
+            // HTML5 reads a numeric reference without `;`, and names ASCII punctuation.
+            ("&#109&#97x&#x6C&#x6cy", "maxlly"),
+            ("a&hyphen;b&dash;c&sol;d&period;e&lowbar;f", "a-b-c/d.e_f"),
+            ("a\u{2010}b\u{2212}c", "a-b-c"),
             (r"\\u0041", r"\u0041"),
             (r"a\u000ab", "ab"),
             // Characters that show nothing fall away; full-width ASCII is ASCII.

@@ -333,7 +333,7 @@ pub fn coverage_note(report: &FuzzReport) -> String {
         let _ = writeln!(
             out,
             "note: stopped by --max-time: the properties hold on the cases sent only ({}); a \
-             longer --max-time or fewer --cases covers the whole budget",
+             longer --max-time or a smaller --count covers the whole budget",
             short.join(", ")
         );
     }
@@ -413,6 +413,9 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
                     String::new()
                 };
                 format!("{}{times}", style.verdict(f))
+            } else if stats.planned > 0 && stats.run == 0 && stats.halted.is_none() {
+                // Nothing was sent: the property was not tested, it did not pass.
+                "not tested".to_string()
             } else {
                 style.pass()
             };
@@ -811,6 +814,10 @@ mod tests {
         assert!(!report.passed(), "mall-products was not tested");
         let text = summary(&report, Style { color: false });
         assert!(text.contains("nothing tested on mall-products"), "{text}");
+        assert!(
+            text.contains("mall-products  fuzz.ownership         not tested"),
+            "{text}"
+        );
         assert!(!text.contains("mall-products 0 of 500"), "{text}");
         let xml = junit(&report, &signer).unwrap();
         assert_eq!(xml.matches("<skipped").count(), PROPERTIES.len(), "{xml}");

@@ -583,9 +583,10 @@ async fn exchange_case(
                     runner.schemas.check_into(name, json, &mut found);
                 } else {
                     // A large body: its records are checked one at a time, no tree built.
-                    let outcome = runner.schemas.check_bytes_into(
+                    let outcome = runner.schemas.check_bytes_within(
                         name,
                         json.bytes(),
+                        json.budget(),
                         &mut found,
                         &mut |_, _| {},
                     );
@@ -1030,9 +1031,13 @@ impl PageSource for ClientPages<'_> {
         }
         let schemas = &self.runner.schemas;
         let mut found = self.part.bounded();
-        // A large page the fast path did not read: its records are read and checked one at a
-        // time, and its tree is never built.
-        let streamed = if response.json.digest().is_none() && !response.json.is_built() {
+        // A page after the first turned away with an error status (a framework's 404 `{"detail":
+        // ...}` past the list's end): no success envelope is owed there (§7.2, §7.3 leave
+        // failures open, as for refusals); `paging.page-failed` below judges the page.
+        let turned_away = cursor.is_some() && !(200..300).contains(&response.status);
+        let streamed = if turned_away {
+            None
+        } else if response.json.digest().is_none() && !response.json.is_built() {
             Some(self.stream_page(&response, count, &mut found))
         } else {
             if !schemas.conforms("mall-list-response", response.json.digest()) {
@@ -1360,9 +1365,10 @@ impl ClientPages<'_> {
                 }
             };
             crate::cpu::cpu_bound(json.bytes().len(), || {
-                self.runner.schemas.validate_bytes_into(
+                self.runner.schemas.validate_bytes_within(
                     "mall-list-response",
                     json.bytes(),
+                    json.budget(),
                     found,
                     &mut each,
                 )
@@ -2329,9 +2335,10 @@ async fn products_call(
                 sku_mark.add_product(p);
             };
             // The bytes are well-formed JSON (the client checked them), so this cannot fail.
-            let outcome = runner.schemas.check_bytes_into(
+            let outcome = runner.schemas.check_bytes_within(
                 "products-response",
                 r.json.bytes(),
+                r.json.budget(),
                 &mut found,
                 &mut each,
             );

@@ -237,6 +237,7 @@ faults! {
     /// Characters after the valid signature are ignored.
     AuthSignatureSuffixIgnored = ("auth-signature-suffix-ignored", Contract(&AUTH_SIGNATURE), "a signature is accepted when it begins with the valid one (`given.startsWith(valid)`): the valid signature with anything after it passes");
     /// Any signature is accepted.
+    AuthUnflaggedProductsUnsigned = ("auth-unflagged-products-unsigned", Contract(&AUTH_SIGNATURE), "a products call without the optional X-env-flag header (a legacy client's path) has only its Authorization's appid checked: any signature is accepted there");
     AuthSignaturePrefix = ("auth-signature-prefix", Contract(&AUTH_SIGNATURE), "only the first 8 characters of the signature are compared: a signature wrong inside is accepted");
     AuthSignatureStartsWith = ("auth-signature-startswith", Contract(&AUTH_SIGNATURE), "a signature is accepted when the valid one begins with it: any prefix of the valid signature is served");
     AuthUnkeyedSignature = ("auth-unkeyed-signature", Contract(&AUTH_SIGNATURE), "the signature is checked without the key: the md5 of the body alone (HMAC under an empty key) is accepted");

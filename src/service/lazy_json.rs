@@ -142,6 +142,11 @@ impl LazyJson {
         self
     }
 
+    /// The most its tree may take (what a streamed check of its bytes allows each tree too).
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
     /// Whether the tree breaks its budget: values past it are not in the tree.
     pub fn is_partial(&self) -> bool {
         self.tree_bytes() > self.budget

@@ -10,5 +10,5 @@ pub mod target;
 
 pub use snapshotter::{
     DEFAULT_REDACTIONS, SnapshotCase, SnapshotMode, SnapshotOptions, Snapshotter, check_dir,
-    ci_from_env, name_problems, scrub_value, snapshot_name,
+    ci_from_env, in_ci, name_problems, scrub_value, snapshot_name,
 };

@@ -73,6 +73,32 @@ pub fn ci_from_env(value: Option<&str>) -> bool {
     value.is_some_and(|v| !matches!(v, "" | "0" | "false" | "FALSE" | "False"))
 }
 
+/// Variables a CI service sets in every job, beside `CI` (Jenkins and Azure Pipelines set no
+/// `CI`; a job may clear it).
+const CI_SERVICE_VARS: &[&str] = &[
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "JENKINS_URL",
+    "TF_BUILD",
+    "BUILDKITE",
+    "CIRCLECI",
+    "TRAVIS",
+    "TEAMCITY_VERSION",
+    "BITBUCKET_BUILD_NUMBER",
+    "CODEBUILD_BUILD_ID",
+    "DRONE",
+    "APPVEYOR",
+];
+
+/// Whether the process runs in a CI job: `CI` set (not to a false value), or a variable a CI
+/// service sets in every job.
+pub fn in_ci(var: impl Fn(&str) -> Option<String>) -> bool {
+    ci_from_env(var("CI").as_deref())
+        || CI_SERVICE_VARS
+            .iter()
+            .any(|name| ci_from_env(var(name).as_deref()))
+}
+
 /// The snapshot name of a case: `<file stem>__<case name>`, each lower-cased with runs of other
 /// characters than letters, digits, `-` and `_` turned into one `-`.
 pub fn snapshot_name(case_file: &Path, case_name: &str) -> String {

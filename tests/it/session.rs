@@ -321,6 +321,11 @@ fn a_forgotten_profile_in_ci_and_a_flag_set_as_a_variable_are_usage_errors() {
     with_ci.push("--ci");
     let out = mallcheck(dir.path(), &with_ci, &[]);
     assert_exit(&out, 2);
+    // Jenkins and Azure Pipelines set no `CI`: their own variables say it is CI.
+    for var in ["JENKINS_URL", "TF_BUILD", "GITHUB_ACTIONS"] {
+        let out = mallcheck(dir.path(), &run, &[(var, "true")]);
+        assert_exit(&out, 2);
+    }
     let out = mallcheck(dir.path(), &run, &[]);
     assert_exit(&out, 0);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -140,6 +140,32 @@ impl SchemaSet {
         self.read_bytes_into(name, bytes, out, each, true, budget)
     }
 
+    /// [`SchemaSet::check_bytes_into`] with each tree allowed `budget` (a response's: the
+    /// room its `LazyJson` has, so that the two agree on what a whole tree is).
+    pub fn check_bytes_within(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        budget: usize,
+        out: &mut Findings,
+        each: &mut dyn FnMut(usize, &Value),
+    ) -> Result<StreamOutcome, serde_json::Error> {
+        self.read_bytes_into(name, bytes, out, each, true, budget)
+    }
+
+    /// [`SchemaSet::validate_bytes_into`] with each tree allowed `budget` (see
+    /// [`SchemaSet::check_bytes_within`]).
+    pub fn validate_bytes_within(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        budget: usize,
+        out: &mut Findings,
+        each: &mut dyn FnMut(usize, &Value),
+    ) -> Result<StreamOutcome, serde_json::Error> {
+        self.read_bytes_into(name, bytes, out, each, false, budget)
+    }
+
     /// [`SchemaSet::validate_into`] of schema `name` on a JSON body given as bytes: as
     /// [`SchemaSet::check_bytes_into`], without the extra fields.
     pub fn validate_bytes_into(
