@@ -255,9 +255,10 @@ mod tests {
         );
         // A wrong signature, one wrong in a character, one cut short, one made without the key,
         // and the appid alone, on each operation; a wrong one on a continuation page, a wrong
-        // one with an unknown appid, and one a character too long.
+        // one with an unknown appid, one a character too long, and wrong ones on products
+        // without X-env-flag and with another value of it.
         let auth = pick("auth.signature");
-        assert_eq!(auth.len(), 13, "{auth:?}");
+        assert_eq!(auth.len(), 15, "{auth:?}");
         assert!(pick("check:fuzz.timely").is_empty());
         // Beside a filter that selects, one that selects nothing (or an empty one) is refused.
         for (filters, said) in [

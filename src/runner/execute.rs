@@ -2113,7 +2113,7 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
     }
     let explicit = s.sample.or(runner.options.sample);
     // A tampered signature, a shortened one, an empty one and another mallSn; another seller.
-    let probes = 4 * usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
+    let probes = 5 * usize::from(s.tamper_signature) + usize::from(s.other_seller.is_some());
     let n = match explicit {
         Some(n) => n,
         None if runner.options.exhaustive => usize::MAX,
@@ -2179,6 +2179,19 @@ async fn sweep_case(runner: &Runner, s: &SweepCase, c: &mut Collector<'_>) -> Re
                 products_body(&s.seller, &no_mall_sn(sn, &listed), sig),
                 &catalog::PRODUCTS_MALLSN_BOUND,
             ));
+            // The signature of another listed mall (another number, another signature): the
+            // pair identifies no mall (§2.2), but a lookup of "a mall of this merchant with
+            // this signature" beside the mallSn (an ORM join across the merchant's malls)
+            // serves this mall's products for it.
+            if let Some(other) = listed
+                .iter()
+                .find(|m| m.sn != *sn && m.signature != *sig && !m.signature.is_empty())
+            {
+                probes.push((
+                    products_body(&s.seller, sn, &other.signature),
+                    &catalog::PRODUCTS_SIGNATURE_BOUND,
+                ));
+            }
         }
         if let Some(other) = &s.other_seller {
             probes.push((

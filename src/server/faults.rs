@@ -217,6 +217,7 @@ faults! {
     /// An empty mall signature is not checked.
     ProductsEmptySignature = ("products-empty-signature", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is checked only when one is given: an empty signature returns the mall's products");
     /// A mall signature is accepted when it begins the mall's (`startsWith`).
+    ProductsSignatureOfAnyMall = ("products-signature-of-any-mall", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall is found by its mallSn and the signature need only be one of the owner's malls (an ORM join across the merchant's malls): a mall's number with another mall's signature returns its products");
     ProductsSignaturePrefix = ("products-signature-prefix", Contract(&PRODUCTS_SIGNATURE_BOUND), "the mall signature is compared with `startsWith`: any non-empty beginning of the mall's signature returns its products");
     /// Every other read of a mall's products has no SKUs.
     ProductsSkusDroppedOnReread = ("products-skus-dropped-on-reread", Contract(&PRODUCTS_REPEATABLE), "every other products call of a mall answers the same products with empty skuResults (a lazy relation not loaded when the products come from a cache)");
