@@ -1072,6 +1072,33 @@ pub fn resolve(
             .get(UNKNOWN_MERCHANT_ID_VAR)
             .unwrap_or_else(|| UNKNOWN_MERCHANT_ID.to_string()),
     };
+    // A value with a line break or a carriage return (a file with Windows line ends, a
+    // heredoc) would be sent as it is and refused or match nothing: say which one it is.
+    // Blanks around it are warned about (a service may trim them).
+    for (setting, value) in [
+        (&APPID, &identity.appid),
+        (&MERCHANT_ID, &identity.merchant_id),
+        (&MERCHANT_USER_ID, &identity.merchant_user_id),
+        (&ROLE, &identity.role),
+        (&OTHER_MERCHANT_ID, &identity.other_merchant_id),
+        (&OTHER_MERCHANT_USER_ID, &identity.other_merchant_user_id),
+    ] {
+        if value.chars().any(char::is_control) {
+            return Err(UsageError::setting(
+                r.source_of(setting.key).to_string(),
+                "holds a control character (a line break or carriage return: a value read from \
+                 a file with Windows line ends, or a heredoc); it would be sent as it is",
+                Some("remove it (e.g. `tr -d '\\r\\n'`)"),
+            ));
+        }
+        if value.trim() != value.as_str() {
+            warnings.push(format!(
+                "{} has blanks around it: it is sent as it is, and a service that trims it or \
+                 not lists another merchant's data or none",
+                r.source_of(setting.key)
+            ));
+        }
+    }
     if crate::checks::ownership::same_id(&identity.other_merchant_id, &identity.merchant_id) {
         return Err(UsageError::setting(
             r.source_of(OTHER_MERCHANT_ID.key).to_string(),
@@ -1786,6 +1813,30 @@ mod tests {
         .unwrap_err()
         .render(false);
         assert!(err.contains("is set but empty"), "{err}");
+    }
+
+    /// A carriage return or line break in an identity (a Windows line end read from a file)
+    /// is a usage error naming where it came from; blanks around one are warned about.
+    #[test]
+    fn control_characters_in_an_identity_are_refused_and_blanks_warned() {
+        let flags = |appid: &str, merchant: &str| Flags {
+            base_url: Some("https://staging.example.com".into()),
+            appid: Some(appid.into()),
+            merchant_id: Some(merchant.into()),
+            merchant_user_id: Some("u".into()),
+            ..Flags::default()
+        };
+        let err = resolve(&flags("app\r\n", "m"), &env(&[KEY]), Profile::default())
+            .unwrap_err()
+            .render(false);
+        assert!(err.contains("--appid"), "{err}");
+        assert!(err.contains("control character"), "{err}");
+        let ok = resolve(&flags("app", "m "), &env(&[KEY]), Profile::default()).unwrap();
+        assert!(
+            ok.warnings.iter().any(|w| w.contains("blanks around it")),
+            "{:?}",
+            ok.warnings
+        );
     }
 
     #[test]
