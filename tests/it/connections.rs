@@ -108,7 +108,7 @@ fn fuzz_reports_the_crash_as_a_500_without_transport_errors() {
 /// `transport.dropped` (a failure), whatever its Authorization, not an unreachable service.
 #[test]
 fn a_service_that_goes_down_on_a_request_dropped_it() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -117,41 +117,15 @@ fn a_service_that_goes_down_on_a_request_dropped_it() {
         // read and the connection closed; the listener goes with it.
         let server = tokio::spawn(async move {
             let (mut conn, _) = listener.accept().await.unwrap();
-            let mut answered = 0;
-            let mut seen = Vec::new();
-            let mut buf = [0u8; 4096];
-            loop {
-                let n = conn.read(&mut buf).await.unwrap();
-                assert!(n > 0, "the client closed first");
-                seen.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&seen).to_string();
-                let Some(head_end) = text.find("\r\n\r\n") else {
-                    continue;
-                };
-                let length: usize = text[..head_end]
-                    .lines()
-                    .find_map(|l| {
-                        let (name, value) = l.split_once(':')?;
-                        name.eq_ignore_ascii_case("content-length")
-                            .then(|| value.trim().parse().ok())?
-                    })
-                    .unwrap_or(0);
-                if seen.len() < head_end + 4 + length {
-                    continue;
-                }
-                seen.drain(..head_end + 4 + length);
-                if answered == 1 {
-                    drop(conn);
-                    drop(listener);
-                    return;
-                }
-                answered += 1;
-                conn.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]",
-                )
-                .await
-                .unwrap();
-            }
+            assert!(read_request(&mut conn).await, "the client closed first");
+            conn.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]",
+            )
+            .await
+            .unwrap();
+            assert!(read_request(&mut conn).await, "the client closed first");
+            drop(conn);
+            drop(listener);
         });
         let signer = Signer::new(SignerKind::Md5, DEMO_SIGN_KEY.to_string());
         let client = Client::new(
@@ -172,7 +146,11 @@ fn a_service_that_goes_down_on_a_request_dropped_it() {
             .await;
         let f = crashed.result.expect_err("no answer");
         assert_eq!(f.check.id, "transport.dropped", "{}", f.actual);
-        assert!(f.actual.contains("went down while this request was out"), "{}", f.actual);
+        assert!(
+            f.actual.contains("went down while this request was out"),
+            "{}",
+            f.actual
+        );
         server.await.unwrap();
     });
 }
