@@ -149,10 +149,51 @@ pub struct EndpointStats {
     /// Requests beyond the common size limits that the HTTP layer refused, by status (not
     /// contract findings), shrinking excluded.
     pub rejected: BTreeMap<u16, u32>,
+    /// Generated cases the service answered as a success (§4: `success` true on the mall
+    /// list, a JSON array from the products operation): the properties on contract and
+    /// ownership were checked on these.
+    pub served: u32,
+    /// The other answers to generated cases, by status (0: no answer): shown when none was
+    /// served, to say what stood in front of the service.
+    pub refused: BTreeMap<u16, u32>,
     /// Why generation on this endpoint ended early, if the run halted here.
     pub halted: Option<Halt>,
     /// Wall time spent on this endpoint.
     pub duration: Duration,
+}
+
+impl EndpointStats {
+    /// Whether the endpoint got cases planned and the run could not test it (exit 3): none
+    /// was sent before `--max-time` ran out, or none of those sent was served. The valid
+    /// body is among the first cases of each endpoint, so a service that answers anything
+    /// serves it; a proxy or a firewall that turns every generated request away (an HTML
+    /// 403 or 413) leaves the properties holding on refusals alone. A halted endpoint is the
+    /// halt's (an error already).
+    pub fn untested(&self) -> bool {
+        self.planned > 0 && self.halted.is_none() && (self.run == 0 || self.served == 0)
+    }
+
+    /// Why the endpoint is untested, in a few words (see [`EndpointStats::untested`]).
+    pub fn untested_reason(&self) -> String {
+        if self.run == 0 {
+            return "no case was sent before --max-time ran out".to_string();
+        }
+        let statuses: Vec<String> = self
+            .refused
+            .iter()
+            .map(|(status, n)| match status {
+                0 => format!("no answer ×{n}"),
+                s => format!("{s} ×{n}"),
+            })
+            .collect();
+        format!(
+            "none of its {} case{} was served, the valid body included: every answer was a \
+             refusal or an error ({}), so its properties hold on refusals alone",
+            self.run,
+            if self.run == 1 { "" } else { "s" },
+            statuses.join(", ")
+        )
+    }
 }
 
 /// Why a fuzz run ended before its budget: an error of the run, never a property failure.
@@ -270,12 +311,11 @@ impl FuzzReport {
         !self.failed() && self.halt.is_none() && self.untested().next().is_none()
     }
 
-    /// The endpoints that got cases planned and sent none (`--max-time` spent before them):
-    /// their properties hold on nothing, so the run could not test them (exit 3).
+    /// The endpoints that got cases planned and sent none (`--max-time` spent before them) or
+    /// had none served: their properties hold on nothing, so the run could not test them
+    /// (exit 3).
     pub fn untested(&self) -> impl Iterator<Item = &EndpointStats> {
-        self.endpoints
-            .iter()
-            .filter(|s| s.planned > 0 && s.run == 0 && s.halted.is_none())
+        self.endpoints.iter().filter(|s| s.untested())
     }
 
     /// The endpoints `--max-time` stopped before their budget: their properties were checked
@@ -324,6 +364,8 @@ struct Probe {
     limited: Option<Box<Finding>>,
     /// Whether the request went out (a rate limit in force keeps it back).
     sent: bool,
+    /// The service answered it as a success (see [`EndpointStats::served`]).
+    served: bool,
 }
 
 impl Probe {
@@ -403,6 +445,7 @@ impl Prober {
             // by an earlier answer was still in force.
             return Probe {
                 sent: sent.exchange.response.is_some(),
+                served: false,
                 limited: Some(finding.clone()),
                 exchange: sent.exchange,
                 violations: Vec::new(),
@@ -423,12 +466,17 @@ impl Prober {
                 self.robustness,
             )
         };
+        let served = sent
+            .result
+            .as_ref()
+            .is_ok_and(|r| properties::is_success(endpoint, r));
         Probe {
             exchange: sent.exchange,
             violations,
             rejected,
             limited: None,
             sent: true,
+            served,
         }
     }
 }
@@ -864,6 +912,8 @@ impl EndpointRun {
             stopped_by_time: false,
             violations: BTreeMap::new(),
             rejected: BTreeMap::new(),
+            served: 0,
+            refused: BTreeMap::new(),
             halted: None,
             duration: Duration::ZERO,
         };
@@ -939,6 +989,12 @@ impl EndpointRun {
             };
             if let Some(status) = probe.rejected {
                 *stats.rejected.entry(status).or_default() += 1;
+            }
+            if probe.served {
+                stats.served += 1;
+            } else {
+                let status = probe.exchange.response.as_ref().map_or(0, |r| r.status);
+                *stats.refused.entry(status).or_default() += 1;
             }
             for v in &probe.violations {
                 *stats.violations.entry(v.property.id).or_default() += 1;

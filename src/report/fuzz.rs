@@ -337,13 +337,17 @@ pub fn coverage_note(report: &FuzzReport) -> String {
             short.join(", ")
         );
     }
-    let none: Vec<&str> = report.untested().map(|s| s.endpoint.name()).collect();
-    if !none.is_empty() {
+    for s in report.untested() {
         let _ = writeln!(
             out,
-            "nothing tested on {}: no case was sent before --max-time ran out, so its \
-             properties hold on nothing (could not test, exit 3)",
-            none.join(" and ")
+            "nothing tested on {}: {}{} (could not test, exit 3)",
+            s.endpoint.name(),
+            s.untested_reason(),
+            if s.run == 0 {
+                ", so its properties hold on nothing"
+            } else {
+                ""
+            }
         );
     }
     out
@@ -413,8 +417,9 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
                     String::new()
                 };
                 format!("{}{times}", style.verdict(f))
-            } else if stats.planned > 0 && stats.run == 0 && stats.halted.is_none() {
-                // Nothing was sent: the property was not tested, it did not pass.
+            } else if stats.untested() {
+                // Nothing was sent, or nothing served: the property was not tested, it did
+                // not pass.
                 "not tested".to_string()
             } else {
                 style.pass()
@@ -565,9 +570,9 @@ pub fn junit(report: &FuzzReport, signer: &Signer) -> io::Result<String> {
                     (verdict, None)
                 }
                 // Planned cases and none sent: nothing was judged.
-                None if stats.planned > 0 && stats.run == 0 && stats.halted.is_none() => (
+                None if stats.untested() => (
                     Verdict::Skipped {
-                        reason: "no case was sent before --max-time ran out".to_string(),
+                        reason: stats.untested_reason(),
                     },
                     None,
                 ),
@@ -751,6 +756,8 @@ mod tests {
                 stopped_by_time: false,
                 violations: Default::default(),
                 rejected: [(431, 2)].into_iter().collect(),
+                served: 3,
+                refused: Default::default(),
                 halted: None,
                 duration: Duration::from_secs(1),
             }],
@@ -780,6 +787,8 @@ mod tests {
             stopped_by_time: true,
             violations: Default::default(),
             rejected: Default::default(),
+            served: run,
+            refused: Default::default(),
             halted: None,
             duration: Duration::from_secs(7),
         };
@@ -823,9 +832,30 @@ mod tests {
         assert_eq!(xml.matches("<skipped").count(), PROPERTIES.len(), "{xml}");
         // A whole budget says nothing.
         for s in &mut report.endpoints {
-            (s.run, s.stopped_by_time) = (500, false);
+            (s.run, s.served, s.stopped_by_time) = (500, 500, false);
         }
         assert_eq!(coverage_note(&report), "");
+        assert!(report.passed());
+        // A whole budget sent and nothing served (a firewall turned every case away): the
+        // properties held on refusals alone, so the endpoint is untested.
+        report.endpoints[0].served = 0;
+        report.endpoints[0].refused = [(413, 499), (0, 1)].into_iter().collect();
+        assert!(!report.passed(), "mall-list was not served");
+        let text = summary(&report, Style { color: false });
+        assert!(
+            text.contains(
+                "nothing tested on mall-list: none of its 500 cases was served, the valid \
+                 body included: every answer was a refusal or an error (no answer ×1, 413 ×499)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("mall-list      fuzz.ownership         not tested"),
+            "{text}"
+        );
+        let xml = junit(&report, &signer).unwrap();
+        assert_eq!(xml.matches("<skipped").count(), PROPERTIES.len(), "{xml}");
+        assert!(xml.contains("none of its 500 cases was served"), "{xml}");
     }
 
     #[test]
@@ -838,6 +868,8 @@ mod tests {
             stopped_by_time: false,
             violations: Default::default(),
             rejected: Default::default(),
+            served: 7,
+            refused: Default::default(),
             halted,
             duration: Duration::ZERO,
         };

@@ -250,6 +250,59 @@ fn a_service_that_starts_rate_limiting_ends_fuzz_as_an_error_not_a_failure() {
     );
 }
 
+/// A firewall in front of the service lets the preflight and the discovery through, then
+/// turns every generated request away with an HTML 413 (each far within the common size
+/// limits): every property holds, on refusals alone. Nothing was tested, so the run says so
+/// and exits 3; it is not a pass.
+#[test]
+fn a_firewall_refusing_every_generated_request_is_could_not_test_not_a_pass() {
+    const BEFORE_FUZZING: usize = 4;
+    let server = Server::start(&[]);
+    let good = server.base_url.clone();
+    let (url, _log) = raw_server(move |request, n| {
+        if n < BEFORE_FUZZING {
+            forward(&good, request)
+        } else {
+            let page = "<html><body><h1>413 Request Entity Too Large</h1></body></html>";
+            format!(
+                "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: text/html\r\n\
+                 Content-Length: {}\r\n\r\n{page}",
+                page.len()
+            )
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &url)
+        .args(["--cases", "20"])
+        .output()
+        .unwrap();
+    let stdout = stdout(&out);
+    assert_exit(&out, 3);
+    for endpoint in ["mall-list", "mall-products"] {
+        assert!(
+            stdout.contains(&format!(
+                "nothing tested on {endpoint}: none of its 20 cases was served, the valid body \
+                 included: every answer was a refusal or an error (413 ×20)"
+            )),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains(&format!("{endpoint:<14} fuzz.ownership         not tested")),
+            "{stdout}"
+        );
+    }
+    let xml = junit(dir.path());
+    assert_eq!(xml.matches("<skipped").count(), 12, "{xml}");
+    assert!(!xml.contains("<failure"), "{xml}");
+    // The correct service behind no firewall is served and passes.
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &server.base_url)
+        .args(["--cases", "1"])
+        .output()
+        .unwrap();
+    assert_exit(&out, 0);
+}
+
 #[test]
 fn sigterm_stops_fuzz_and_reports_what_it_found() {
     // Each answer takes 100 ms: 2,000 cases would take far longer than the test.
