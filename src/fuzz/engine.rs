@@ -153,6 +153,9 @@ pub struct EndpointStats {
     /// list, a JSON array from the products operation): the properties on contract and
     /// ownership were checked on these.
     pub served: u32,
+    /// Whether the endpoint had a valid body to send (the products operation has none when
+    /// discovery found no mall and none was given): only then must a case be served.
+    pub valid_body: bool,
     /// The other answers to generated cases, by status (0: no answer): shown when none was
     /// served, to say what stood in front of the service.
     pub refused: BTreeMap<u16, u32>,
@@ -170,7 +173,9 @@ impl EndpointStats {
     /// 403 or 413) leaves the properties holding on refusals alone. A halted endpoint is the
     /// halt's (an error already).
     pub fn untested(&self) -> bool {
-        self.planned > 0 && self.halted.is_none() && (self.run == 0 || self.served == 0)
+        self.planned > 0
+            && self.halted.is_none()
+            && (self.run == 0 || (self.valid_body && self.served == 0))
     }
 
     /// Why the endpoint is untested, in a few words (see [`EndpointStats::untested`]).
@@ -913,6 +918,7 @@ impl EndpointRun {
             violations: BTreeMap::new(),
             rejected: BTreeMap::new(),
             served: 0,
+            valid_body: self.endpoint == Endpoint::MallList || fuzzer.known.target_mall.is_some(),
             refused: BTreeMap::new(),
             halted: None,
             duration: Duration::ZERO,

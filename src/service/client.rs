@@ -792,7 +792,21 @@ impl Client {
             &e.chain(),
             self.options.proxy.is_some(),
         ));
-        if e.is_redirect() {
+        if let Some((read, first)) = e.cut_head().filter(|_| !e.is_malformed_answer()) {
+            // The service was reached and began an answer: a broken answer, not a service
+            // that could not be reached.
+            let shown: String = String::from_utf8_lossy(first).escape_debug().collect();
+            let more = if read > first.len() { " ..." } else { "" };
+            Finding::new(
+                &catalog::RESPONSE_JSON,
+                "",
+                "a well-formed HTTP/1.1 answer (status line, headers, one body length)",
+                self.scrub(&format!(
+                    "the connection was closed after {read} bytes of an answer, before its \
+                     head was complete: \"{shown}{more}\" ({chain})"
+                )),
+            )
+        } else if e.is_redirect() {
             Finding::new(&catalog::TRANSPORT_REDIRECT, "", "no redirect loop", chain)
         } else if e.is_body() {
             Finding::new(

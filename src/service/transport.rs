@@ -25,8 +25,8 @@ use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use reqwest::redirect;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
@@ -53,7 +53,42 @@ type Decoding = Decompression<HyperClient<CountingConnector, Full<Bytes>>>;
 /// answered before: a keep-alive connection the service closed while it sat in the pool. A
 /// new connection closed on its first request is the service failing on that request.
 #[derive(Debug, Clone, Default)]
-struct Answers(Arc<AtomicU32>);
+struct Answers(Arc<ConnectionLog>);
+
+/// What one connection of the plain path brought.
+#[derive(Debug, Default)]
+struct ConnectionLog {
+    /// Answers whose head arrived whole.
+    answers: AtomicU32,
+    /// Bytes read before the first answer's head was whole, and the first
+    /// [`FIRST_BYTES_KEPT`] of them: a service that closes a new connection in the middle of
+    /// its first answer's head (`HTTP/1.1 200 OK\r\nContent-Ty`) answered, brokenly; hyper
+    /// says only that the connection closed before the message was complete.
+    before_first: Mutex<(usize, Vec<u8>)>,
+}
+
+/// How many of the bytes before a connection's first answer are kept to be shown.
+const FIRST_BYTES_KEPT: usize = 256;
+
+impl Answers {
+    fn count(&self) -> u32 {
+        self.0.answers.load(Ordering::Acquire)
+    }
+
+    /// The bytes a connection that never brought a whole head had read (how many, and the
+    /// first of them); `None` when it read none or it brought an answer.
+    fn cut_head(&self) -> Option<(usize, Vec<u8>)> {
+        if self.count() > 0 {
+            return None;
+        }
+        let before = self
+            .0
+            .before_first
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (before.0 > 0).then(|| before.clone())
+    }
+}
 
 /// hyper-util's `HttpConnector`, whose connections carry their [`Answers`].
 #[derive(Debug, Clone)]
@@ -96,9 +131,37 @@ impl hyper::rt::Read for CountedIo {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+        let this = self.get_mut();
+        if this.answers.count() > 0 {
+            return Pin::new(&mut this.io).poll_read(cx, buf);
+        }
+        // Until the first answer's head is whole, each read goes through a buffer of ours and
+        // is noted (see `ConnectionLog::before_first`): a few reads per connection.
+        let mut first = [0u8; 4096];
+        let room = buf.remaining().min(first.len());
+        let mut read = tokio::io::ReadBuf::new(&mut first[..room]);
+        match tokio::io::AsyncRead::poll_read(Pin::new(this.io.inner_mut()), cx, &mut read) {
+            Poll::Ready(Ok(())) => {}
+            other => return other,
+        }
+        let filled = read.filled();
+        if !filled.is_empty() {
+            let mut before = this
+                .answers
+                .0
+                .before_first
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            before.0 += filled.len();
+            let keep = FIRST_BYTES_KEPT
+                .saturating_sub(before.1.len())
+                .min(filled.len());
+            before.1.extend_from_slice(&filled[..keep]);
+        }
+        buf.put_slice(filled);
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -345,11 +408,13 @@ impl Plain {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => {
                 let timed_out = chain_has_timeout(&e);
-                let first_on_connection =
-                    answers_of_failed(&e).is_some_and(|a| a.0.load(Ordering::Acquire) == 0);
+                let answers = answers_of_failed(&e);
+                let first_on_connection = answers.as_ref().is_some_and(|a| a.count() == 0);
+                let cut_head = answers.as_ref().and_then(Answers::cut_head);
                 let mut error = request_error(Some(Box::new(e)));
                 error.timed_out = timed_out;
                 error.first_on_connection = first_on_connection;
+                error.cut_head = cut_head;
                 return Err(error.into());
             }
             Err(_) => return Err(PlainError::timeout(target).into()),
@@ -357,7 +422,7 @@ impl Plain {
         if let Some(answers) = response.extensions().get::<Answers>() {
             // Counted at the head: the pool hands the connection out again only once this
             // answer's body is read.
-            answers.0.fetch_add(1, Ordering::AcqRel);
+            answers.0.answers.fetch_add(1, Ordering::AcqRel);
         }
         let (parts, incoming) = response.into_parts();
         let content_length = hyper::body::Body::size_hint(&incoming).exact();
@@ -602,6 +667,15 @@ impl TransportError {
         false
     }
 
+    /// The bytes a new connection brought before it closed in the middle of its first answer's
+    /// head: how many, and the first of them (the plain path knows; reqwest's does not say).
+    pub fn cut_head(&self) -> Option<(usize, &[u8])> {
+        match self {
+            TransportError::Plain(e) => e.cut_head.as_ref().map(|(n, b)| (*n, b.as_slice())),
+            TransportError::Reqwest(_) => None,
+        }
+    }
+
     /// Whether the request failed on a connection that had brought no answer before (the plain
     /// path knows; reqwest's does not say, and its errors are taken for a reused connection).
     pub fn on_new_connection(&self) -> bool {
@@ -661,6 +735,9 @@ pub struct PlainError {
     connect: bool,
     /// The request was the first on its connection: the connection had brought no answer.
     first_on_connection: bool,
+    /// The bytes its connection brought before it closed with no whole head: how many, and
+    /// the first of them.
+    cut_head: Option<(usize, Vec<u8>)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -689,6 +766,7 @@ impl PlainError {
             timed_out: false,
             connect,
             first_on_connection: false,
+            cut_head: None,
         }
     }
 
@@ -709,6 +787,7 @@ impl PlainError {
             timed_out,
             connect: false,
             first_on_connection: false,
+            cut_head: None,
         };
         PlainError {
             kind: PlainKind::Decode,
@@ -717,6 +796,7 @@ impl PlainError {
             timed_out,
             connect: false,
             first_on_connection: false,
+            cut_head: None,
         }
     }
 }

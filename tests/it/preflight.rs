@@ -175,7 +175,7 @@ fn answering(answer: &'static [u8]) -> String {
 fn a_broken_answer_to_the_preflight_fails_the_run_instead_of_being_dropped() {
     // Each is an answer of the service to a valid signed request that breaks the contract:
     // the run fails on it (exit 1) and says so, even when the suite after it would pass.
-    let cases: [(&[u8], &str); 4] = [
+    let cases: [(&[u8], &str); 5] = [
         (
             b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 25\r\n\r\n{\"success\":true,\"data\":[{",
             "not JSON",
@@ -190,6 +190,13 @@ fn a_broken_answer_to_the_preflight_fails_the_run_instead_of_being_dropped() {
         ),
         // HTTP/0.9: a body without a status line. The service was reached and answered.
         (b"{\"success\":true}\n", "well-formed HTTP/1.1 answer"),
+        // A head cut short, then the connection closed: hyper says only that the message was
+        // incomplete, which once read as "nothing listens there" (exit 3). The bytes that came
+        // are shown.
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Ty",
+            r#"the connection was closed after 27 bytes of an answer, before its head was complete: "HTTP/1.1 200 OK\r\nContent-Ty""#,
+        ),
     ];
     for (answer, words) in cases {
         let url = answering(answer);
