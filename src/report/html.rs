@@ -179,13 +179,14 @@ pub fn render(run: &Run<'_>) -> String {
          <meta name=\"generator\" content=\"mallcheck {version}\">\n\
          <title>mallcheck report: {label}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
          <header>\n<h1>mallcheck report {badge}</h1>\n\
-         <p class=\"meta\" id=\"totals\">{total}: {passed} passed, {warned} warned, {failed} failed, \
+         <p class=\"meta\" id=\"totals\">{total}: {passed} passed{flaky}, {warned} warned, {failed} failed, \
          {errored} errored, {skipped} skipped in {secs:.2}s against <code>{url}</code>{strict} \
          · mallcheck {version}</p>\n",
         version = env!("CARGO_PKG_VERSION"),
         label = text::headline(run),
         total = escape(&text::plural(s.total(), "case")),
         passed = s.passed,
+        flaky = escape(&text::flaky_note(run)),
         warned = s.warned,
         failed = s.failed,
         errored = s.errored,
@@ -978,6 +979,19 @@ mod tests {
         );
         assert!(!html.contains("<script"), "no scripts");
         assert!(!html.contains("href=\"http"), "no external assets");
+    }
+
+    #[test]
+    fn flaky_passes_are_counted_in_the_totals() {
+        let mut flaky = case(0, "first page", vec![], "{}");
+        flaky.flaky = true;
+        let html = rendered(&[flaky]);
+        assert!(
+            html.contains(
+                "1 case: 1 passed (1 flaky: passed only after a transport retry), 0 warned"
+            ),
+            "{html}"
+        );
     }
 
     #[test]

@@ -122,6 +122,11 @@ pub const SHARD_PROPERTY: &str = "shard";
 pub const SELECTION_PROPERTY: &str = "selection";
 /// Suite property counting its testcases that passed with warnings.
 pub const WARNINGS_PROPERTY: &str = "warnings";
+/// Suite property counting its testcases that passed only after a transport retry (each
+/// begins its `<system-out>` with [`FLAKY_NOTE`]).
+pub const FLAKY_PROPERTY: &str = "flaky";
+/// The first line of a flaky testcase's `<system-out>`.
+pub const FLAKY_NOTE: &str = "flaky: passed only after a transport retry (--retries)";
 
 /// A `<testcase>` of class `classname` (a case file's [`classname`], or another source).
 pub fn testcase(name: &str, classname: &str, time: Duration, verdict: Verdict) -> TestCase {
@@ -410,10 +415,7 @@ fn run_case(result: &CaseResult, strict: bool) -> TestCase {
         notes.insert(i, format!("covered: {c}"));
     }
     if result.flaky {
-        notes.insert(
-            0,
-            "flaky: passed only after a transport retry (--retries)".to_string(),
-        );
+        notes.insert(0, FLAKY_NOTE.to_string());
     }
     if !notes.is_empty() {
         case.set_system_out(xml_safe(&notes.join("\n")));
@@ -439,6 +441,7 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
     for (file, mut cases) in by_file {
         cases.sort_by_key(|r| r.id.index);
         let warnings = cases.iter().filter(|r| r.outcome == Outcome::Warn).count();
+        let flaky = cases.iter().filter(|r| r.flaky).count();
         let cases = cases.into_iter().map(|r| run_case(r, run.strict)).collect();
         // The run's own cases (`preflight`, `discovery`) come from no file: a `file` would
         // send a CI's link to a file that does not exist.
@@ -450,6 +453,9 @@ pub fn render_named(name: &str, run: &Run<'_>) -> io::Result<String> {
         }
         if warnings > 0 {
             add_properties(&mut suite, [(WARNINGS_PROPERTY, warnings.to_string())]);
+        }
+        if flaky > 0 {
+            add_properties(&mut suite, [(FLAKY_PROPERTY, flaky.to_string())]);
         }
         suites.push(suite);
     }
@@ -546,6 +552,33 @@ mod tests {
             cases(std::fs::read_to_string(&path).expect("written")),
             1000
         );
+    }
+
+    /// A suite counts its cases that passed only after a transport retry, and each says so.
+    #[test]
+    fn flaky_cases_are_counted_on_their_suite() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("junit.xml");
+        let mut sink = Junit::new(path.clone(), false, &Redactor::new());
+        sink.on_event(&Event::RunStarted {
+            base_url: "http://x".into(),
+            target: "http://x".into(),
+            planned: vec![],
+        })
+        .expect("write");
+        for i in 0..3 {
+            let mut case = passed(i);
+            case.flaky = i == 1;
+            sink.on_event(&Event::CaseFinished(Box::new(case.seal(&Redactor::new()))))
+                .expect("write");
+        }
+        sink.finish().expect("write");
+        let xml = std::fs::read_to_string(&path).expect("written");
+        assert!(
+            xml.contains("<property name=\"flaky\" value=\"1\"/>"),
+            "{xml}"
+        );
+        assert_eq!(xml.matches(FLAKY_NOTE).count(), 1, "{xml}");
     }
 
     #[test]

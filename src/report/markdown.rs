@@ -28,7 +28,7 @@ const CELL_CHARS: usize = 80;
 pub fn render(run: &Run<'_>) -> String {
     let s = run.summary;
     let mut out = format!(
-        "## mallcheck: {} {}\n\n{}: {} passed, {} warned, {} failed, {} errored, {} skipped in {:.2}s against {}{}\n",
+        "## mallcheck: {} {}\n\n{}: {} passed{}, {} warned, {} failed, {} errored, {} skipped in {:.2}s against {}{}\n",
         if run.complete {
             icon(s.outcome())
         } else {
@@ -37,6 +37,7 @@ pub fn render(run: &Run<'_>) -> String {
         text::headline(run),
         text::plural(s.total(), "case"),
         s.passed,
+        text::flaky_note(run),
         s.warned,
         s.failed,
         s.errored,
@@ -445,6 +446,23 @@ mod tests {
             "{md}"
         );
         assert_eq!(md.matches("<details>").count(), 2, "{md}");
+    }
+
+    /// A case that passed only after a transport retry is counted in the totals, as on the
+    /// console (h27c V3: only the console said so).
+    #[test]
+    fn flaky_passes_are_counted_in_the_totals() {
+        let mut flaky = case(0, "first page", vec![], "{}");
+        flaky.flaky = true;
+        let md = rendered(&[flaky, case(1, "healthy", vec![], "{}")], true);
+        assert!(
+            md.contains(
+                "2 cases: 2 passed (1 flaky: passed only after a transport retry), 0 warned"
+            ),
+            "{md}"
+        );
+        let md = rendered(&[case(1, "healthy", vec![], "{}")], true);
+        assert!(!md.contains("flaky"), "{md}");
     }
 
     #[test]

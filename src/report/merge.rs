@@ -778,6 +778,18 @@ pub fn describe(suites: &mut [TestSuite], runs: &Runs) {
         if warnings > 0 {
             properties.push((junit::WARNINGS_PROPERTY, warnings.to_string()));
         }
+        let flaky = suite
+            .test_cases
+            .iter()
+            .filter(|c| {
+                c.system_out
+                    .as_ref()
+                    .is_some_and(|out| out.as_str().starts_with(junit::FLAKY_NOTE))
+            })
+            .count();
+        if flaky > 0 {
+            properties.push((junit::FLAKY_PROPERTY, flaky.to_string()));
+        }
         junit::add_properties(suite, properties);
         if let Some(started) = runs.started() {
             suite.set_timestamp(chrono::DateTime::<chrono::Utc>::from(started));

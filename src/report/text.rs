@@ -99,6 +99,20 @@ pub fn headline(run: &Run<'_>) -> &'static str {
 /// The headline of a run that did not complete.
 pub const INTERRUPTED: &str = "INTERRUPTED";
 
+/// How many cases passed only after a transport retry.
+pub fn flaky_count(run: &Run<'_>) -> usize {
+    run.results.iter().filter(|r| r.flaky).count()
+}
+
+/// What follows the count of passed cases in a report's totals: ` (N flaky: passed only after
+/// a transport retry)`, or nothing (the console says the same).
+pub fn flaky_note(run: &Run<'_>) -> String {
+    match flaky_count(run) {
+        0 => String::new(),
+        n => format!(" ({n} flaky: passed only after a transport retry)"),
+    }
+}
+
 /// Why a report is partial, as a sentence fragment, when the run is not complete.
 pub fn incomplete_note(run: &Run<'_>) -> Option<String> {
     if run.complete {
