@@ -120,6 +120,8 @@ struct Plan {
     /// Cases of the selection that would share a snapshot file, and names too long for one
     /// (a problem when the run takes snapshots).
     snapshot_problems: Vec<String>,
+    /// The run's warnings, as printed (the reports carry them too).
+    warnings: Vec<String>,
 }
 
 /// Validates flags, loads schemas and cases, applies `--filter` and `--shard`.
@@ -147,8 +149,13 @@ fn plan(args: &RunArgs, flags: Flags, redactor: &Redactor) -> Result<Plan, Usage
         .map(parse_cursor)
         .transpose()?;
     let files = load_cases(&args.cases, &session)?;
-    let warnings = session.check_vars(&files)?;
+    let mut warnings = session.check_vars(&files)?;
     print_warnings(&session, &warnings);
+    let warnings: Vec<String> = {
+        let mut all = session.settings().warnings.clone();
+        all.append(&mut warnings);
+        all
+    };
     select::check_filters(&args.filter, &files)
         .map_err(|p| UsageError::setting("--filter", p.message, Some(&p.help)))?;
     let mut selected_cases: Vec<PlannedCase> = Vec::new();
@@ -217,6 +224,7 @@ fn plan(args: &RunArgs, flags: Flags, redactor: &Redactor) -> Result<Plan, Usage
         cursor,
         shard,
         snapshot_problems,
+        warnings,
     })
 }
 
@@ -293,6 +301,7 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         cursor,
         shard,
         snapshot_problems,
+        warnings,
     } = plan(&args, Flags::from(&args), redactor)?;
     let schemas = Arc::clone(session.schemas());
     let snapshots = match snapshots {
@@ -403,13 +412,15 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let embedded = session.target().is_embedded();
     sinks.push(Box::new(
         Junit::new(args.output.junit.clone(), args.strict, redactor)
-            .with_run(shard.clone(), embedded),
+            .with_run(shard.clone(), embedded)
+            .with_warnings(warnings.clone()),
     ));
     let report = |kind: ReportKind, path: &std::path::PathBuf, render: Render| {
         Box::new(
             FileReport::new(kind, path.clone(), args.strict, render, redactor)
                 .with_shard(shard.clone())
-                .with_embedded(embedded),
+                .with_embedded(embedded)
+                .with_warnings(warnings.clone()),
         )
     };
     sinks.push(report(ReportKind::Json, &args.output.json, json::render));

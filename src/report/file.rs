@@ -63,6 +63,9 @@ pub struct Run<'a> {
     pub embedded: bool,
     /// When the run started (clock time), for reports a merge puts on one time line.
     pub started_at: Option<SystemTime>,
+    /// The run's warnings, as the console printed them (edited schemas, settings with blanks
+    /// around them, a profile not chosen): a report read alone says what the verdict rests on.
+    pub warnings: &'a [String],
 }
 
 impl Run<'_> {
@@ -163,6 +166,8 @@ pub struct FileReport {
     redactor: Redactor,
     /// The finished report is on disk as it stands: `finish` has nothing to add.
     final_written: bool,
+    /// The run's warnings (see [`Run::warnings`]).
+    warnings: Vec<String>,
     /// What the path is, and for a stream whether its one write was made.
     path_kind: PathKind,
 }
@@ -215,7 +220,14 @@ impl FileReport {
             embedded: false,
             started_at: None,
             final_written: false,
+            warnings: Vec::new(),
         }
+    }
+
+    /// Records the run's warnings, which every report carries.
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        self.warnings = warnings;
+        self
     }
 
     /// Records the shard the run is (`--shard`), so that a merge can tell a missing shard and
@@ -282,6 +294,7 @@ impl FileReport {
             shard: self.shard.as_ref(),
             embedded: self.embedded,
             started_at: self.started_at,
+            warnings: &self.warnings,
         });
         if !not_run.is_empty() {
             self.results.retain(|r| !not_run.contains(&r.id.index));

@@ -497,6 +497,7 @@ pub fn preflight_junit(preflight: &Sealed<CaseResult>) -> io::Result<String> {
         shard: None,
         embedded: false,
         started_at: None,
+        warnings: &[],
     };
     crate::report::junit::render_named("mallcheck fuzz", &run)
 }

@@ -209,6 +209,13 @@ pub fn render(run: &Run<'_>) -> String {
             escape(&note)
         );
     }
+    for warning in run.warnings {
+        let _ = writeln!(
+            out,
+            "<p class=\"banner warning\">Warning: {}</p>",
+            escape(warning)
+        );
+    }
     out.push_str("</header>\n<main>\n");
     // The failures first: the first screen shows what broke, the overview of every section
     // comes after them.
@@ -940,6 +947,7 @@ mod tests {
             shard: None,
             embedded: false,
             started_at: None,
+            warnings: &[],
         })
     }
 

@@ -7,6 +7,8 @@
 //! `verdict` (`pass`, `contract-broken`, `could-not-test`, `interrupted`, `running`),
 //! `shard` (`index`, 1-based, and `total` under `--shard K/N`, with `selected`, the cases
 //! selected before sharding, and `selection`, a digest of their ids; or null),
+//! `warnings` (the run's warnings as the console printed them: edited schemas, a setting with
+//! blanks around it; an empty list when there were none),
 //! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
 //! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
 //! saying why), each with
@@ -42,6 +44,7 @@ struct Document<'a> {
     exit_code: Option<i32>,
     verdict: &'static str,
     shard: Option<Shard<'a>>,
+    warnings: &'a [String],
     summary: &'a RunSummary,
     cases: &'a [Sealed<CaseResult>],
 }
@@ -76,6 +79,7 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
             selected: s.selected,
             selection: &s.selection,
         }),
+        warnings: run.warnings,
         summary: run.summary,
         cases: run.results,
     };

@@ -59,6 +59,11 @@ impl Junit {
     pub fn with_run(self, shard: Option<Shard>, embedded: bool) -> Self {
         Junit(self.0.with_shard(shard).with_embedded(embedded))
     }
+
+    /// Records the run's warnings (see [`FileReport::with_warnings`]).
+    pub fn with_warnings(self, warnings: Vec<String>) -> Self {
+        Junit(self.0.with_warnings(warnings))
+    }
 }
 
 /// Removes what XML 1.0 cannot carry (control characters) and what would end a CDATA section.
@@ -120,6 +125,9 @@ pub const SHARD_PROPERTY: &str = "shard";
 /// Testsuite property of a shard's selection: `N:DIGEST` (cases selected before sharding, and
 /// the digest of their ids), so that a merge can tell shards of different selections.
 pub const SELECTION_PROPERTY: &str = "selection";
+/// Suite property holding one warning of the run (edited schemas, a setting with blanks
+/// around it), one property each: the console's `warning:` lines.
+pub const WARNING_PROPERTY: &str = "mallcheck.warning";
 /// Suite property counting its testcases that passed with warnings.
 pub const WARNINGS_PROPERTY: &str = "warnings";
 /// Suite property counting its testcases that passed only after a transport retry (each
@@ -501,6 +509,9 @@ fn run_properties(run: &Run<'_>) -> Vec<(&'static str, String)> {
     }
     if !run.base_url.is_empty() {
         properties.push((BASE_URL_PROPERTY, run.base_url.to_string()));
+    }
+    for warning in run.warnings {
+        properties.push((WARNING_PROPERTY, warning.clone()));
     }
     if let Some(shard) = run.shard {
         properties.push((SHARD_PROPERTY, format!("{}/{}", shard.index, shard.total)));

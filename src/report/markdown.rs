@@ -52,6 +52,13 @@ pub fn render(run: &Run<'_>) -> String {
     if let Some(note) = text::incomplete_note(run) {
         let _ = writeln!(out, "\n> **Partial report:** {note}.");
     }
+    for warning in run.warnings {
+        let _ = writeln!(
+            out,
+            "\n> **Warning:** {}",
+            warning.replace(['\r', '\n'], " ")
+        );
+    }
     let failing: Vec<&CaseResult> = run
         .results
         .iter()
@@ -402,6 +409,7 @@ mod tests {
             shard: None,
             embedded: false,
             started_at: None,
+            warnings: &[],
         })
     }
 

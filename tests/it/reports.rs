@@ -1113,3 +1113,67 @@ fn a_run_stopped_by_a_usage_error_leaves_no_earlier_report_behind() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
 }
+
+/// A run with edited copies of the schemas (h27c F1: a price widened to integer or string
+/// passed a service serving string prices) says so in every report, not only on the console:
+/// a report read alone says what its verdict rests on.
+#[test]
+fn every_report_carries_the_warning_of_edited_schemas() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let schemas = dir.path().join("schemas");
+    std::fs::create_dir(&schemas).unwrap();
+    for entry in std::fs::read_dir(repo().join("schemas")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, schemas.join(path.file_name().unwrap())).unwrap();
+    }
+    let sku = schemas.join("sku.json");
+    let mut doc: Value = serde_json::from_str(&read(&sku)).unwrap();
+    let price = doc
+        .pointer_mut("/properties/price")
+        .expect("sku.json describes the price");
+    price["type"] = serde_json::json!(["integer", "string"]);
+    std::fs::write(&sku, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let out = run_as_main(&server.base_url, dir.path())
+        .args(["--schemas", "schemas", "--filter", "tag:envelope"])
+        .args(["--junit", "junit.xml", "--json", "report.json"])
+        .args(["--markdown", "summary.md", "--html", "report.html"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: checking with edited schemas: schemas/sku.json differs"),
+        "{stderr}"
+    );
+    let json: Value = serde_json::from_str(&read(&dir.path().join("report.json"))).unwrap();
+    let warnings = json["warnings"].as_array().expect("a list of warnings");
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.contains("schemas/sku.json differs"))),
+        "{json}"
+    );
+    let junit = read(&dir.path().join("junit.xml"));
+    assert!(
+        junit.contains("<property name=\"mallcheck.warning\" value=\"checking with edited schemas: schemas/sku.json differs"),
+        "{junit}"
+    );
+    let md = read(&dir.path().join("summary.md"));
+    assert!(
+        md.contains("> **Warning:** checking with edited schemas: schemas/sku.json differs"),
+        "{md}"
+    );
+    let html = read(&dir.path().join("report.html"));
+    assert!(
+        html.contains("Warning: checking with edited schemas: schemas/sku.json differs"),
+        "{html}"
+    );
+    // The shipped schemas: no warning anywhere.
+    let dir = tempfile::tempdir().unwrap();
+    run_as_main(&server.base_url, dir.path())
+        .args(["--filter", "tag:envelope", "--json", "report.json"])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_str(&read(&dir.path().join("report.json"))).unwrap();
+    assert_eq!(json["warnings"], serde_json::json!([]), "{json}");
+}
