@@ -49,6 +49,10 @@ pub enum UsageError {
     /// A local file could not be read (missing, not a regular file, too large).
     #[error(transparent)]
     Read(#[from] crate::local_file::ReadError),
+    /// Another run holds a report path (see [`crate::report_lock`]): the other run's reports
+    /// must stay as they are.
+    #[error(transparent)]
+    ReportsBusy(Box<UsageError>),
     /// A file the user named could not be read or written.
     #[error("cannot access {}: {source}", path.display())]
     Io {
@@ -91,11 +95,18 @@ impl UsageError {
         }
     }
 
+    /// Whether the reports at the run's paths must be left as they are: they are another
+    /// running run's (see [`crate::report_lock`]), not an earlier run's to remove.
+    pub fn keeps_reports(&self) -> bool {
+        matches!(self, UsageError::ReportsBusy(_))
+    }
+
     /// The texts to print, each after `error: `: one for most errors, one per problem of
     /// [`UsageError::Several`].
     pub fn render_each(&self, color: bool) -> Vec<String> {
         match self {
             UsageError::Several(all) => all.iter().flat_map(|e| e.render_each(color)).collect(),
+            UsageError::ReportsBusy(inner) => inner.render_each(color),
             _ => vec![self.render(color)],
         }
     }
@@ -107,6 +118,7 @@ impl UsageError {
                 format!("{self}\n{}", crate::diag::render(diags, color))
             }
             UsageError::Setting { help: Some(h), .. } => format!("{self}\n  help: {h}"),
+            UsageError::ReportsBusy(inner) => inner.render(color),
             UsageError::Several(all) => all
                 .iter()
                 .map(|e| e.render(color))

@@ -31,7 +31,9 @@ fn main() {
             for text in e.render_each(color) {
                 mallcheck::say::stderr_line!("error: {}", redactor.scrub(&text));
             }
-            mallcheck::app::remove_earlier_reports(&reports);
+            if !e.keeps_reports() {
+                mallcheck::app::remove_earlier_reports(&reports);
+            }
             exit::USAGE
         }
     };

@@ -1177,3 +1177,45 @@ fn every_report_carries_the_warning_of_edited_schemas() {
     let json: Value = serde_json::from_str(&read(&dir.path().join("report.json"))).unwrap();
     assert_eq!(json["warnings"], serde_json::json!([]), "{json}");
 }
+
+/// Two runs sharing a report path (h27c F3): the second stops before it removes or writes
+/// anything (exit 2, naming the report and the run holding it), so the first run's reports
+/// stay its own; once the first has ended the path is free.
+#[test]
+fn a_run_refuses_report_paths_another_run_holds() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = || {
+        run_as_main(&server.base_url, dir.path())
+            .args(["--filter", "tag:envelope"])
+            .args([
+                "--junit",
+                "reports/junit.xml",
+                "--json",
+                "reports/report.json",
+            ])
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert_eq!(first.status.code(), Some(0));
+    let junit = dir.path().join("reports/junit.xml");
+    let before = read(&junit);
+    // This process stands for a run still writing its JUnit report.
+    let held = mallcheck::report_lock::acquire(std::slice::from_ref(&junit)).unwrap();
+    let second = run();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "error: reports: another mallcheck run (pid {}) is writing reports/junit.xml",
+            std::process::id()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("removed the reports"), "{stderr}");
+    assert_eq!(read(&junit), before, "the holder's report is untouched");
+    assert!(dir.path().join("reports/report.json").is_file());
+    drop(held);
+    assert_eq!(run().status.code(), Some(0), "free once the holder ended");
+}

@@ -1,0 +1,126 @@
+//! One run at a time per report file. Two runs that share a report path (two CI jobs in one
+//! workspace, a rerun started before the first ended) interleave their writes: the run that
+//! failed could leave the other's green JUnit under its own name (h27c F3). Each report path
+//! gets a lock file beside it (`.NAME.lock`, holding the pid of the run that holds it), locked
+//! for the whole run; a second run that finds one held stops before it removes or writes
+//! anything, a usage error naming the report and the other run.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::UsageError;
+
+/// The locks a run holds on its report paths, released when dropped (or when the process ends,
+/// whatever way it ends: the OS releases an advisory lock with its file descriptor).
+#[derive(Debug)]
+pub struct ReportLocks {
+    _held: Vec<File>,
+}
+
+/// The lock file of a report path: a dot file beside it.
+fn lock_path(report: &Path) -> Option<PathBuf> {
+    let name = report.file_name()?;
+    let mut lock = std::ffi::OsString::from(".");
+    lock.push(name);
+    lock.push(".lock");
+    Some(report.with_file_name(lock))
+}
+
+/// Locks every report path that names a file (a stream, `-` or `/dev/stdout`, has nothing to
+/// lock). A lock file whose directory cannot be made is passed over: the check of the report
+/// paths says why it cannot be written.
+pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
+    let mut held = Vec::new();
+    let mut busy = Vec::new();
+    for report in reports {
+        if crate::atomic::is_stream(report) {
+            continue;
+        }
+        let Some(lock) = lock_path(report) else {
+            continue;
+        };
+        if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty())
+            && crate::atomic::create_dir(dir).is_err()
+        {
+            continue;
+        }
+        let Ok(mut file) = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock)
+        else {
+            continue;
+        };
+        match file.try_lock() {
+            Ok(()) => {
+                // The holder's pid, for the message a second run gives.
+                let _ = file.set_len(0);
+                let _ = file.seek(SeekFrom::Start(0));
+                let _ = write!(file, "{}", std::process::id());
+                held.push(file);
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = file.read_to_string(&mut pid);
+                let pid = pid.trim();
+                let who = if pid.chars().all(|c| c.is_ascii_digit()) && !pid.is_empty() {
+                    format!("another mallcheck run (pid {pid})")
+                } else {
+                    "another mallcheck run".to_string()
+                };
+                busy.push(UsageError::setting(
+                    "reports",
+                    format!(
+                        "{who} is writing {}: two runs sharing a report would leave one \
+                         run's verdict under the other's name",
+                        report.display()
+                    ),
+                    Some(
+                        "give each run reports of its own (--junit, --json, --markdown, \
+                         --html), or start this one when the other has ended",
+                    ),
+                ));
+            }
+            // A file system without locks: the run goes on as before.
+            Err(TryLockError::Error(_)) => {}
+        }
+    }
+    if busy.is_empty() {
+        Ok(ReportLocks { _held: held })
+    } else {
+        Err(UsageError::ReportsBusy(Box::new(
+            UsageError::from_all(busy).expect_err("at least one"),
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_holder_of_a_report_is_refused_naming_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let junit = dir.path().join("reports/junit.xml");
+        let json = dir.path().join("reports/report.json");
+        let first = acquire(&[junit.clone(), PathBuf::from("-")]).expect("free");
+        assert!(dir.path().join("reports/.junit.xml.lock").is_file());
+        let refused = acquire(&[json.clone(), junit.clone()]).expect_err("junit.xml is held");
+        assert!(refused.keeps_reports(), "the other run's reports stay");
+        let text = refused.render(false);
+        assert!(
+            text.contains(&format!(
+                "another mallcheck run (pid {}) is writing {}",
+                std::process::id(),
+                junit.display()
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("report.json"), "{text}");
+        drop(first);
+        acquire(&[json, junit]).expect("free once the first run ended");
+    }
+}
