@@ -210,7 +210,9 @@ impl SchemaSet {
             }
             _ => {
                 let (tree, partial) = bounded_tree(bytes, budget)?;
-                self.tree_into(name, &tree, out, extra);
+                without_absences_if(partial, out, |out| {
+                    self.tree_into(name, &tree, out, extra);
+                });
                 if let Some(records) = self.records_of(name, &tree) {
                     records.iter().enumerate().for_each(|(i, r)| each(i, r));
                 }
@@ -255,7 +257,9 @@ impl SchemaSet {
         let mut envelope = Value::Object(read.members);
         let Some(n) = read.records else {
             // No record array: the envelope as read is the whole tree.
-            self.tree_into(name, &envelope, out, extra);
+            without_absences_if(read.partial, out, |out| {
+                self.tree_into(name, &envelope, out, extra);
+            });
             return Ok(StreamOutcome {
                 shape: Streamed::Envelope {
                     records: None,
@@ -268,7 +272,9 @@ impl SchemaSet {
             // The envelope's rules count the records here: checked on the whole
             // tree (the records were handed to `each` already).
             let (tree, cut) = bounded_tree(bytes, budget)?;
-            self.tree_into(name, &tree, out, extra);
+            without_absences_if(cut, out, |out| {
+                self.tree_into(name, &tree, out, extra);
+            });
             return Ok(StreamOutcome {
                 shape: Streamed::Envelope {
                     records: Some(n),
@@ -277,7 +283,9 @@ impl SchemaSet {
                 partial: partial || cut,
             });
         }
-        state.finish_envelope(split, &envelope, out);
+        without_absences_if(read.partial, out, |out| {
+            state.finish_envelope(split, &envelope, out);
+        });
         Ok(StreamOutcome {
             shape: Streamed::Envelope {
                 records: Some(n),
@@ -444,6 +452,28 @@ fn shallow_holds(
 }
 
 /// The whole body as a tree within its budget, and whether the budget ran out.
+
+/// Runs `check` into `out`; over a tree cut at its budget (`cut`), a member the cut left out
+/// is no finding: "required field missing" is dropped there, since the service may well have
+/// sent it past the cut (the `response.tree-size` error says what was not checked).
+fn without_absences_if(cut: bool, out: &mut Findings, check: impl FnOnce(&mut Findings)) {
+    if !cut {
+        check(out);
+        return;
+    }
+    let mut found = Findings::new(out.cap());
+    check(&mut found);
+    let (kept, omitted) = found.into_parts();
+    for f in kept {
+        if !(f.actual == "missing" && f.expected.starts_with("required field")) {
+            out.push(f);
+        }
+    }
+    for o in omitted {
+        out.omit(o.check, o.count);
+    }
+}
+
 fn bounded_tree(bytes: &[u8], budget: usize) -> Result<(Value, bool), serde_json::Error> {
     let left = Cell::new(budget);
     let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -1223,6 +1253,38 @@ mod tests {
                 "info.extra-fields /x | only fields the spec lists | extra field `x` | \"\""
                     .to_string()
             ]
+        );
+    }
+
+    /// Members the budget's cut left out are no "required field missing" finding: the
+    /// service sent `success`, `code` and `msg` after a large member, past the cut.
+    #[test]
+    fn members_past_the_cut_are_not_reported_missing() {
+        let zeros = 500_000;
+        let mut body = br#"{"x":["#.to_vec();
+        body.extend(std::iter::repeat_n(&b"0,"[..], zeros).flatten());
+        body.extend(br#"0],"success":true,"code":"0000","msg":"ok","data":[]}"#);
+        let mut out = Findings::new(5);
+        let how = SCHEMAS
+            .check_bytes_into("mall-list-response", &body, &mut out, &mut |_, _| {})
+            .unwrap();
+        assert!(how.partial);
+        let (said, _) = said(&out);
+        assert!(said.iter().all(|f| !f.contains("missing")), "{said:?}");
+        // Within the budget, a member that is missing is still said.
+        let mut out = Findings::new(5);
+        SCHEMAS
+            .check_bytes_into(
+                "mall-list-response",
+                br#"{"x":[0],"code":"0000","msg":"ok","data":[]}"#,
+                &mut out,
+                &mut |_, _| {},
+            )
+            .unwrap();
+        let (said, _) = self::said(&out);
+        assert!(
+            said.iter().any(|f| f.contains("required field `success`")),
+            "{said:?}"
         );
     }
 
