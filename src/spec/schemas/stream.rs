@@ -451,8 +451,6 @@ fn shallow_holds(
     counted == empty && !counted.iter().any(|(at, _)| *at == member)
 }
 
-/// The whole body as a tree within its budget, and whether the budget ran out.
-
 /// Runs `check` into `out`; over a tree cut at its budget (`cut`), a member the cut left out
 /// is no finding: "required field missing" is dropped there, since the service may well have
 /// sent it past the cut (the `response.tree-size` error says what was not checked).
@@ -474,6 +472,7 @@ fn without_absences_if(cut: bool, out: &mut Findings, check: impl FnOnce(&mut Fi
     }
 }
 
+/// The whole body as a tree within its budget, and whether the budget ran out.
 fn bounded_tree(bytes: &[u8], budget: usize) -> Result<(Value, bool), serde_json::Error> {
     let left = Cell::new(budget);
     let mut de = serde_json::Deserializer::from_slice(bytes);
