@@ -115,6 +115,14 @@ pub enum SchemaErrorKind {
     /// A member of a schema object names no keyword (a typo checks nothing).
     #[error("{0}")]
     UnknownKeyword(Box<UnknownKeyword>),
+    /// A `format` names no format mallcheck checks (the key of the `UnknownKeyword` is the
+    /// format's name).
+    #[error(
+        "`\"format\": {:?}` at {:?}{} is no format of JSON Schema 2020-12 nor of mallcheck's \
+         (`digit-string`, `decimal-text`, `datetime`){}",
+        .0.key, .0.pointer, .0.at, .0.hint
+    )]
+    UnknownFormat(Box<UnknownKeyword>),
     /// A copy of a shipped schema holds no rule, so its checks would pass anything.
     #[error(
         "the file holds no rule, so {0} would pass any answer (the shipped schema has rules): \

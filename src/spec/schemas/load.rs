@@ -214,20 +214,30 @@ fn parse_source(
     if origin == Origin::User {
         if let Some((pointer, key)) = unknown_keyword(&document, "") {
             let text = std::fs::read_to_string(&file).unwrap_or_default();
-            let at = key_position(&text, &key)
+            let at = key_position(&text, &key, None)
                 .map(|(line, column)| format!(" (line {line}, column {column})"))
                 .unwrap_or_default();
-            let hint = KEYWORDS
-                .iter()
-                .map(|k| (strsim::jaro_winkler(&key, k), *k))
-                .filter(|(score, _)| *score >= 0.85)
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .map(|(_, k)| format!("; did you mean `{k}`?"))
-                .unwrap_or_default();
+            let hint = did_you_mean(&key, KEYWORDS);
             return Err(SchemaError::new(
                 &file,
                 SchemaErrorKind::UnknownKeyword(Box::new(super::UnknownKeyword {
                     key,
+                    pointer,
+                    at,
+                    hint,
+                })),
+            ));
+        }
+        if let Some((pointer, format)) = unknown_format(&document, "") {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let at = key_position(&text, "format", Some(&format))
+                .map(|(line, column)| format!(" (line {line}, column {column})"))
+                .unwrap_or_default();
+            let hint = did_you_mean(&format, FORMATS);
+            return Err(SchemaError::new(
+                &file,
+                SchemaErrorKind::UnknownFormat(Box::new(super::UnknownKeyword {
+                    key: format,
                     pointer,
                     at,
                     hint,
@@ -350,32 +360,36 @@ const KEYWORDS: &[&str] = &[
     ZERO_TIME_KEYWORD,
 ];
 
-/// The first member of a schema object in `node` that names no keyword ([`KEYWORDS`]), with
-/// the pointer of its schema: a rule spelt wrong (`requried`) is ignored by every validator
-/// and checks nothing, so a user's schema with one is refused, as ajv's strict mode does.
-fn unknown_keyword(node: &Value, pointer: &str) -> Option<(String, String)> {
+/// What [`find_in_schemas`] asks of each schema object (its members, its pointer).
+type SchemaVisit<'v, T> = dyn FnMut(&serde_json::Map<String, Value>, &str) -> Option<T> + 'v;
+
+/// Calls `visit` on every schema object of `node` (the root, then each subschema, depth
+/// first) with its JSON Pointer, until it gives something: only subschemas are walked, never a
+/// `const`, `enum`, `default` or `examples` value that happens to hold a member of the same
+/// name.
+fn find_in_schemas<T>(node: &Value, pointer: &str, visit: &mut SchemaVisit<'_, T>) -> Option<T> {
     let Value::Object(map) = node else {
         return None;
     };
+    if let Some(found) = visit(map, pointer) {
+        return Some(found);
+    }
     let at = |key: &str| format!("{pointer}/{}", escape_pointer(key));
     for (key, value) in map {
-        if !KEYWORDS.contains(&key.as_str()) {
-            return Some((pointer.to_string(), key.clone()));
-        }
         let found = match key.as_str() {
             // Maps of subschemas.
             "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
             | "dependencies" => value.as_object().and_then(|m| {
                 m.iter().find_map(|(name, sub)| {
-                    unknown_keyword(sub, &format!("{}/{}", at(key), escape_pointer(name)))
+                    find_in_schemas(sub, &format!("{}/{}", at(key), escape_pointer(name)), visit)
                 })
             }),
             // Arrays of subschemas (`items` of earlier drafts too).
             "allOf" | "anyOf" | "oneOf" | "prefixItems" | "items" if value.is_array() => {
                 value.as_array().and_then(|a| {
-                    a.iter()
-                        .enumerate()
-                        .find_map(|(i, sub)| unknown_keyword(sub, &format!("{}/{i}", at(key))))
+                    a.iter().enumerate().find_map(|(i, sub)| {
+                        find_in_schemas(sub, &format!("{}/{i}", at(key)), visit)
+                    })
                 })
             }
             // One subschema.
@@ -390,7 +404,7 @@ fn unknown_keyword(node: &Value, pointer: &str) -> Option<(String, String)> {
             | "propertyNames"
             | "unevaluatedItems"
             | "unevaluatedProperties"
-            | "contentSchema" => unknown_keyword(value, &at(key)),
+            | "contentSchema" => find_in_schemas(value, &at(key), visit),
             _ => None,
         };
         if found.is_some() {
@@ -400,20 +414,91 @@ fn unknown_keyword(node: &Value, pointer: &str) -> Option<(String, String)> {
     None
 }
 
-/// Line and column (1-based) of the first member named `key` in a schema's text.
-fn key_position(text: &str, key: &str) -> Option<(usize, usize)> {
-    let quoted = serde_json::to_string(key).ok()?;
-    let offset = text
-        .match_indices(&quoted)
-        .map(|(i, _)| i)
-        .find(|&i| text[i + quoted.len()..].trim_start().starts_with(':'))?;
+/// The first member of a schema object in `node` that names no keyword ([`KEYWORDS`]), with
+/// the pointer of its schema: a rule spelt wrong (`requried`) is ignored by every validator
+/// and checks nothing, so a user's schema with one is refused, as ajv's strict mode does.
+fn unknown_keyword(node: &Value, pointer: &str) -> Option<(String, String)> {
+    find_in_schemas(node, pointer, &mut |map, at| {
+        map.keys()
+            .find(|key| !KEYWORDS.contains(&key.as_str()))
+            .map(|key| (at.to_string(), key.clone()))
+    })
+}
+
+/// Every `format` a schema may name: draft 2020-12's and mallcheck's own (see [`options`]).
+const FORMATS: &[&str] = &[
+    "date",
+    "date-time",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+    "datetime",
+    "digit-string",
+    "decimal-text",
+];
+
+/// The first `format` of a schema object in `node` that names no format ([`FORMATS`]), with
+/// the pointer of its schema. The validator refuses one only when it compiles a schema that
+/// reaches it, and names that schema, not the file the typo is in.
+fn unknown_format(node: &Value, pointer: &str) -> Option<(String, String)> {
+    find_in_schemas(node, pointer, &mut |map, at| {
+        map.get("format")
+            .and_then(Value::as_str)
+            .filter(|f| !FORMATS.contains(f))
+            .map(|f| (at.to_string(), f.to_string()))
+    })
+}
+
+/// The closest of `names` to `word`, as `; did you mean `NAME`?`, when one is close.
+fn did_you_mean(word: &str, names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|k| (strsim::jaro_winkler(word, k), *k))
+        .filter(|(score, _)| *score >= 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| format!("; did you mean `{k}`?"))
+        .unwrap_or_default()
+}
+
+/// Line and column (1-based, the column in characters) of byte `offset` of `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset];
     let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
     let column = before[before.rfind('\n').map_or(0, |i| i + 1)..]
         .chars()
         .count()
         + 1;
-    Some((line, column))
+    (line, column)
+}
+
+/// Line and column of the first member named `key` in a schema's text (whose value is
+/// `value`, when given).
+fn key_position(text: &str, key: &str, value: Option<&str>) -> Option<(usize, usize)> {
+    let quoted = serde_json::to_string(key).ok()?;
+    let value = value.and_then(|v| serde_json::to_string(v).ok());
+    let offset = text.match_indices(&quoted).map(|(i, _)| i).find(|&i| {
+        let rest = text[i + quoted.len()..].trim_start();
+        rest.strip_prefix(':').is_some_and(|rest| {
+            value
+                .as_deref()
+                .is_none_or(|v| rest.trim_start().starts_with(v))
+        })
+    })?;
+    Some(line_column(text, offset))
 }
 
 /// Every `x-check` in `node` must be a string naming a catalogue check.
@@ -590,11 +675,7 @@ impl SchemaSet {
 fn reference_position(file: &Path, reference: &str) -> Option<(usize, usize)> {
     let text = std::fs::read_to_string(file).ok()?;
     let quoted = serde_json::to_string(reference).ok()?;
-    let offset = text.find(&quoted)?;
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    Some((line, column))
+    Some(line_column(&text, text.find(&quoted)?))
 }
 
 /// Whether every document equals the shipped one of its name (the typed fast path,

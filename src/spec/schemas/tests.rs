@@ -1088,12 +1088,26 @@ fn a_users_schema_with_an_unknown_keyword_or_no_rule_is_refused() {
             }),
             "`x-exact-lng`",
         ),
+        // A format spelt wrong in common.json, named at its file and line (the validator
+        // named mall.json, which reaches it through a `$ref`, and no line).
+        (
+            "digit-string",
+            Box::new(|n, d| {
+                if n == "common" {
+                    d["$defs"]["digit-string"]["format"] = json!("digit_string");
+                }
+            }),
+            "`\"format\": \"digit_string\"` at \"/$defs/digit-string\" (line 1, column",
+        ),
     ];
     for (meant, edit, says) in rows {
         let dir = tempfile::tempdir().expect("temp dir");
         write_set(dir.path(), edit);
         let err = SchemaSet::load_dir(dir.path()).expect_err(meant);
         let message = err.kind.to_string();
+        if meant == "digit-string" {
+            assert!(err.file.ends_with("common.json"), "{}", err.file.display());
+        }
         assert!(message.contains(says), "{meant}: {message}");
         assert!(
             message.contains(&format!("did you mean `{meant}`?")),
