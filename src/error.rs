@@ -49,7 +49,7 @@ pub enum UsageError {
     /// A local file could not be read (missing, not a regular file, too large).
     #[error(transparent)]
     Read(#[from] crate::local_file::ReadError),
-    /// Another run holds a report path (see [`crate::report_lock`]): the other run's reports
+    /// Another run holds a report path (see [`crate::report::lock`]): the other run's reports
     /// must stay as they are.
     #[error(transparent)]
     ReportsBusy(Box<UsageError>),
@@ -96,7 +96,7 @@ impl UsageError {
     }
 
     /// Whether the reports at the run's paths must be left as they are: they are another
-    /// running run's (see [`crate::report_lock`]), not an earlier run's to remove.
+    /// running run's (see [`crate::report::lock`]), not an earlier run's to remove.
     pub fn keeps_reports(&self) -> bool {
         matches!(self, UsageError::ReportsBusy(_))
     }

@@ -22,7 +22,6 @@ pub mod profile;
 pub mod redact;
 pub mod release;
 pub mod report;
-pub mod report_lock;
 pub mod runner;
 pub mod say;
 pub mod server;

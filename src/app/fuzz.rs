@@ -252,7 +252,7 @@ pub fn fuzz(args: FuzzArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     super::run::print_warnings(&session, &warnings);
     super::check_reports(&[(ReportKind::Junit, &args.junit)])?;
     // Held to the end: another fuzz run writing the same JUnit file is refused.
-    let _locks = crate::report_lock::acquire(std::slice::from_ref(&args.junit))?;
+    let _locks = crate::report::lock::acquire(std::slice::from_ref(&args.junit))?;
     options.save = Some(Saver {
         dir: args.regressions.clone(),
         vars: target.vars.clone(),

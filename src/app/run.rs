@@ -293,7 +293,7 @@ pub fn list(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
 pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     let paths: Vec<std::path::PathBuf> = args.output.paths().into_iter().map(Into::into).collect();
     // Before anything is removed: another run's reports at these paths are left alone.
-    let _locks = crate::report_lock::acquire(&paths)?;
+    let _locks = crate::report::lock::acquire(&paths)?;
     super::remove_reports_at_start(&paths);
     // Before any thread exists: it configures insta through environment variables.
     let snapshots = super::snapshots::snapshotter(&args, redactor)?;

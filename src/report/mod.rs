@@ -9,6 +9,7 @@ pub mod fuzz;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod lock;
 pub mod markdown;
 pub mod merge;
 pub mod style;

@@ -1202,7 +1202,7 @@ fn a_run_refuses_report_paths_another_run_holds() {
     let junit = dir.path().join("reports/junit.xml");
     let before = read(&junit);
     // This process stands for a run still writing its JUnit report.
-    let held = mallcheck::report_lock::acquire(std::slice::from_ref(&junit)).unwrap();
+    let held = mallcheck::report::lock::acquire(std::slice::from_ref(&junit)).unwrap();
     let second = run();
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{stderr}");

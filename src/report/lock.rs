@@ -15,7 +15,19 @@ use crate::error::UsageError;
 /// whatever way it ends: the OS releases an advisory lock with its file descriptor).
 #[derive(Debug)]
 pub struct ReportLocks {
-    _held: Vec<File>,
+    held: Vec<(PathBuf, File)>,
+}
+
+impl Drop for ReportLocks {
+    /// Removes each lock file, then releases it, so that no lock file stays beside the
+    /// reports. (A run that opened one in the instant before it went, and takes its lock
+    /// after, holds a lock file no later run finds: it would take three runs started together.)
+    fn drop(&mut self) {
+        for (path, file) in self.held.drain(..) {
+            let _ = std::fs::remove_file(&path);
+            drop(file);
+        }
+    }
 }
 
 /// The lock file of a report path: a dot file beside it.
@@ -31,7 +43,7 @@ fn lock_path(report: &Path) -> Option<PathBuf> {
 /// lock). A lock file whose directory cannot be made is passed over: the check of the report
 /// paths says why it cannot be written.
 pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
-    let mut held = Vec::new();
+    let mut held: Vec<(PathBuf, File)> = Vec::new();
     let mut busy = Vec::new();
     for report in reports {
         if crate::atomic::is_stream(report) {
@@ -43,6 +55,12 @@ pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
         if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty())
             && crate::atomic::create_dir(dir).is_err()
         {
+            continue;
+        }
+        // Two spellings of one path (`sub/../out.xml`, `out.xml`) are one lock: the run holds
+        // it already (the check of the report paths says they name one file).
+        let same = |other: &Path| same_file(other, &lock);
+        if held.iter().any(|(other, _)| same(other)) {
             continue;
         }
         let Ok(mut file) = OpenOptions::new()
@@ -60,7 +78,7 @@ pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
                 let _ = file.set_len(0);
                 let _ = file.seek(SeekFrom::Start(0));
                 let _ = write!(file, "{}", std::process::id());
-                held.push(file);
+                held.push((lock, file));
             }
             Err(TryLockError::WouldBlock) => {
                 let mut pid = String::new();
@@ -88,12 +106,22 @@ pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
             Err(TryLockError::Error(_)) => {}
         }
     }
+    // Dropped on a refusal: the lock files this run made go again.
+    let locks = ReportLocks { held };
     if busy.is_empty() {
-        Ok(ReportLocks { _held: held })
+        Ok(locks)
     } else {
         Err(UsageError::ReportsBusy(Box::new(
             UsageError::from_all(busy).expect_err("at least one"),
         )))
+    }
+}
+
+/// Whether two existing paths name one file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
     }
 }
 
@@ -120,7 +148,19 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("report.json"), "{text}");
+        // One path spelt twice is one lock.
+        let twice = [
+            junit.clone(),
+            dir.path().join("reports/../reports/junit.xml"),
+        ];
+        assert!(acquire(&twice).is_err(), "still held by the first");
         drop(first);
-        acquire(&[json, junit]).expect("free once the first run ended");
+        assert!(
+            !dir.path().join("reports/.junit.xml.lock").exists(),
+            "no lock file stays"
+        );
+        let both = acquire(&twice).expect("free once the first run ended");
+        drop(both);
+        acquire(&[json, junit]).expect("free");
     }
 }
