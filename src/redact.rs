@@ -1453,8 +1453,9 @@ fn byte_dump_forms(secret: &str) -> Vec<String> {
 
 /// Spellings a hostile echo can give a run's secret beyond the escapings of [`forms`]:
 /// reversed; base32 (RFC 4648, as much of it as the secret alone decides); its UTF-16 code
-/// units in hex, either byte order; and every byte percent-encoded twice (`%255A`). Letter
-/// case is the normalised view's business.
+/// units in hex, either byte order; every byte percent-encoded twice (`%255A`); ROT13 and
+/// ROT47; base64 of its base64; octal and CSS escapes; Ascii85. Letter case is the normalised
+/// view's business.
 fn other_spellings(secret: &str) -> Vec<String> {
     let bytes = secret.as_bytes();
     let base32 = data_encoding::BASE32_NOPAD.encode(bytes);
@@ -1473,13 +1474,64 @@ fn other_spellings(secret: &str) -> Vec<String> {
             })
             .collect()
     };
+    // Base64 of its base64 (a value encoded twice on its way), as much of it as the
+    // secret's base64 alone decides.
+    let once = base64::engine::general_purpose::STANDARD.encode(bytes);
+    let twice = STANDARD_NO_PAD.encode(once.trim_end_matches('=').as_bytes());
+    let twice_decided = once.trim_end_matches('=').len() * 8 / 6;
     vec![
         secret.chars().rev().collect(),
         base32.chars().take(decided).collect(),
         utf16(false),
         utf16(true),
         bytes.iter().map(|b| format!("%25{b:02X}")).collect(),
+        secret.chars().map(|c| rotate(c, 13)).collect(),
+        secret.chars().map(rot47).collect(),
+        twice.chars().take(twice_decided).collect(),
+        // Octal escapes (`\155\141`: C, shell `printf`, PHP) and CSS escapes (`\6d `).
+        bytes.iter().map(|b| format!("\\{b:03o}")).collect(),
+        bytes.iter().map(|b| format!("\\{b:x} ")).collect(),
+        bytes.iter().map(|b| format!("\\{b:06x}")).collect(),
+        ascii85(bytes),
     ]
+}
+
+/// `c` with its Latin letter moved `by` places in the alphabet (ROT13 at 13).
+fn rotate(c: char, by: u8) -> char {
+    match c {
+        'a'..='z' => char::from(b'a' + (c as u8 - b'a' + by) % 26),
+        'A'..='Z' => char::from(b'A' + (c as u8 - b'A' + by) % 26),
+        _ => c,
+    }
+}
+
+/// ROT47: every printable ASCII character moved 47 places among the 94.
+fn rot47(c: char) -> char {
+    match c {
+        '!'..='~' => char::from(b'!' + (c as u8 - b'!' + 47) % 94),
+        _ => c,
+    }
+}
+
+/// The whole 4-byte groups of `bytes` in Ascii85 (Adobe's, as Python's `base64.a85encode`
+/// writes it: `z` for a group of zeros); a last group of fewer bytes depends on what follows
+/// in the echo, so it is left out.
+fn ascii85(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for group in bytes.chunks_exact(4) {
+        let mut n = u32::from_be_bytes([group[0], group[1], group[2], group[3]]);
+        if n == 0 {
+            out.push('z');
+            continue;
+        }
+        let mut digits = [0u8; 5];
+        for d in digits.iter_mut().rev() {
+            *d = (n % 85) as u8 + b'!';
+            n /= 85;
+        }
+        out.extend(digits.iter().map(|&d| char::from(d)));
+    }
+    out
 }
 
 /// `secret` as each escaping (JSON, percent-encoding, markup, shell) writes it.
@@ -2140,7 +2192,7 @@ mod tests {
 
     /// The spellings a hostile echo found past the escapings: reversed, base32 (whole, in a
     /// longer encoded text, in lower case), UTF-16 in hex (either byte order), percent-encoded
-    /// twice.
+    /// twice, ROT13, ROT47, base64 of base64, octal and CSS escapes, Ascii85.
     #[test]
     fn a_key_echoed_reversed_in_base32_utf16_or_percent_encoded_twice_is_scrubbed() {
         let key = "Zq7Xw2Lp9Rt4Vb8Nc3Mk6HyT5Gd1Fs0A";
@@ -2162,6 +2214,17 @@ mod tests {
             utf16(true).to_ascii_uppercase(),
             key.bytes().map(|b| format!("%25{b:02X}")).collect(),
             key.bytes().map(|b| format!("%25{b:02x}")).collect(),
+            // h27c L1: ROT13, ROT47, base64 of base64, octal and CSS escapes, Ascii85.
+            key.chars().map(|c| rotate(c, 13)).collect(),
+            key.chars().map(rot47).collect(),
+            {
+                use base64::engine::general_purpose::STANDARD;
+                STANDARD.encode(STANDARD.encode(key.as_bytes()))
+            },
+            key.bytes().map(|b| format!("\\{b:03o}")).collect(),
+            key.bytes().map(|b| format!("\\{b:x} ")).collect(),
+            key.bytes().map(|b| format!("\\{b:06x}")).collect(),
+            ascii85(key.as_bytes()),
         ];
         for echo in echoes {
             let text = format!("{{\"msg\":\"bad key {echo} here\"}}");
