@@ -1206,6 +1206,15 @@ impl Redactor {
         }
     }
 
+    /// The byte ranges of `text` that hold a known secret (overlapping ones merged, sorted).
+    pub fn secret_ranges(&self, text: &str) -> Vec<Range<usize>> {
+        self.read()
+            .find(text.as_bytes())
+            .into_iter()
+            .map(|(range, _)| range)
+            .collect()
+    }
+
     /// `bytes` with every known secret replaced; `markup` selects the HTML/XML placeholder.
     pub fn scrub_bytes<'a>(&self, bytes: &'a [u8], markup: bool) -> Cow<'a, [u8]> {
         let found = self.read().find(bytes);

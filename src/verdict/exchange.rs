@@ -216,6 +216,8 @@ impl Exchange {
             .into_string();
         seal_headers(&mut request.headers, redactor);
         if let Some(response) = &mut self.response {
+            // The service's headers: what it echoes may be cut over two of them.
+            redact_split_secrets(&mut response.headers, redactor);
             seal_headers(&mut response.headers, redactor);
             response.body_excerpt.seal(redactor);
         }
@@ -229,6 +231,36 @@ fn seal_headers(headers: &mut [(String, String)], redactor: &Redactor) {
     for (name, value) in headers {
         *name = redactor.show(name, HEADER_MAX_BYTES).into_string();
         *value = redactor.show(value, HEADER_MAX_BYTES).into_string();
+    }
+}
+
+/// A secret cut in two and echoed over adjacent header values (`X-Debug-A: mallcheck`,
+/// `X-Debug-B: -demo-key`, h27c L0) is no secret in either value alone: the values are searched
+/// once more end to end, and each value a secret spans part of is redacted whole.
+fn redact_split_secrets(headers: &mut [(String, String)], redactor: &Redactor) {
+    if headers.len() < 2 {
+        return;
+    }
+    let mut joined = String::new();
+    let mut bounds = Vec::with_capacity(headers.len());
+    for (_, value) in headers.iter() {
+        let start = joined.len();
+        joined.push_str(value);
+        bounds.push(start..joined.len());
+    }
+    for found in redactor.secret_ranges(&joined) {
+        let spanned: Vec<usize> = bounds
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.start < found.end && found.start < b.end)
+            .map(|(i, _)| i)
+            .collect();
+        // Within one value, its own scrub finds it.
+        if spanned.len() > 1 {
+            for i in spanned {
+                headers[i].1 = crate::redact::REDACTED.to_string();
+            }
+        }
     }
 }
 
@@ -279,6 +311,44 @@ mod debug_tests {
         assert!(
             shown.contains("X-Echo") && shown.contains("X-Back"),
             "{shown}"
+        );
+    }
+
+    /// h27c L0: the key cut over two headers of the answer is redacted in both; a header
+    /// that holds no part of it is kept.
+    #[test]
+    fn a_key_cut_over_two_response_headers_is_redacted() {
+        let redactor = Redactor::new();
+        redactor.add_secret("mallcheck-demo-key");
+        let header = |n: &str, v: &str| (n.to_string(), v.to_string());
+        let mut exchange = Exchange {
+            request: RequestRecord {
+                method: "POST".to_string(),
+                url: "http://h/".to_string(),
+                headers: vec![],
+                body: String::new(),
+            },
+            response: Some(ResponseRecord {
+                status: 200,
+                headers: vec![
+                    header("X-Trace", "abc123"),
+                    header("X-Debug-A", "mallcheck"),
+                    header("X-Debug-B", "-demo-key"),
+                    header("Content-Type", "application/json"),
+                ],
+                body_excerpt: Excerpt::of(b"{}", true, &redactor),
+                body_len: 2,
+            }),
+            transport_error: None,
+            duration: Duration::ZERO,
+            shows_finding: false,
+        };
+        exchange.seal(&redactor);
+        let headers = &exchange.response.as_ref().unwrap().headers;
+        let values: Vec<&str> = headers.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(
+            values,
+            ["abc123", "<redacted>", "<redacted>", "application/json"]
         );
     }
 }
