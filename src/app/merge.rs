@@ -74,6 +74,13 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             Some("a merged report speaks for one service: merge the shards of one run"),
         ));
     }
+    if let Err(message) = runs.single_ci_run() {
+        return Err(UsageError::setting(
+            "merge",
+            message,
+            Some("each shard of one pipeline records its CI run: merge the reports of this run"),
+        ));
+    }
     let selection = runs.single_selection().map_err(|message| {
         UsageError::setting(
             "merge",
@@ -281,6 +288,7 @@ fn with_targets(
         times: junit.times.clone(),
         selections: junit.selections.clone(),
         unselected: junit.unselected.clone(),
+        ci_runs: all.ci_runs.clone(),
     }
 }
 

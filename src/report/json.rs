@@ -7,7 +7,8 @@
 //! `verdict` (`pass`, `contract-broken`, `could-not-test`, `interrupted`, `running`),
 //! `shard` (`index`, 1-based, and `total` under `--shard K/N`, with `selected`, the cases
 //! selected before sharding, and `selection`, a digest of their ids; or null),
-//! `warnings` (the run's warnings as the console printed them: edited schemas, a setting with
+//! `ci_run` (the CI run the report was written in, `github:1234567`, `gitlab:…`; absent
+//! outside CI), `warnings` (the run's warnings as the console printed them: edited schemas, a setting with
 //! blanks around it; an empty list when there were none),
 //! `summary` (`passed`, `warned`, `failed`, `errored`, `skipped`, `duration`: the wall time, or
 //! the time elapsed so far when not complete) and `cases` (a planned case not run is a `skip`
@@ -44,6 +45,9 @@ struct Document<'a> {
     exit_code: Option<i32>,
     verdict: &'static str,
     shard: Option<Shard<'a>>,
+    /// The CI run the report was written in (`github:1234567`), when one is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci_run: Option<String>,
     warnings: &'a [String],
     summary: &'a RunSummary,
     cases: &'a [Sealed<CaseResult>],
@@ -79,6 +83,7 @@ pub fn render(run: &Run<'_>) -> io::Result<String> {
             selected: s.selected,
             selection: &s.selection,
         }),
+        ci_run: crate::report::ci_run::current(),
         warnings: run.warnings,
         summary: run.summary,
         cases: run.results,

@@ -128,6 +128,9 @@ pub const SELECTION_PROPERTY: &str = "selection";
 /// Suite property holding one warning of the run (edited schemas, a setting with blanks
 /// around it), one property each: the console's `warning:` lines.
 pub const WARNING_PROPERTY: &str = "mallcheck.warning";
+/// Suite property naming the CI run the report was written in (`github:1234567`, see
+/// [`super::ci_run`]): shards of one pipeline share it.
+pub const CI_RUN_PROPERTY: &str = "mallcheck.ci-run";
 /// Suite property counting its testcases that passed with warnings.
 pub const WARNINGS_PROPERTY: &str = "warnings";
 /// Suite property counting its testcases that passed only after a transport retry (each
@@ -512,6 +515,9 @@ fn run_properties(run: &Run<'_>) -> Vec<(&'static str, String)> {
     }
     for warning in run.warnings {
         properties.push((WARNING_PROPERTY, warning.clone()));
+    }
+    if let Some(id) = super::ci_run::current() {
+        properties.push((CI_RUN_PROPERTY, id));
     }
     if let Some(shard) = run.shard {
         properties.push((SHARD_PROPERTY, format!("{}/{}", shard.index, shard.total)));

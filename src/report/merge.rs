@@ -83,6 +83,8 @@ pub struct Runs {
     pub selections: BTreeMap<(u64, String), BTreeSet<PathBuf>>,
     /// Shard inputs that name no selection (reports of an earlier version).
     pub unselected: BTreeSet<PathBuf>,
+    /// Per CI run an input says it was written in, the inputs that say so.
+    pub ci_runs: BTreeMap<String, BTreeSet<PathBuf>>,
 }
 
 impl Runs {
@@ -94,6 +96,37 @@ impl Runs {
                 .or_default()
                 .insert(path.to_path_buf());
         }
+    }
+
+    /// Records that `path` was written in the CI run `id`.
+    pub fn ci_run(&mut self, path: &Path, id: &str) {
+        if !id.is_empty() {
+            self.ci_runs
+                .entry(id.to_string())
+                .or_default()
+                .insert(path.to_path_buf());
+        }
+    }
+
+    /// The one CI run the inputs that name one were written in (`None` when none does), or
+    /// why there is not one: a shard an earlier pipeline left behind is no shard of this run.
+    pub fn single_ci_run(&self) -> Result<Option<&str>, String> {
+        if self.ci_runs.len() <= 1 {
+            return Ok(self.ci_runs.keys().next().map(String::as_str));
+        }
+        let list = self
+            .ci_runs
+            .iter()
+            .map(|(id, paths)| {
+                let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                format!("{id} ({})", paths.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(format!(
+            "the inputs were written in different CI runs: {list}; merge the shards of one run \
+             (a report an earlier pipeline left in the workspace or a cache is not one of them)"
+        ))
     }
 
     /// Records shard `index` of `total`, refusing an index beyond the total and a total beyond
@@ -170,6 +203,12 @@ impl Runs {
             self.shards.entry(*total).or_default().extend(seen);
         }
         self.unselected.extend(other.unselected.iter().cloned());
+        for (id, paths) in &other.ci_runs {
+            self.ci_runs
+                .entry(id.clone())
+                .or_default()
+                .extend(paths.iter().cloned());
+        }
         for (selection, paths) in &other.selections {
             self.selections
                 .entry(selection.clone())
@@ -261,6 +300,9 @@ pub fn junit_runs(inputs: &[(PathBuf, JunitInput)]) -> Result<Runs, MergeError> 
         for suite in &input.suites {
             for target in junit::property(suite, junit::TARGET_PROPERTY) {
                 runs.target(path, target);
+            }
+            for id in junit::property(suite, junit::CI_RUN_PROPERTY) {
+                runs.ci_run(path, id);
             }
             let mut named = false;
             for text in junit::property(suite, junit::SELECTION_PROPERTY) {
@@ -516,6 +558,9 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         if let Some(target) = text("target") {
             runs.target(path, target);
         }
+        if let Some(id) = text("ci_run") {
+            runs.ci_run(path, id);
+        }
         let duration = obj
             .get("summary")
             .and_then(|s| s.get("duration"))
@@ -769,6 +814,9 @@ pub fn describe(suites: &mut [TestSuite], runs: &Runs) {
         }
         if let Ok(Some((selected, digest))) = runs.single_selection() {
             properties.push((junit::SELECTION_PROPERTY, format!("{selected}:{digest}")));
+        }
+        if let Ok(Some(id)) = runs.single_ci_run() {
+            properties.push((junit::CI_RUN_PROPERTY, id.to_string()));
         }
         let warnings = suite
             .test_cases

@@ -2,6 +2,7 @@
 
 pub mod actions;
 pub mod cadence;
+pub mod ci_run;
 pub mod console;
 pub mod diff;
 pub mod file;

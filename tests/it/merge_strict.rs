@@ -315,6 +315,66 @@ fn shards_run_against_different_targets_are_not_merged() {
     }
 }
 
+/// Each shard records the CI run it was written in: a shard an earlier pipeline left in the
+/// workspace (h26c F15) is not merged with this run's, and the shards of one run are.
+#[test]
+fn shards_of_different_ci_runs_are_not_merged() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for (k, run_id) in [(1, "1001"), (2, "1002")] {
+        let sub = dir.path().join(format!("s{k}"));
+        std::fs::create_dir(&sub).unwrap();
+        let status = run_against(&server.base_url, &sub)
+            .args(["--quiet", "--shard", &format!("{k}/2")])
+            .env("GITHUB_RUN_ID", run_id)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0));
+    }
+    let junit = std::fs::read_to_string(dir.path().join("s1/junit.xml")).unwrap();
+    assert!(
+        junit.contains("<property name=\"mallcheck.ci-run\" value=\"github:1001\"/>"),
+        "{junit}"
+    );
+    for args in [
+        ["--junit", "m.xml", "s1/junit.xml", "s2/junit.xml"],
+        ["--json", "m.json", "s1/report.json", "s2/report.json"],
+    ] {
+        let out = merge(dir.path(), &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("written in different CI runs: github:1001 (s1/")
+                && stderr.contains("github:1002 (s2/"),
+            "{stderr}"
+        );
+        assert!(!dir.path().join(args[1]).exists(), "{args:?}");
+    }
+    // The same run id: one run, merged.
+    std::fs::remove_dir_all(dir.path().join("s2")).unwrap();
+    let sub = dir.path().join("s2");
+    std::fs::create_dir(&sub).unwrap();
+    run_against(&server.base_url, &sub)
+        .args(["--quiet", "--shard", "2/2"])
+        .env("GITHUB_RUN_ID", "1001")
+        .output()
+        .unwrap();
+    let out = merge(
+        dir.path(),
+        &["--junit", "m.xml", "s1/junit.xml", "s2/junit.xml"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = std::fs::read_to_string(dir.path().join("m.xml")).unwrap();
+    assert!(merged.contains("value=\"github:1001\""), "{merged}");
+}
+
 /// The merged time is from the earliest start to the latest end, as the inputs give them.
 #[test]
 fn the_merged_time_is_wall_time() {
