@@ -439,15 +439,29 @@ async fn prepare(
     lines: Lines,
     redactor: &Redactor,
 ) -> Result<Known, i32> {
-    if !args.no_preflight
-        && let Err(stopped) = preflight::check(
-            client,
-            &target.first_page_body(10),
-            schemas,
-            target.signer.kind_name(),
-            &target.identity.appid,
+    let preflight = if args.no_preflight {
+        None
+    } else {
+        Some(
+            preflight::check(
+                client,
+                &target.first_page_body(10),
+                schemas,
+                target.signer.kind_name(),
+                &target.identity.appid,
+            )
+            .await,
         )
-        .await
+    };
+    if let Some(Ok(accepted)) = &preflight
+        && accepted.retried > 0
+    {
+        crate::say::stderr_line!(
+            "note: the preflight was answered only after a transport retry (--retries): the \
+             service dropped or refused the connection first"
+        );
+    }
+    if let Some(Err(stopped)) = preflight
         // A broken answer to the first page (a 5xx, not JSON) is what the fuzzer is there to
         // find and shrink: it goes on, and its properties report it.
         && stopped.stop != preflight::Stop::Broken

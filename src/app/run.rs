@@ -550,7 +550,18 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                             .await
                         {
                             Preflight::Stopped(message, code) => return Err((message, code)),
-                            Preflight::Passed { broken } => {
+                            Preflight::Passed { broken, retried } => {
+                                if retried > 0 {
+                                    crate::say::stderr_line!(
+                                        "note: the preflight was answered only after {} (--retries): \
+                                         the service dropped or refused the connection first",
+                                        if retried == 1 {
+                                            "a transport retry".to_string()
+                                        } else {
+                                            format!("{retried} transport retries")
+                                        }
+                                    );
+                                }
                                 *preflight_broken
                                     .lock()
                                     .unwrap_or_else(std::sync::PoisonError::into_inner) = broken;

@@ -228,6 +228,8 @@ pub enum Preflight {
     Passed {
         /// The failed case, for the reports.
         broken: Option<Box<CaseResult>>,
+        /// Transport retries the preflight took.
+        retried: u32,
     },
 }
 
@@ -255,6 +257,7 @@ impl Runner {
                 self.discovery.first_read(keys, states);
                 return Preflight::Passed {
                     broken: accepted.broken.map(Box::new),
+                    retried: accepted.retried,
                 };
             }
             Err(stopped) => stopped,

@@ -73,9 +73,13 @@ pub async fn check(
     appid: &str,
 ) -> Result<Accepted, Box<Stopped>> {
     let started = Instant::now();
-    let sent = client
-        .send_json(Endpoint::MallList, body, &AuthMode::Signed, &[])
-        .await;
+    let (sent, retried) = crate::service::politeness::counting_retries(client.send_json(
+        Endpoint::MallList,
+        body,
+        &AuthMode::Signed,
+        &[],
+    ))
+    .await;
     let url = format!("{}{}", client.base_url(), Endpoint::MallList.path());
     let Some((stop, finding)) = judge(&sent, &url) else {
         let lists_no_mall = lists_no_mall(&sent);
@@ -94,6 +98,7 @@ pub async fn check(
             lists_no_mall,
             malls,
             broken,
+            retried,
         });
     };
     let mut causes = causes(stop, client.base_url(), signer, appid);
@@ -131,6 +136,9 @@ pub struct Accepted {
     /// The `preflight` case (outcome Fail) when the page breaks the contract: the suite still
     /// runs, and the run fails.
     pub broken: Option<CaseResult>,
+    /// Transport retries (`--retries`) it took: a first page answered only when sent again
+    /// is said, as a case that passed so is flaky.
+    pub retried: u32,
 }
 
 /// The largest preflight answer whose tree the page checks build (a first page of 10 malls is

@@ -250,6 +250,32 @@ fn a_service_that_starts_rate_limiting_ends_fuzz_as_an_error_not_a_failure() {
     );
 }
 
+/// A preflight whose connection is closed under it the first time is answered on a retry: the
+/// run goes on, and says so (h27c V3: it was sent again in silence).
+#[test]
+fn a_preflight_answered_only_on_a_retry_is_said() {
+    let server = Server::start(&[]);
+    let good = server.base_url.clone();
+    let (url, _log) = raw_server(move |request, n| {
+        if n == 0 {
+            String::new()
+        } else {
+            forward(&good, request)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::common::run_as_main(&url, dir.path())
+        .args(["--filter", "tag:envelope"])
+        .output()
+        .unwrap();
+    let stderr = stderr(&out);
+    assert_exit(&out, 0);
+    assert!(
+        stderr.contains("note: the preflight was answered only after a transport retry"),
+        "{stderr}"
+    );
+}
+
 /// A firewall in front of the service lets the preflight and the discovery through, then
 /// turns every generated request away with an HTML 413 (each far within the common size
 /// limits): every property holds, on refusals alone. Nothing was tested, so the run says so
