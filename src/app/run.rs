@@ -453,6 +453,10 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         let preflight_body = settings.first_page_body(10);
         let signer = settings.signer.kind_name();
         let appid = settings.identity.appid.clone();
+        let response_cursor = match &options.cursor {
+            Some(crate::case::model::CursorRule::Response(pointer)) => Some(pointer.clone()),
+            _ => None,
+        };
         let served = session
             .with_service(async |base_url| {
                 let client = session.client(base_url)?;
@@ -460,7 +464,8 @@ pub fn run(args: RunArgs, redactor: &Redactor) -> Result<i32, UsageError> {
                     client,
                     schemas: Arc::clone(&schemas),
                     options,
-                    discovery: Discovery::new(settings.first_page_body(10)),
+                    discovery: Discovery::new(settings.first_page_body(10))
+                        .with_response_cursor(response_cursor.clone()),
                     snapshots: snapshots.clone(),
                     page_limit: Default::default(),
                     target: session.target().name(),

@@ -171,11 +171,13 @@ impl EndpointStats {
     /// body is among the first cases of each endpoint, so a service that answers anything
     /// serves it; a proxy or a firewall that turns every generated request away (an HTML
     /// 403 or 413) leaves the properties holding on refusals alone. A halted endpoint is the
-    /// halt's (an error already).
+    /// halt's (an error already), and one whose answers broke a property was tested enough to
+    /// fail.
     pub fn untested(&self) -> bool {
         self.planned > 0
             && self.halted.is_none()
-            && (self.run == 0 || (self.valid_body && self.served == 0))
+            && (self.run == 0
+                || (self.valid_body && self.served == 0 && self.violations.is_empty()))
     }
 
     /// Why the endpoint is untested, in a few words (see [`EndpointStats::untested`]).
@@ -459,7 +461,7 @@ impl Prober {
         }
         let rejected =
             properties::http_layer_rejection(&sent, Limits::beyond_common_len(len, &appid));
-        let violations = if rejected.is_some() {
+        let mut violations = if rejected.is_some() {
             Vec::new()
         } else {
             properties::evaluate(
@@ -471,6 +473,27 @@ impl Prober {
                 self.robustness,
             )
         };
+        // The valid products body answered 2xx with something else than the array §4.2
+        // shows (a paginated object, `{"count":…,"results":[…]}`): no refusal, a broken
+        // contract.
+        if endpoint == Endpoint::MallProducts
+            && !may_refuse
+            && let Ok(response) = &sent.result
+            && (200..300).contains(&response.status)
+            && response.body_is_json
+            && !properties::is_success(endpoint, response)
+            && !violations
+                .iter()
+                .any(|v| v.property.id == catalog::FUZZ_CONTRACT.id)
+        {
+            let findings = properties::schema_findings(endpoint, response, &self.schemas);
+            if !findings.is_empty() {
+                violations.push(properties::Violation {
+                    property: &catalog::FUZZ_CONTRACT,
+                    findings,
+                });
+            }
+        }
         let served = sent
             .result
             .as_ref()

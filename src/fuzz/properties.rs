@@ -191,7 +191,7 @@ pub fn page_size(response: &Response, count: Option<u64>) -> Option<Finding> {
 }
 
 /// The response schema's failing findings, spelled as the body spells its values.
-fn schema_findings(
+pub(crate) fn schema_findings(
     endpoint: Endpoint,
     response: &Response,
     schemas: &crate::spec::schemas::SchemaSet,

@@ -364,16 +364,11 @@ async fn exchange_case(
     let case_span = c.planned.case.name.span.clone();
     // A saved fuzz regression is sent as the fuzzer sent it and judged by the fuzz properties.
     let properties = regressions::properties_of(x);
-    if let Some(CursorRule::Response(pointer)) = &runner.options.cursor
-        && discovered_end_cursor(x)
-    {
-        return Err(format!(
-            "under the cursor rule response:{pointer} the service's cursors are tokens of its \
-             own, and this case's endCursor is a discovered mallSn (the spec's last-record \
-             cursor), no cursor this service gives: the case cannot be run under this rule"
-        ));
-    }
+    // Under `--cursor response:`, a continuation page is sent with the first page's own next
+    // cursor instead of the discovered mallSn (see `Discovery::continue_after_first_page`).
+    let response_rule = matches!(&runner.options.cursor, Some(CursorRule::Response(_)));
     if x.expect.no_data.is_some()
+        && !response_rule
         && discovered_end_cursor(x)
         && nothing_follows_discovered_mall(runner).await
     {

@@ -697,8 +697,10 @@ async fn authenticate(
     if skipped {
         return Ok(None);
     }
-    let continuation_unverified = fault == Some(Fault::AuthContinuationUnsigned)
-        && op == Operation::MallList
+    let continuation_unverified = matches!(
+        fault,
+        Some(Fault::AuthContinuationUnsigned | Fault::CursorTokenContinuationUnverified)
+    ) && op == Operation::MallList
         && serde_json::from_slice::<Value>(bytes)
             .ok()
             .and_then(|b| b.pointer("/cursor/endCursor").cloned())
@@ -904,7 +906,11 @@ fn mall_list(state: &AppState, fault: Option<Fault>, req: &ListRequest) -> Resul
     // A cursor of the service's own: `tk-` and a mall's number, given in the envelope.
     let tokens = matches!(
         fault,
-        Some(Fault::CursorTokenInEnvelope | Fault::CursorTokenInHeader)
+        Some(
+            Fault::CursorTokenInEnvelope
+                | Fault::CursorTokenInHeader
+                | Fault::CursorTokenContinuationUnverified
+        )
     );
     let cursor = match req.end_cursor.as_deref() {
         Some(c) if tokens => Some(c.strip_prefix("tk-").map(str::to_string).ok_or_else(|| {

@@ -29,6 +29,11 @@ pub const MALL_SIGNATURE_SENTINEL: &str = "\u{1}mallcheck:discover:signature\u{1
 pub struct Discovery {
     list_body: Option<Value>,
     mall: OnceCell<Result<Target, String>>,
+    /// Under `--cursor response:POINTER`, the pointer into a page's answer that gives the next
+    /// cursor (a token of the service's own)...
+    response_cursor: Option<String>,
+    /// ...and the one the first page gave: what a case sends for a continuation page.
+    continuation: OnceCell<Result<String, String>>,
     /// A walk or sweep of the configured merchant's list ended with no mall.
     listed_none: std::sync::atomic::AtomicBool,
     /// A read of the configured merchant's list (the preflight's first page, discovery's, a
@@ -123,6 +128,8 @@ impl Discovery {
         Discovery {
             list_body: Some(list_body),
             mall: OnceCell::new(),
+            response_cursor: None,
+            continuation: OnceCell::new(),
             listed_none: Default::default(),
             listed_some: Default::default(),
             products_calls: AtomicU64::new(0),
@@ -359,6 +366,81 @@ impl Discovery {
     /// returns) is a broken contract, not an empty merchant.
     pub fn lists_two_ways(&self) -> bool {
         self.listed_no_mall() && self.listed_some.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Takes the service's next cursor from `pointer` into a page's answer (`--cursor
+    /// response:POINTER`): a case's continuation page (an `endCursor` of the discovered
+    /// mallSn, the spec's last-record cursor) is then sent with the cursor the first page
+    /// gave instead.
+    pub fn with_response_cursor(mut self, pointer: Option<String>) -> Discovery {
+        self.response_cursor = pointer;
+        self
+    }
+
+    /// Under `--cursor response:POINTER`, puts the first page's next cursor in a body whose
+    /// `cursor.endCursor` is the discovered mallSn; Err is why the case cannot run (the first
+    /// page gives none, or nothing follows it).
+    pub async fn continue_after_first_page(
+        &self,
+        client: &Client,
+        body: &mut Value,
+    ) -> Result<(), String> {
+        let Some(pointer) = &self.response_cursor else {
+            return Ok(());
+        };
+        let continued = body
+            .pointer("/cursor/endCursor")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.contains(MALL_SN_SENTINEL));
+        if !continued {
+            return Ok(());
+        }
+        let token = self
+            .continuation
+            .get_or_init(|| async {
+                let Some(list) = &self.list_body else {
+                    return Err("no first page to continue from".to_string());
+                };
+                let sent = client
+                    .send_json(Endpoint::MallList, list, &AuthMode::Signed, &[])
+                    .await;
+                let response = sent.result.map_err(|f| {
+                    format!(
+                        "the first mall-list page, whose next cursor this case continues from, \
+                         failed: {} ({})",
+                        f.actual, f.check.id
+                    )
+                })?;
+                let tree = response.json.tree().cloned().unwrap_or(Value::Null);
+                let count = list
+                    .pointer("/cursor/count")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(u64::MAX);
+                let listed = tree
+                    .get("data")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                if (listed as u64) < count {
+                    return Err(format!(
+                        "the merchant's first page lists {listed} of {count} malls asked for: \
+                         nothing follows it, so the page after it is empty whether or not the \
+                         request is refused"
+                    ));
+                }
+                match tree.pointer(pointer) {
+                    Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+                    Some(Value::Number(n)) => Ok(n.to_string()),
+                    _ => Err(format!(
+                        "the first mall-list page gives no next cursor at response:{pointer}"
+                    )),
+                }
+            })
+            .await
+            .clone()?;
+        if let Some(end) = body.pointer_mut("/cursor/endCursor") {
+            *end = Value::String(token);
+        }
+        Ok(())
     }
 
     /// Whether a value holds a sentinel anywhere.

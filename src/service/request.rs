@@ -75,6 +75,9 @@ pub async fn send_signed_as(
             .await);
     }
     let mut body = request.body.as_ref().map_or(json!({}), |b| b.value.clone());
+    discovery
+        .continue_after_first_page(client, &mut body)
+        .await?;
     discovery.resolve(client, &mut body).await?;
     if let (Some(n), Some(count)) = (page_size, body.pointer_mut("/cursor/count")) {
         *count = json!(n);

@@ -39,6 +39,10 @@ fn verify(server: &Server, fault: Fault) -> Verdict {
     if matches!(fault, Fault::NoMalls | Fault::NoProducts) {
         run.arg("--allow-empty-merchant");
     }
+    // A service whose cursors are tokens of its own is run with the rule that reads them.
+    if fault == Fault::CursorTokenContinuationUnverified {
+        run.args(["--cursor", "response:/endCursor"]);
+    }
     // A contract fault runs only the shipped cases that can report its check (`--filter
     // check:ID` keeps every case that can produce a finding of that id), so the verdict is the
     // one the whole suite gives, at a fraction of the cost; a variation runs the whole suite.

@@ -160,6 +160,25 @@ fn an_empty_200_refusal_of_products_passes_and_an_empty_200_answer_to_all_is_fou
     );
 }
 
+/// The valid products body answered 2xx with an object (a paginated or enveloped answer, not
+/// the array §4.2 shows) is a broken contract, not a refusal: the run fails, and does not say
+/// the endpoint went untested.
+#[test]
+fn the_valid_products_body_answered_with_an_object_fails_the_contract() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.fault_url("products-enveloped");
+    let r = run(fuzz_at(dir.path(), &url).args(["--cases", "5"]));
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("FAIL fuzz.success-contract on mall-products"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("nothing tested"), "{}", r.stdout);
+}
+
 #[test]
 fn a_count_above_80_is_found_shrunk_to_81_saved_and_replayed() {
     let server = Server::start(&[]);
