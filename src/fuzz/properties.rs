@@ -137,7 +137,20 @@ fn transport_property(finding: &Finding, status: Option<u16>) -> &'static Check 
 pub fn is_success(endpoint: Endpoint, response: &Response) -> bool {
     match endpoint {
         Endpoint::MallList => response.json.success_is_true(),
-        Endpoint::MallProducts => (200..300).contains(&response.status) && response.json.is_array(),
+        Endpoint::MallProducts => {
+            (200..300).contains(&response.status)
+                && response.json.is_array()
+                // An array of error objects (`[{"error":"bad signature"}]`, no field of a
+                // product in any) is a refusal in a shape §7.4 leaves open, as `run` takes it;
+                // a body that conforms, or an empty array, is a success.
+                && (response.json.digest().is_some()
+                    || match response.json.value() {
+                        Value::Array(items) => {
+                            items.is_empty() || payload::merchant_data_pointer(response.json.value()).is_some()
+                        }
+                        _ => true,
+                    })
+        }
     }
 }
 
@@ -348,8 +361,9 @@ fn foreign_products(body: &FuzzBody, response: &Response, known: &Known) -> Vec<
     let Some(json) = body.json() else {
         return Vec::new();
     };
-    let served =
-        (200..300).contains(&response.status) && response.json.array_len().is_some_and(|n| n > 0);
+    // An array of error objects is a refusal (see [`is_success`]), no products served.
+    let served = is_success(Endpoint::MallProducts, response)
+        && response.json.array_len().is_some_and(|n| n > 0);
     let Some(mall) = json
         .pointer("/mallID/mallSn")
         .and_then(Value::as_str)
@@ -618,7 +632,7 @@ mod tests {
                 status: 200,
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
-                json: json!([1]).into(),
+                json: json!([{"spuId": 1, "title": "a product"}]).into(),
                 body_is_json: true,
             }),
             exchange: exchange(Some(200)),
