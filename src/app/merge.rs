@@ -31,6 +31,9 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
     .filter_map(|(kind, path)| Some((kind, path?)))
     .collect();
     super::check_reports(&outputs)?;
+    // Held to the end: a run or a fuzz run writing one of these files is not overwritten.
+    let paths: Vec<PathBuf> = outputs.iter().map(|(_, p)| p.to_path_buf()).collect();
+    let _locks = crate::report::lock::acquire(&paths)?;
     let mut json_inputs: Vec<(PathBuf, Value)> = Vec::new();
     let mut junit_inputs: Vec<(PathBuf, JunitInput)> = Vec::new();
     for path in &args.inputs {
@@ -289,6 +292,7 @@ fn with_targets(
         selections: junit.selections.clone(),
         unselected: junit.unselected.clone(),
         ci_runs: all.ci_runs.clone(),
+        without_ci_run: all.without_ci_run.clone(),
     }
 }
 

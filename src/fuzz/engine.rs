@@ -156,6 +156,9 @@ pub struct EndpointStats {
     /// Whether the endpoint had a valid body to send (the products operation has none when
     /// discovery found no mall and none was given): only then must a case be served.
     pub valid_body: bool,
+    /// The products operation had no mall to ask for though the merchant was not seen empty
+    /// (discovery failed): nothing of it could be tested.
+    pub no_mall_known: bool,
     /// The other answers to generated cases, by status (0: no answer): shown when none was
     /// served, to say what stood in front of the service.
     pub refused: BTreeMap<u16, u32>,
@@ -177,13 +180,20 @@ impl EndpointStats {
         self.planned > 0
             && self.halted.is_none()
             && (self.run == 0
-                || (self.valid_body && self.served == 0 && self.violations.is_empty()))
+                || (self.served == 0
+                    && self.violations.is_empty()
+                    && (self.valid_body || self.no_mall_known)))
     }
 
     /// Why the endpoint is untested, in a few words (see [`EndpointStats::untested`]).
     pub fn untested_reason(&self) -> String {
         if self.run == 0 {
             return "no case was sent before --max-time ran out".to_string();
+        }
+        if !self.valid_body {
+            return "no mall of the merchant was found (discovery failed), so no products call \
+                    could be a valid one, and none was served"
+                .to_string();
         }
         let statuses: Vec<String> = self
             .refused
@@ -942,6 +952,11 @@ impl EndpointRun {
             rejected: BTreeMap::new(),
             served: 0,
             valid_body: self.endpoint == Endpoint::MallList || fuzzer.known.target_mall.is_some(),
+            // No mall to ask for, and the merchant was not seen empty: discovery failed (a
+            // firewall turned its page away), so no products call could be a valid one.
+            no_mall_known: self.endpoint == Endpoint::MallProducts
+                && fuzzer.known.target_mall.is_none()
+                && !fuzzer.known.lists_no_mall,
             refused: BTreeMap::new(),
             halted: None,
             duration: Duration::ZERO,

@@ -49,7 +49,8 @@ pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
         if crate::atomic::is_stream(report) {
             continue;
         }
-        let Some(lock) = lock_path(report) else {
+        // Beside the file written: a link to another run's report is that report.
+        let Some(lock) = lock_path(&link_target(report)) else {
             continue;
         };
         if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty())
@@ -117,6 +118,23 @@ pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
     }
 }
 
+/// Where `path` leads when it is a symbolic link (its target need not exist yet: a run
+/// writes its report at the end), else `path`.
+fn link_target(path: &Path) -> PathBuf {
+    let mut path = path.to_path_buf();
+    // A chain of links, bounded as the OS bounds one.
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&path) else {
+            break;
+        };
+        path = match path.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+    }
+    path
+}
+
 /// Whether two existing paths name one file.
 fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
@@ -161,6 +179,12 @@ mod tests {
         );
         let both = acquire(&twice).expect("free once the first run ended");
         drop(both);
-        acquire(&[json, junit]).expect("free");
+        acquire(&[json, junit.clone()]).expect("free");
+        // A link to a report held by another run is that report (h29 F1).
+        let link = dir.path().join("link.xml");
+        std::os::unix::fs::symlink(&junit, &link).unwrap();
+        let held = acquire(std::slice::from_ref(&junit)).expect("free");
+        assert!(acquire(&[link]).is_err(), "the link's target is held");
+        drop(held);
     }
 }

@@ -85,6 +85,8 @@ pub struct Runs {
     pub unselected: BTreeSet<PathBuf>,
     /// Per CI run an input says it was written in, the inputs that say so.
     pub ci_runs: BTreeMap<String, BTreeSet<PathBuf>>,
+    /// The inputs that name no CI run.
+    pub without_ci_run: BTreeSet<PathBuf>,
 }
 
 impl Runs {
@@ -111,6 +113,21 @@ impl Runs {
     /// The one CI run the inputs that name one were written in (`None` when none does), or
     /// why there is not one: a shard an earlier pipeline left behind is no shard of this run.
     pub fn single_ci_run(&self) -> Result<Option<&str>, String> {
+        if self.ci_runs.len() == 1 && !self.without_ci_run.is_empty() {
+            let list: Vec<String> = self
+                .without_ci_run
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            let id = self.ci_runs.keys().next().map_or("", String::as_str);
+            return Err(format!(
+                "{} record{} no CI run while the other inputs were written in {id}: a report \
+                 written outside this pipeline is not one of its shards; merge the shards of \
+                 one run",
+                list.join(", "),
+                if list.len() == 1 { "s" } else { "" }
+            ));
+        }
         if self.ci_runs.len() <= 1 {
             return Ok(self.ci_runs.keys().next().map(String::as_str));
         }
@@ -209,6 +226,8 @@ impl Runs {
                 .or_default()
                 .extend(paths.iter().cloned());
         }
+        self.without_ci_run
+            .extend(other.without_ci_run.iter().cloned());
         for (selection, paths) in &other.selections {
             self.selections
                 .entry(selection.clone())
@@ -303,6 +322,12 @@ pub fn junit_runs(inputs: &[(PathBuf, JunitInput)]) -> Result<Runs, MergeError> 
             }
             for id in junit::property(suite, junit::CI_RUN_PROPERTY) {
                 runs.ci_run(path, id);
+            }
+            if junit::property(suite, junit::CI_RUN_PROPERTY)
+                .next()
+                .is_none()
+            {
+                runs.without_ci_run.insert(path.clone());
             }
             let mut named = false;
             for text in junit::property(suite, junit::SELECTION_PROPERTY) {
@@ -558,8 +583,11 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
         if let Some(target) = text("target") {
             runs.target(path, target);
         }
-        if let Some(id) = text("ci_run") {
-            runs.ci_run(path, id);
+        match text("ci_run") {
+            Some(id) => runs.ci_run(path, id),
+            None => {
+                runs.without_ci_run.insert(path.clone());
+            }
         }
         let duration = obj
             .get("summary")
@@ -663,6 +691,10 @@ pub fn merge_json(inputs: &[(PathBuf, Value)]) -> Result<MergedJson, MergeError>
     }
     if let Some(started) = runs.started() {
         document["started_at"] = json!(crate::report::text::rfc3339(started));
+    }
+    // The CI run, so that a merged report is merged again under the same check.
+    if let Ok(Some(id)) = runs.single_ci_run() {
+        document["ci_run"] = json!(id);
     }
     // The shards merged and their selection, so that a merged report can be merged again with
     // the same checks (a shard's own report says `shard`).

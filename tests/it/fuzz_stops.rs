@@ -275,6 +275,38 @@ fn a_products_refusal_as_an_array_of_errors_passes() {
     assert!(stdout.contains("0 of 6 properties failed"), "{stdout}");
 }
 
+/// A firewall that turns away the discovery of malls and every products call (h29 F6): no
+/// mall is known, so no products call could be a valid one, and none was served: the products
+/// endpoint is untested (exit 3), not a pass on refusals alone.
+#[test]
+fn products_behind_a_firewall_with_no_mall_discovered_are_untested() {
+    let server = Server::start(&[]);
+    let good = server.base_url.clone();
+    let (url, _log) = raw_server(move |request, n| {
+        let products = request.path().contains("queryMallProducts");
+        if products || (1..=2).contains(&n) {
+            let page = "<html><body>403 Forbidden</body></html>";
+            format!(
+                "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{page}",
+                page.len()
+            )
+        } else {
+            forward(&good, request)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = fuzz(dir.path(), &url)
+        .args(["--cases", "10"])
+        .output()
+        .unwrap();
+    let stdout = stdout(&out);
+    assert_exit(&out, 3);
+    assert!(
+        stdout.contains("nothing tested on mall-products: no mall of the merchant was found"),
+        "{stdout}"
+    );
+}
+
 /// A preflight whose connection is closed under it the first time is answered on a retry: the
 /// run goes on, and says so (h27c V3: it was sent again in silence).
 #[test]

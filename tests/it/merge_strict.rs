@@ -373,6 +373,34 @@ fn shards_of_different_ci_runs_are_not_merged() {
     );
     let merged = std::fs::read_to_string(dir.path().join("m.xml")).unwrap();
     assert!(merged.contains("value=\"github:1001\""), "{merged}");
+    // The merged JSON keeps the run's id, so that it merges again under the same check (h29
+    // F2); a report written outside any CI run beside this run's is no shard of it (h29 F3).
+    let out = merge(
+        dir.path(),
+        &["--json", "m.json", "s1/report.json", "s2/report.json"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("m.json")).unwrap()).unwrap();
+    assert_eq!(json["ci_run"], "github:1001", "{json}");
+    let local = dir.path().join("local");
+    std::fs::create_dir(&local).unwrap();
+    run_against(&server.base_url, &local)
+        .args(["--quiet", "--shard", "2/2"])
+        .output()
+        .unwrap();
+    let out = merge(
+        dir.path(),
+        &["--json", "m2.json", "s1/report.json", "local/report.json"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "local/report.json records no CI run while the other inputs were written in github:1001"
+        ),
+        "{stderr}"
+    );
 }
 
 /// The merged time is from the earliest start to the latest end, as the inputs give them.
