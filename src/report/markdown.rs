@@ -53,11 +53,8 @@ pub fn render(run: &Run<'_>) -> String {
         let _ = writeln!(out, "\n> **Partial report:** {note}.");
     }
     for warning in run.warnings {
-        let _ = writeln!(
-            out,
-            "\n> **Warning:** {}",
-            warning.replace(['\r', '\n'], " ")
-        );
+        // As code: a path or a name in it is the user's text, never Markdown.
+        let _ = writeln!(out, "\n> **Warning:** {}", code(warning));
     }
     let failing: Vec<&CaseResult> = run
         .results
@@ -471,6 +468,34 @@ mod tests {
         );
         let md = rendered(&[case(1, "healthy", vec![], "{}")], true);
         assert!(!md.contains("flaky"), "{md}");
+    }
+
+    /// A warning is the user's text (a schema path): shown as code, never as Markdown (h29 F9).
+    #[test]
+    fn a_warning_is_shown_as_code() {
+        let summary = RunSummary::default();
+        let warnings =
+            ["checking with edited schemas: s<img src=x>*b*/mall.json differs".to_string()];
+        let md = render(&Run {
+            base_url: "http://127.0.0.1:1",
+            target: "http://127.0.0.1:1",
+            strict: false,
+            complete: true,
+            interrupted: None,
+            not_run: 0,
+            summary: &summary,
+            results: &[],
+            shard: None,
+            embedded: false,
+            started_at: None,
+            warnings: &warnings,
+        });
+        assert!(
+            md.contains(
+                "> **Warning:** `checking with edited schemas: s<img src=x>*b*/mall.json differs`"
+            ),
+            "{md}"
+        );
     }
 
     #[test]

@@ -795,8 +795,14 @@ impl Client {
         if let Some((read, first)) = e.cut_head().filter(|_| !e.is_malformed_answer()) {
             // The service was reached and began an answer: a broken answer, not a service
             // that could not be reached.
-            let shown: String = String::from_utf8_lossy(first).escape_debug().collect();
-            let more = if read > first.len() { " ..." } else { "" };
+            // Cut as an excerpt is: what the service cut off in the middle of a secret (an
+            // echoed Authorization value, the key) ends the text without its beginning.
+            let shown: String = self
+                .redactor
+                .excerpt(first, first.len(), false)
+                .escape_debug()
+                .collect();
+            let more = if read > shown.len() { " ..." } else { "" };
             Finding::new(
                 &catalog::RESPONSE_JSON,
                 "",

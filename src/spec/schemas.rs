@@ -118,8 +118,9 @@ pub enum SchemaErrorKind {
     /// A `format` names no format mallcheck checks (the key of the `UnknownKeyword` is the
     /// format's name).
     #[error(
-        "`\"format\": {:?}` at {:?}{} is no format of JSON Schema 2020-12 nor of mallcheck's \
-         (`digit-string`, `decimal-text`, `datetime`){}",
+        "`\"format\": {:?}` at {:?}{} is no format mallcheck checks (those of JSON \
+         Schema 2020-12 but `idn-email` and `idn-hostname`, and `digit-string`, `decimal-text`, \
+         `datetime`){}",
         .0.key, .0.pointer, .0.at, .0.hint
     )]
     UnknownFormat(Box<UnknownKeyword>),

@@ -171,6 +171,26 @@ fn answering(answer: &'static [u8]) -> String {
     crate::common::scripted_server(move |_| answer.to_vec())
 }
 
+/// A head cut short in the middle of an echoed secret (h29 F7): the bytes shown end before
+/// the secret's beginning, as an excerpt cut short does.
+#[test]
+fn a_head_cut_in_the_middle_of_the_key_shows_no_part_of_it() {
+    let url = answering(b"HTTP/1.1 401 Unauthorized\r\nX-Key: mallcheck-demo-ke");
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_against(&url, dir.path()).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("before its head was complete"), "{stdout}");
+    assert!(stdout.contains("X-Key: "), "{stdout}");
+    for shown in [
+        &stdout,
+        &stderr,
+        &std::fs::read_to_string(dir.path().join("report.json")).unwrap(),
+    ] {
+        assert!(!shown.contains("demo-ke"), "{shown}");
+    }
+}
+
 #[test]
 fn a_broken_answer_to_the_preflight_fails_the_run_instead_of_being_dropped() {
     // Each is an answer of the service to a valid signed request that breaks the contract:

@@ -1160,7 +1160,7 @@ fn every_report_carries_the_warning_of_edited_schemas() {
     );
     let md = read(&dir.path().join("summary.md"));
     assert!(
-        md.contains("> **Warning:** checking with edited schemas: schemas/sku.json differs"),
+        md.contains("> **Warning:** ``checking with edited schemas: schemas/sku.json differs"),
         "{md}"
     );
     let html = read(&dir.path().join("report.html"));
