@@ -54,7 +54,10 @@ pub fn load_cases(paths: &[PathBuf], session: &Session) -> Result<Vec<CaseFile>,
 /// scrubbed.
 pub(crate) fn print_warnings(session: &Session, more: &[String]) {
     for warning in session.settings().warnings.iter().chain(more) {
-        crate::say::stderr_line!("warning: {}", session.redactor().scrub(warning));
+        // A path or a name in it is the user's text: a line break in it must not start a line
+        // of its own (a CI's `::error` workflow command).
+        let scrubbed = session.redactor().scrub(warning);
+        crate::say::stderr_line!("warning: {}", crate::diag::escape_controls(&scrubbed));
     }
 }
 

@@ -19,10 +19,22 @@ const SERVICES: [(&str, &str); 8] = [
 /// The run's id as `service:id`, from the first service whose variable `var` gives.
 pub fn ci_run(var: impl Fn(&str) -> Option<String>) -> Option<String> {
     SERVICES.iter().find_map(|(service, name)| {
-        var(name)
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty() && v.len() <= 200 && !v.chars().any(char::is_control))
-            .map(|v| format!("{service}:{v}"))
+        let value = var(name)?;
+        let value = value.trim();
+        // Spelt alike in every report (XML drops or changes some characters, `]]>` among
+        // them) and on any line: what is not a plain character of an id is `_`.
+        let id: String = value
+            .chars()
+            .take(200)
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "._:/@#+=-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        (!id.is_empty()).then(|| format!("{service}:{id}"))
     })
 }
 
@@ -53,7 +65,10 @@ mod tests {
             ci_run(env(&[("CI_PIPELINE_ID", " 7 ")])),
             Some("gitlab:7".to_string())
         );
-        assert_eq!(ci_run(env(&[("BUILD_TAG", "a\nb")])), None);
+        assert_eq!(
+            ci_run(env(&[("BUILD_TAG", "jenkins-my job]]>\n-7")])),
+            Some("jenkins:jenkins-my_job____-7".to_string())
+        );
         assert_eq!(ci_run(env(&[("CI", "true")])), None);
     }
 }

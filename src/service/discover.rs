@@ -411,7 +411,7 @@ impl Discovery {
                         f.actual, f.check.id
                     )
                 })?;
-                let tree = response.json.tree().cloned().unwrap_or(Value::Null);
+                let tree = response.json.value();
                 let count = list
                     .pointer("/cursor/count")
                     .and_then(Value::as_u64)
