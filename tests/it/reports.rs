@@ -1219,3 +1219,33 @@ fn a_run_refuses_report_paths_another_run_holds() {
     drop(held);
     assert_eq!(run().status.code(), Some(0), "free once the holder ended");
 }
+
+/// A warning quoting a path of the user's holding a line break (h29 F15) stays on its line:
+/// the rest of it cannot start a CI workflow command (`::error::`).
+#[test]
+fn a_line_break_in_a_warned_path_starts_no_line() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let schemas = dir.path().join("s\n::error::injected");
+    std::fs::create_dir(&schemas).unwrap();
+    for entry in std::fs::read_dir(repo().join("schemas")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, schemas.join(path.file_name().unwrap())).unwrap();
+    }
+    let sku = schemas.join("sku.json");
+    let mut doc: Value = serde_json::from_str(&read(&sku)).unwrap();
+    doc["description"] = serde_json::json!("edited");
+    std::fs::write(&sku, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let out = run_as_main(&server.base_url, dir.path())
+        .arg("--schemas")
+        .arg(&schemas)
+        .args(["--filter", "tag:envelope"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("checking with edited schemas"), "{stderr}");
+    assert!(
+        !stderr.lines().any(|l| l.starts_with("::error")),
+        "{stderr}"
+    );
+}
