@@ -795,14 +795,17 @@ impl Client {
         if let Some((read, first)) = e.cut_head().filter(|_| !e.is_malformed_answer()) {
             // The service was reached and began an answer: a broken answer, not a service
             // that could not be reached.
-            // Cut as an excerpt is: what the service cut off in the middle of a secret (an
-            // echoed Authorization value, the key) ends the text without its beginning.
-            let shown: String = self
-                .redactor
-                .excerpt(first, first.len(), false)
-                .escape_debug()
-                .collect();
-            let more = if read > shown.len() { " ..." } else { "" };
+            // Its whole lines scrubbed, and the line the close cut short cut as an excerpt is:
+            // a secret the service cut off (an echoed Authorization value, the key) ends the
+            // text without its beginning.
+            let lines = first.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let (whole, cut) = first.split_at(lines);
+            let mut text = self.redactor.excerpt(whole, whole.len(), true);
+            let tail = self.redactor.excerpt(cut, cut.len(), false);
+            let cut_short = tail.len() < cut.len() || read > first.len();
+            text.push_str(&tail);
+            let shown: String = text.escape_debug().collect();
+            let more = if cut_short { " ..." } else { "" };
             Finding::new(
                 &catalog::RESPONSE_JSON,
                 "",
