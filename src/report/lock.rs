@@ -30,6 +30,13 @@ impl Drop for ReportLocks {
     }
 }
 
+/// Whether a path is named as a lock file is ([`lock_path`]).
+fn is_lock_name(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.') && n.ends_with(".lock") && n.len() > 6)
+}
+
 /// The lock file of a report path: a dot file beside it.
 fn lock_path(report: &Path) -> Option<PathBuf> {
     let name = report.file_name()?;
@@ -45,6 +52,17 @@ fn lock_path(report: &Path) -> Option<PathBuf> {
 pub fn acquire(reports: &[PathBuf]) -> Result<ReportLocks, UsageError> {
     let mut held: Vec<(PathBuf, File)> = Vec::new();
     let mut busy = Vec::new();
+    // A report written where a lock file lives would replace another run's lock (h29 F14).
+    if let Some(report) = reports.iter().find(|r| is_lock_name(r)) {
+        return Err(UsageError::setting(
+            "reports",
+            format!(
+                "{} is named as mallcheck's lock files are (`.NAME.lock`, beside each report)",
+                report.display()
+            ),
+            Some("give the report another name"),
+        ));
+    }
     for report in reports {
         if crate::atomic::is_stream(report) {
             continue;
@@ -177,6 +195,9 @@ mod tests {
             !dir.path().join("reports/.junit.xml.lock").exists(),
             "no lock file stays"
         );
+        // A report named as a lock file is refused: it would replace a lock.
+        let lock_named = dir.path().join("reports/.junit.xml.lock");
+        assert!(acquire(&[lock_named]).is_err());
         let both = acquire(&twice).expect("free once the first run ended");
         drop(both);
         acquire(&[json, junit.clone()]).expect("free");

@@ -1114,6 +1114,22 @@ fn a_users_schema_with_an_unknown_keyword_or_no_rule_is_refused() {
             "{meant}: {message}"
         );
     }
+    // A format of 2020-12 the validator does not check is refused the same way (h29 F10).
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_set(dir.path(), |n, d| {
+        if n == "seller" {
+            d["properties"]["merchantSn"]["format"] = json!("idn-email");
+        }
+    });
+    let err = SchemaSet::load_dir(dir.path()).expect_err("idn-email");
+    assert!(err.file.ends_with("seller.json"), "{}", err.file.display());
+    assert!(
+        err.kind
+            .to_string()
+            .contains("`\"format\": \"idn-email\"` at \"/properties/merchantSn\""),
+        "{}",
+        err.kind
+    );
     let dir = tempfile::tempdir().expect("temp dir");
     write_set(dir.path(), |n, d| {
         if n == "mall" {
