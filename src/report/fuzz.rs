@@ -417,9 +417,9 @@ pub fn summary(report: &FuzzReport, style: Style) -> String {
                     String::new()
                 };
                 format!("{}{times}", style.verdict(f))
-            } else if stats.untested() {
-                // Nothing was sent, or nothing served: the property was not tested, it did
-                // not pass.
+            } else if stats.untested() || (stats.planned > 0 && stats.run == 0) {
+                // Nothing was sent (before --max-time ran out, or a halt: h29 F12), or nothing
+                // served: the property was not tested, it did not pass.
                 "not tested".to_string()
             } else {
                 style.pass()
@@ -938,6 +938,14 @@ mod tests {
                     "{why}: `{w}` in {message} / {text}"
                 );
             }
+            // Halted before its first case: its properties were not tested (h29 F12).
+            let mut before = report.clone();
+            before.endpoints[0].run = 0;
+            let text = summary(&before, Style { color: false });
+            assert!(
+                text.contains("mall-list      fuzz.ownership         not tested"),
+                "{why}: {text}"
+            );
         }
     }
 }
