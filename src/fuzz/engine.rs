@@ -35,11 +35,12 @@ use tokio::task::JoinHandle;
 use crate::checks::robustness::RobustnessGate;
 use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::dedup;
+use crate::fuzz::drawing::{self, Generators, NoCase, Source};
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
-use crate::fuzz::strategies::{self, Gen};
+use crate::fuzz::strategies;
 use crate::redact::Redactor;
 use crate::service::client::Client;
 use crate::spec::catalog;
@@ -704,7 +705,7 @@ impl Session<'_> {
     /// Ends the cases still in flight when the run halts, unjudged: after a rate limit each is
     /// waited for and counted if it went out; after an interrupt they are dropped. Returns how
     /// many there were.
-    fn drain(&mut self, in_flight: VecDeque<InFlight<'_>>) -> u32 {
+    fn drain(&mut self, in_flight: VecDeque<InFlight>) -> u32 {
         let unjudged = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
         for mut sent in in_flight {
             match self.wait(&mut sent.task) {
@@ -913,7 +914,7 @@ impl Fuzzer {
                 found: found.remove(endpoint.name()).unwrap_or_default(),
                 sent: sent.remove(endpoint.name()).unwrap_or_default(),
             };
-            let mut stats = run.fuzz(&mut session, &mut out);
+            let mut stats = run.fuzz(&mut session, &mut out)?;
             stats.duration = now.elapsed();
             out.event(FuzzEvent::EndpointFinished(stats.clone()));
             out.report.endpoints.push(stats);
@@ -926,11 +927,11 @@ impl Fuzzer {
 }
 
 /// A generated case sent and not yet taken back.
-struct InFlight<'s> {
+struct InFlight {
     /// 1-based number of the case.
     case: u32,
     /// The generator it was drawn from.
-    strategy: &'s Gen<FuzzBody>,
+    source: Source,
     /// The generator's state before the draw: a body that fails is drawn again from it, as a
     /// tree to shrink (bodies are drawn without their trees, see `strategies::draw`).
     rng_before: TestRng,
@@ -952,14 +953,50 @@ struct EndpointRun {
 }
 
 impl EndpointRun {
-    fn fuzz(&mut self, session: &mut Session<'_>, out: &mut Out<'_>) -> EndpointStats {
+    fn fuzz(
+        &mut self,
+        session: &mut Session<'_>,
+        out: &mut Out<'_>,
+    ) -> std::io::Result<EndpointStats> {
         let fuzzer = session.fuzzer;
         session.not_after = self.slice_end;
         let config = config(&fuzzer.options, self.endpoint);
-        let random = strategies::body(self.endpoint, &fuzzer.known, fuzzer.options.limits);
-        let sweep = strategies::sweep(self.endpoint, &fuzzer.known);
-        let mut swept = 0;
-        let mut runner = TestRunner::new(config.clone());
+        let plan = drawing::Plan {
+            endpoint: self.endpoint,
+            known: &fuzzer.known,
+            limits: fuzzer.options.limits,
+            config: config.clone(),
+            sent: std::mem::take(&mut self.sent),
+        };
+        std::thread::scope(|scope| {
+            // Both ends are the scope's: should fuzzing panic, the receiving end is dropped
+            // as it unwinds, and a drawing thread waiting to hand a batch over ends.
+            let (to_fuzzer, mut cases) = drawing::channel();
+            let drawing = std::thread::Builder::new()
+                .name("mallcheck-draw".into())
+                .spawn_scoped(scope, move || drawing::draw(plan, &to_fuzzer))?;
+            let stats = self.fuzz_cases(session, out, &config, &mut cases);
+            drop(cases);
+            // A drawing that panicked ended its cases early: that is the fuzzer's crash, not
+            // a shorter run.
+            if let Err(panic) = drawing.join() {
+                std::panic::resume_unwind(panic);
+            }
+            Ok(stats)
+        })
+    }
+
+    /// Sends, judges and shrinks the cases drawn for the endpoint.
+    fn fuzz_cases(
+        &mut self,
+        session: &mut Session<'_>,
+        out: &mut Out<'_>,
+        config: &Config,
+        cases: &mut drawing::Cases,
+    ) -> EndpointStats {
+        let fuzzer = session.fuzzer;
+        // Built again only for a case to shrink, from the same inputs as the drawing thread's.
+        let mut generators: Option<Generators> = None;
         let mut stats = EndpointStats {
             endpoint: self.endpoint,
             planned: config.cases,
@@ -984,52 +1021,38 @@ impl EndpointRun {
             cases: config.cases,
         });
         let window = session.window();
-        let mut in_flight: VecDeque<InFlight<'_>> = VecDeque::new();
+        let mut in_flight: VecDeque<InFlight> = VecDeque::new();
         let mut generating = true;
-        let mut draws: u32 = 0;
         loop {
-            // Draw and start cases until the window is full or generation ends.
+            // Start cases until the window is full or generation ends; wait for the drawing
+            // thread only with nothing in flight (else the oldest outcome is taken meanwhile).
             while generating && in_flight.len() < window {
                 if session.halted() {
                     generating = false;
                     break;
                 }
-                if stats.run >= config.cases || draws >= config.max_global_rejects.max(config.cases)
-                {
-                    generating = false;
-                    break;
-                }
+                let drawn = match cases.next(in_flight.is_empty()) {
+                    Ok(drawn) => drawn,
+                    Err(NoCase::NotYet) => break,
+                    Err(NoCase::Done) => {
+                        stats.duplicates += cases.skipped_after();
+                        generating = false;
+                        break;
+                    }
+                };
                 if Instant::now() >= self.slice_end {
                     stats.stopped_by_time = true;
                     generating = false;
                     break;
                 }
-                draws += 1;
-                // Every other case is the next single-field edge case until the sweep is done.
-                let strategy = match sweep.get(swept) {
-                    Some(edge) if stats.run.is_multiple_of(2) => {
-                        swept += 1;
-                        edge
-                    }
-                    _ => &random,
-                };
-                let rng_before = runner.rng().clone();
-                let Ok(body) = strategy.draw(&mut runner) else {
-                    continue;
-                };
-                let body = Arc::new(body);
-                // Serialised once: for the fingerprint, then sent.
-                let bytes = body.to_bytes();
-                if !self.sent.insert(FuzzBody::fingerprint_of(&bytes)) {
-                    stats.duplicates += 1;
-                    continue;
-                }
+                stats.duplicates += drawn.skipped;
                 stats.run += 1;
-                let task = session.start(self.endpoint, Arc::clone(&body), bytes);
+                let body = Arc::new(drawn.body);
+                let task = session.start(self.endpoint, Arc::clone(&body), drawn.bytes);
                 in_flight.push_back(InFlight {
                     case: stats.run,
-                    strategy,
-                    rng_before,
+                    source: drawn.source,
+                    rng_before: drawn.rng_before,
                     body,
                     task,
                 });
@@ -1072,8 +1095,11 @@ impl EndpointRun {
                 // The tree of the body sent, drawn again from the same state of the generator
                 // (and again for each property: a shrink consumes its tree).
                 let mut again = TestRunner::new_with_rng(config.clone(), sent.rng_before.clone());
-                let redrawn = sent
-                    .strategy
+                let generators = generators.get_or_insert_with(|| {
+                    Generators::new(self.endpoint, &fuzzer.known, fuzzer.options.limits)
+                });
+                let redrawn = generators
+                    .get(sent.source)
                     .new_tree(&mut again)
                     .ok()
                     .filter(|tree| tree.current() == *sent.body);

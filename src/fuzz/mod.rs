@@ -3,6 +3,7 @@
 
 pub mod body;
 pub mod dedup;
+pub mod drawing;
 pub mod engine;
 pub mod known;
 pub mod properties;
