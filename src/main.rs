@@ -1,14 +1,11 @@
 //! The `mallcheck` binary: parse the command line, call the library, render any error, exit.
 
-use clap::Parser;
-
-use mallcheck::cli::Cli;
 use mallcheck::exit;
 use mallcheck::redact::Redactor;
 
 fn main() {
     mallcheck::heap::tune();
-    let cli = match Cli::try_parse() {
+    let cli = match mallcheck::app::command_line::parse() {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() {

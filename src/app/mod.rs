@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod checks;
+pub mod command_line;
 pub mod diff;
 pub mod fuzz;
 pub mod init;

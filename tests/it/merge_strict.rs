@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use crate::common::{Server, bin, run_against};
+use crate::common::{Server, bin, repo, run_against, run_as_main};
 
 /// Runs shard `k` of `n` against `url` in `dir/s<k>` (reports `junit.xml`, `report.json`).
 fn shard(dir: &Path, url: &str, k: usize, n: usize) {
@@ -515,4 +515,53 @@ fn reports_without_a_case_that_ran_do_not_merge_into_a_pass() {
             .unwrap();
     assert_eq!(merged["exit_code"], 3, "{merged}");
     assert_eq!(merged["verdict"], "could-not-test", "{merged}");
+}
+
+/// Shards started at once in one workspace (h29 F4: the second stopped at exit 2 on the
+/// first's lock of the shared default `report.html`): each writes the reports it was not given
+/// under names of its own, and the merge of their defaults holds both.
+#[test]
+fn shards_in_one_workspace_write_default_reports_of_their_own() {
+    let server = Server::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<_> = [1, 2]
+        .map(|k| {
+            run_as_main(&server.base_url, dir.path())
+                .arg("--cases")
+                .arg(repo().join("cases"))
+                .args(["--quiet", "--color", "never", "--shard", &format!("{k}/2")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .into_iter()
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+    }
+    let reports = dir.path().join("reports");
+    for k in [1, 2] {
+        for name in [
+            format!("junit-{k}.xml"),
+            format!("report-{k}.json"),
+            format!("report-{k}.html"),
+            format!("summary-{k}.md"),
+        ] {
+            assert!(reports.join(&name).is_file(), "{name}");
+        }
+    }
+    assert!(!reports.join("report.html").exists());
+    let out = merge(
+        &reports,
+        &["--junit", "all.xml", "junit-1.xml", "junit-2.xml"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
