@@ -702,6 +702,15 @@ impl Registry {
         self.raw.add_request_token(&form);
         form.make_ascii_lowercase();
         self.normal.add_request_token(&form);
+        // Letters and digits only (checked by the caller).
+        let text = std::str::from_utf8(secret).expect("ASCII");
+        for spelling in token_spellings(text) {
+            if spelling.len() >= MIN_SECRET_LEN {
+                self.raw.add_request_token(spelling.as_bytes());
+                self.normal
+                    .add_request_token(spelling.to_ascii_lowercase().as_bytes());
+            }
+        }
         // A hex digest's bytes in base64 (standard and URL-safe, unpadded: a padded echo holds
         // it), as a service that decodes the signature and logs its digest writes them.
         if secret.len().is_multiple_of(2)
@@ -1402,6 +1411,7 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
     }
     // Reversed, as a hostile echo may spell it.
     out.push(secret.chars().rev().collect());
+    out.extend(token_spellings(secret));
     // Its bytes written in hex, as a debugging page or a byte dump shows them (`%x`, `xxd -p`);
     // in upper case it is found through its normalised view.
     out.push(hex::encode(secret.as_bytes()));
@@ -1411,6 +1421,41 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
     out.retain(|f| f.chars().count() >= MIN_SECRET_LEN);
     out.sort();
     out.dedup();
+    out
+}
+
+/// The spellings of `secret` a hostile echo gives it that stay made of letters, digits and
+/// `+ / -` when it is (a signature): ROT13; base32 (RFC 4648, as much of it as the secret
+/// alone decides); base64 of its base64 (as much as its base64 alone decides); its UTF-16 code
+/// units, either byte order, in base64. A signature's other spellings (ROT47, octal and CSS
+/// escapes, Ascii85) hold symbols, and a per-request secret is registered as tokens only.
+fn token_spellings(secret: &str) -> Vec<String> {
+    let bytes = secret.as_bytes();
+    let mut out = Vec::with_capacity(7);
+    out.push(secret.chars().map(|c| rotate(c, 13)).collect());
+    // Past the last whole 5 bits of the secret, a character depends on what follows it.
+    let decided = bytes.len() * 8 / 5;
+    let mut base32 = data_encoding::BASE32_NOPAD.encode(bytes);
+    base32.truncate(decided);
+    out.push(base32);
+    let once = STANDARD_NO_PAD.encode(bytes);
+    let mut twice = STANDARD_NO_PAD.encode(once.as_bytes());
+    twice.truncate(once.len() * 8 / 6);
+    out.push(twice);
+    for big_endian in [false, true] {
+        let units: Vec<u8> = secret
+            .encode_utf16()
+            .flat_map(|u| {
+                if big_endian {
+                    u.to_be_bytes()
+                } else {
+                    u.to_le_bytes()
+                }
+            })
+            .collect();
+        out.push(STANDARD_NO_PAD.encode(&units));
+        out.push(URL_SAFE_NO_PAD.encode(&units));
+    }
     out
 }
 
@@ -2091,6 +2136,38 @@ mod tests {
                 .sum::<usize>(),
             once.0.len()
         );
+    }
+
+    /// h29 F8: a service's echo of the Authorization signature in the spellings that stay
+    /// letters and digits, inside a JSON error message as a hostile service writes it.
+    #[test]
+    fn a_signature_echoed_in_rot13_base32_base64_twice_or_utf16_is_scrubbed() {
+        let r = Redactor::new();
+        let signature = "9f86d081884c7d659a2feaa0c55ad015";
+        r.add_request_credential(&format!("mallcheck-demo-app {signature}"));
+        let rot13: String = signature.chars().map(|c| rotate(c, 13)).collect();
+        let base32 = data_encoding::BASE32.encode(signature.as_bytes());
+        let twice = base64::engine::general_purpose::STANDARD
+            .encode(base64::engine::general_purpose::STANDARD.encode(signature.as_bytes()));
+        let utf16: Vec<u8> = signature
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let utf16 = base64::engine::general_purpose::STANDARD.encode(utf16);
+        for echo in [rot13, base32.to_ascii_lowercase(), base32, twice, utf16] {
+            let text = format!(r#"{{"msg":"bad request {echo}"}}"#);
+            let shown = r.scrub(&text).into_owned();
+            assert!(shown.contains("<redacted>"), "{echo}: {shown}");
+            // What is left of the echo (a last character that mixes in what follows, its
+            // padding) is no longer than a few characters.
+            let longest = shown
+                .replace("<redacted>", " ")
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .map(str::len)
+                .max()
+                .unwrap_or(0);
+            assert!(longest < 8, "{echo}: {shown}");
+        }
     }
 
     #[test]
