@@ -1432,29 +1432,52 @@ fn with_variants(secret: &str, mut out: Vec<String>) -> Vec<String> {
 fn token_spellings(secret: &str) -> Vec<String> {
     let bytes = secret.as_bytes();
     let mut out = Vec::with_capacity(7);
-    out.push(secret.chars().map(|c| rotate(c, 13)).collect());
-    // Past the last whole 5 bits of the secret, a character depends on what follows it.
-    let decided = bytes.len() * 8 / 5;
-    let mut base32 = data_encoding::BASE32_NOPAD.encode(bytes);
-    base32.truncate(decided);
-    out.push(base32);
+    out.push(if secret.is_ascii() {
+        bytes.iter().map(|&b| char::from(rot13_byte(b))).collect()
+    } else {
+        secret.chars().map(|c| rotate(c, 13)).collect()
+    });
+    out.push(base32_decided(bytes));
     let once = STANDARD_NO_PAD.encode(bytes);
     let mut twice = STANDARD_NO_PAD.encode(once.as_bytes());
     twice.truncate(once.len() * 8 / 6);
     out.push(twice);
+    let mut units = Vec::with_capacity(bytes.len() * 2);
     for big_endian in [false, true] {
-        let units: Vec<u8> = secret
-            .encode_utf16()
-            .flat_map(|u| {
-                if big_endian {
-                    u.to_be_bytes()
-                } else {
-                    u.to_le_bytes()
-                }
-            })
-            .collect();
-        out.push(STANDARD_NO_PAD.encode(&units));
-        out.push(URL_SAFE_NO_PAD.encode(&units));
+        units.clear();
+        for unit in secret.encode_utf16() {
+            units.extend(if big_endian {
+                unit.to_be_bytes()
+            } else {
+                unit.to_le_bytes()
+            });
+        }
+        let standard = STANDARD_NO_PAD.encode(&units);
+        // The URL-safe alphabet differs only in its last two characters.
+        if standard.bytes().any(|b| matches!(b, b'+' | b'/')) {
+            out.push(standard.replace('+', "-").replace('/', "_"));
+        }
+        out.push(standard);
+    }
+    out
+}
+
+/// Base32 (RFC 4648) of `bytes`, as much of it as `bytes` alone decide: past their last whole
+/// 5 bits, a character depends on what follows them. (Written here: `data_encoding`'s
+/// general encoder took 15 K instructions for a signature, registered once a request.)
+fn base32_decided(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let decided = bytes.len() * 8 / 5;
+    let mut out = String::with_capacity(decided);
+    let (mut bits, mut held) = (0u32, 0u32);
+    for &b in bytes {
+        bits = (bits << 8) | u32::from(b);
+        held += 8;
+        while held >= 5 {
+            held -= 5;
+            out.push(char::from(ALPHABET[((bits >> held) & 31) as usize]));
+        }
+        bits &= (1 << held) - 1;
     }
     out
 }
@@ -1548,6 +1571,15 @@ fn other_spellings(secret: &str) -> Vec<String> {
         bytes.iter().map(|b| format!("\\{b:06x}")).collect(),
         ascii85(bytes),
     ]
+}
+
+/// An ASCII byte in ROT13.
+fn rot13_byte(b: u8) -> u8 {
+    match b {
+        b'a'..=b'z' => b'a' + (b - b'a' + 13) % 26,
+        b'A'..=b'Z' => b'A' + (b - b'A' + 13) % 26,
+        _ => b,
+    }
 }
 
 /// `c` with its Latin letter moved `by` places in the alphabet (ROT13 at 13).
@@ -2136,6 +2168,15 @@ mod tests {
                 .sum::<usize>(),
             once.0.len()
         );
+    }
+
+    #[test]
+    fn base32_decided_is_the_start_of_rfc_4648_base32() {
+        for len in 0..40 {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            let full = data_encoding::BASE32_NOPAD.encode(&bytes);
+            assert_eq!(base32_decided(&bytes), full[..len * 8 / 5], "{len}");
+        }
     }
 
     /// h29 F8: a service's echo of the Authorization signature in the spellings that stay
