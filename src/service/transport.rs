@@ -60,11 +60,16 @@ struct Answers(Arc<ConnectionLog>);
 struct ConnectionLog {
     /// Answers whose head arrived whole.
     answers: AtomicU32,
-    /// Bytes read before the first answer's head was whole, and the first
-    /// [`FIRST_BYTES_KEPT`] of them: a service that closes a new connection in the middle of
-    /// its first answer's head (`HTTP/1.1 200 OK\r\nContent-Ty`) answered, brokenly; hyper
-    /// says only that the connection closed before the message was complete.
-    before_first: Mutex<(usize, Vec<u8>)>,
+    /// Bytes read since the request now out was written, and the first [`FIRST_BYTES_KEPT`]
+    /// of them: a service that closes a connection in the middle of an answer's head
+    /// (`HTTP/1.1 200 OK\r\nContent-Ty`) answered, brokenly; hyper says only that the
+    /// connection closed before the message was complete. On a kept-alive connection too: that
+    /// is no connection closed while it sat in the pool, which is sent again unsaid.
+    this_answer: Mutex<(usize, Vec<u8>)>,
+    /// `answers` when `this_answer` was last emptied: a write after an answer more is the
+    /// next request's (HTTP/1.1 sends one request at a time on a connection, after the
+    /// answer before it was read whole).
+    emptied_at: AtomicU32,
 }
 
 /// How many of the bytes before a connection's first answer are kept to be shown.
@@ -75,18 +80,40 @@ impl Answers {
         self.0.answers.load(Ordering::Acquire)
     }
 
-    /// The bytes a connection that never brought a whole head had read (how many, and the
-    /// first of them); `None` when it read none or it brought an answer.
+    /// The bytes the connection read for the request that failed on it, which brought no
+    /// whole head (how many, and the first of them); `None` when it read none.
     fn cut_head(&self) -> Option<(usize, Vec<u8>)> {
-        if self.count() > 0 {
-            return None;
-        }
-        let before = self
-            .0
-            .before_first
+        let read = self.this_answer();
+        (read.0 > 0).then(|| read.clone())
+    }
+
+    fn this_answer(&self) -> std::sync::MutexGuard<'_, (usize, Vec<u8>)> {
+        self.0
+            .this_answer
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (before.0 > 0).then(|| before.clone())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes `read`, bytes the connection read.
+    fn note_read(&self, read: &[u8]) {
+        if read.is_empty() {
+            return;
+        }
+        let mut this = self.this_answer();
+        this.0 += read.len();
+        let keep = FIRST_BYTES_KEPT
+            .saturating_sub(this.1.len())
+            .min(read.len());
+        this.1.extend_from_slice(&read[..keep]);
+    }
+
+    /// Before a write: a write after an answer more begins the next request.
+    fn note_write(&self) {
+        let answers = self.count();
+        if self.0.emptied_at.load(Ordering::Acquire) != answers {
+            self.0.emptied_at.store(answers, Ordering::Release);
+            *self.this_answer() = (0, Vec::new());
+        }
     }
 }
 
@@ -134,33 +161,21 @@ impl hyper::rt::Read for CountedIo {
         mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        if this.answers.count() > 0 {
-            return Pin::new(&mut this.io).poll_read(cx, buf);
-        }
-        // Until the first answer's head is whole, each read goes through a buffer of ours and
-        // is noted (see `ConnectionLog::before_first`): a few reads per connection.
-        let mut first = [0u8; 4096];
-        let room = buf.remaining().min(first.len());
-        let mut read = tokio::io::ReadBuf::new(&mut first[..room]);
-        match tokio::io::AsyncRead::poll_read(Pin::new(this.io.inner_mut()), cx, &mut read) {
-            Poll::Ready(Ok(())) => {}
-            other => return other,
-        }
-        let filled = read.filled();
-        if !filled.is_empty() {
-            let mut before = this
-                .answers
-                .0
-                .before_first
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            before.0 += filled.len();
-            let keep = FIRST_BYTES_KEPT
-                .saturating_sub(before.1.len())
-                .min(filled.len());
-            before.1.extend_from_slice(&filled[..keep]);
-        }
-        buf.put_slice(filled);
+        // SAFETY: as hyper-util's `TokioIo` reads: the cursor's unfilled part is handed to
+        // tokio as a `ReadBuf`, which writes only initialised bytes into it, and the cursor
+        // advances by the bytes tokio says it filled. Read in place, so that noting how many
+        // came (and the first of them) copies no answer.
+        let filled = unsafe {
+            let mut read = tokio::io::ReadBuf::uninit(buf.as_mut());
+            match tokio::io::AsyncRead::poll_read(Pin::new(this.io.inner_mut()), cx, &mut read) {
+                Poll::Ready(Ok(())) => {}
+                other => return other,
+            }
+            this.answers.note_read(read.filled());
+            read.filled().len()
+        };
+        // SAFETY: `filled` bytes of the cursor were initialised by the read above.
+        unsafe { buf.advance(filled) };
         Poll::Ready(Ok(()))
     }
 }
@@ -171,7 +186,9 @@ impl hyper::rt::Write for CountedIo {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let this = self.get_mut();
+        this.answers.note_write();
+        Pin::new(&mut this.io).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -191,7 +208,9 @@ impl hyper::rt::Write for CountedIo {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        this.answers.note_write();
+        Pin::new(&mut this.io).poll_write_vectored(cx, bufs)
     }
 }
 
@@ -667,8 +686,9 @@ impl TransportError {
         false
     }
 
-    /// The bytes a new connection brought before it closed in the middle of its first answer's
-    /// head: how many, and the first of them (the plain path knows; reqwest's does not say).
+    /// The bytes a connection brought for this request before it closed in the middle of the
+    /// answer's head: how many, and the first of them (the plain path knows; reqwest's does not
+    /// say).
     pub fn cut_head(&self) -> Option<(usize, &[u8])> {
         match self {
             TransportError::Plain(e) => e.cut_head.as_ref().map(|(n, b)| (*n, b.as_slice())),
@@ -687,7 +707,10 @@ impl TransportError {
     pub fn is_lost_connection(&self) -> bool {
         let error: &dyn StdError = match self {
             TransportError::Plain(e) => {
-                if e.kind != PlainKind::Request || e.timed_out || e.connect {
+                // A connection that brought bytes of the answer was not lost before it: the
+                // service answered, and cut its answer short.
+                if e.kind != PlainKind::Request || e.timed_out || e.connect || e.cut_head.is_some()
+                {
                     return false;
                 }
                 e
@@ -917,6 +940,9 @@ mod tests {
         /// Writes these bytes and keeps the connection open; closes it when the next request
         /// has come, without an answer (uvicorn after a 500).
         KeepThenDrop(Vec<u8>),
+        /// Writes the first bytes and keeps the connection open; writes the second when the
+        /// next request has come, and closes it.
+        KeepThenCut(Vec<u8>, Vec<u8>),
     }
 
     /// Reads one request (head and `content-length` body); its head without the `host` line
@@ -986,6 +1012,14 @@ mod tests {
                                 heads.lock().unwrap().push(head);
                             }
                         }
+                        Then::KeepThenCut(first, second) => {
+                            let _ = stream.write_all(&first).await;
+                            if let Some(head) = request(&mut stream).await {
+                                heads.lock().unwrap().push(head);
+                                let _ = stream.write_all(&second).await;
+                                let _ = stream.shutdown().await;
+                            }
+                        }
                     }
                 });
             }
@@ -1048,6 +1082,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// h28: a head cut short on a kept-alive connection is the service's broken answer with
+    /// the bytes that came, as on a new one; it was taken for a connection closed while it sat
+    /// in the pool, and sent again on a new one without a word, `--retries 0` or not.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_head_cut_on_a_kept_alive_connection_is_no_lost_connection() {
+        let json = br#"{"success":true,"code":200,"msg":"ok","data":[]}"#;
+        let whole = with_length("HTTP/1.1 200 OK\nContent-Type: application/json", json);
+        let cut = b"HTTP/1.1 200 OK\r\nContent-Ty".to_vec();
+        let (url, heads) = scripted(Then::KeepThenCut(whole, cut)).await;
+        let plain = Transport::plain(Duration::from_secs(5));
+        assert!(outcome(&plain, &url, 1_000).await.contains(" complete "));
+        let target = Target::new(url.clone());
+        let body = Bytes::from_static(b"{}");
+        let Err(e) = plain.post(&target, &HeaderMap::new(), &body, false).await else {
+            panic!("an answer from a cut head");
+        };
+        assert_eq!(heads.lock().unwrap().len(), 2, "both on one connection");
+        assert!(!e.is_lost_connection(), "{}", e.chain());
+        assert!(!e.on_new_connection(), "{}", e.chain());
+        let (read, first) = e.cut_head().expect("the bytes of the cut head");
+        assert_eq!((read, first), (27, &b"HTTP/1.1 200 OK\r\nContent-Ty"[..]));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
