@@ -11,6 +11,7 @@ use proptest::test_runner::{Config, TestRng, TestRunner};
 use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::known::Known;
 use crate::fuzz::strategies::{self, Gen};
+use crate::redact::Redactor;
 use crate::verdict::endpoint::Endpoint;
 
 /// Cases in a batch at most: the first batches are smaller, so that the first request goes
@@ -77,6 +78,10 @@ pub struct Plan<'a> {
     pub config: Config,
     /// Fingerprints of the bodies already sent (saved failures replayed): not drawn again.
     pub sent: HashSet<[u8; 16]>,
+    /// The run's redactor: between batches, the drawing thread registers the signatures the
+    /// fuzzing thread has sent meanwhile (its forms are a third of a request's work), which
+    /// the fuzzing thread would otherwise register at its next search.
+    pub redactor: &'a Redactor,
 }
 
 /// Draws `plan.config.cases` distinct bodies (at most `max_global_rejects` draws), every other
@@ -89,6 +94,7 @@ pub fn draw(plan: Plan<'_>, out: &SyncSender<Batch>) {
         limits,
         config,
         mut sent,
+        redactor,
     } = plan;
     let generators = Generators::new(endpoint, known, limits);
     let mut runner = TestRunner::new(config.clone());
@@ -131,6 +137,7 @@ pub fn draw(plan: Plan<'_>, out: &SyncSender<Batch>) {
             if out.send(full).is_err() {
                 return;
             }
+            redactor.register_noted();
             batch_bytes = 0;
             batch_cases = (batch_cases * 2).min(BATCH_CASES);
         }
@@ -241,6 +248,7 @@ mod tests {
                 ..Config::default()
             },
             sent,
+            redactor: Box::leak(Box::new(Redactor::new())),
         }
     }
 

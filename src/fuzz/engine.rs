@@ -961,12 +961,14 @@ impl EndpointRun {
         let fuzzer = session.fuzzer;
         session.not_after = self.slice_end;
         let config = config(&fuzzer.options, self.endpoint);
+        let redactor = session.prober.client.redactor().clone();
         let plan = drawing::Plan {
             endpoint: self.endpoint,
             known: &fuzzer.known,
             limits: fuzzer.options.limits,
             config: config.clone(),
             sent: std::mem::take(&mut self.sent),
+            redactor: &redactor,
         };
         std::thread::scope(|scope| {
             // Both ends are the scope's: should fuzzing panic, the receiving end is dropped
