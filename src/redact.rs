@@ -988,32 +988,6 @@ impl Redactor {
         self.registry.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers the per-request credentials noted so far, here: a thread with time to spare
-    /// (fuzz's drawing thread) takes the work off the one that reads next, which then finds
-    /// little or nothing left to register. One at a time, each under the registry's write lock
-    /// held for it alone (a reader waits for one registration at most), and the list is found
-    /// empty only under that lock, after the last is in (see [`Redactor::register_pending`]).
-    pub fn register_noted(&self) {
-        while self.pending.any.load(Ordering::Acquire) {
-            let mut registry = self.write();
-            let value = {
-                let mut values = self
-                    .pending
-                    .values
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
-                let value = values.pop();
-                if values.is_empty() {
-                    self.pending.any.store(false, Ordering::Release);
-                }
-                value
-            };
-            if let Some(value) = value {
-                registry.add_credential(&value, Lifetime::Request);
-            }
-        }
-    }
-
     /// Registers every noted per-request credential. The registry's write lock is taken first
     /// and the list is emptied under it, so a reader that finds the list empty then waits for
     /// the registrations to be in.
@@ -2234,29 +2208,6 @@ mod tests {
                 .max()
                 .unwrap_or(0);
             assert!(longest < 8, "{echo}: {shown}");
-        }
-    }
-
-    /// The drawing thread registers what the fuzzing thread noted; a search after it finds
-    /// every signature, and one while it registers waits for what it needs.
-    #[test]
-    fn signatures_registered_by_another_thread_are_found_by_the_next_search() {
-        let r = Redactor::new();
-        let signatures: Vec<String> = (0..200).map(|i| format!("{i:032x}")).collect();
-        for s in &signatures {
-            r.add_request_credential(&format!("mallcheck-demo-app {s}"));
-        }
-        let registrar = r.clone();
-        let registering = std::thread::spawn(move || registrar.register_noted());
-        // Searched while the other thread registers: each is found all the same.
-        for s in signatures.iter().step_by(17) {
-            assert_eq!(r.scrub(&format!("x {s} y")), "x <redacted> y");
-        }
-        registering.join().unwrap();
-        assert!(!r.pending.any.load(Ordering::Acquire));
-        assert!(r.pending.values.lock().unwrap().is_empty());
-        for s in &signatures {
-            assert_eq!(r.scrub(&format!("x {s} y")), "x <redacted> y", "{s}");
         }
     }
 

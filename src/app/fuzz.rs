@@ -399,8 +399,9 @@ async fn fuzz_target(
     let seed = fuzzer.options.seed;
     let event_signer = signer.clone();
     let event_redactor = redactor.clone();
+    let handle = tokio::runtime::Handle::current();
     let mut fuzzing = tokio::task::spawn_blocking(move || {
-        fuzzer.run(&mut |event| {
+        fuzzer.run(handle, &mut |event| {
             print(
                 lines,
                 &event_redactor,
@@ -417,11 +418,7 @@ async fn fuzz_target(
         }
     };
     let report = match joined {
-        Ok(Ok(report)) => report,
-        Ok(Err(e)) => {
-            crate::say::stderr_line!("error: cannot start the fuzz run's async runtime: {e}");
-            return exit::COULD_NOT_TEST;
-        }
+        Ok(report) => report,
         Err(e) => {
             crate::say::stderr_line!("error: the fuzzer crashed (a bug: please report it): {e}");
             return exit::COULD_NOT_TEST;

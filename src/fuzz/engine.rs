@@ -1,16 +1,11 @@
 //! The fuzzing loop: replay saved failures, then per endpoint alternate the single-field edge
 //! sweep with random bodies drawn from a seeded proptest [`TestRunner`], send each one (signed, paced by `--rate`), check every property, and shrink
-//! the first failure of each property to a minimal body. Runs on a blocking thread, on a
-//! current-thread tokio runtime of its own that the generating thread drives; reports through
-//! events and never prints.
+//! the first failure of each property to a minimal body. Runs on a blocking thread and drives
+//! HTTP through a tokio [`Handle`]; reports through events and never prints.
 //!
 //! Generated cases are sent with up to `jobs` requests in flight: generation never depends on
 //! a response, so the cases are drawn in the same order as one at a time, sent and checked on
-//! the runtime, and their outcomes taken back in generation order. The runtime is the
-//! generating thread's own: a case is drawn, sent, read and judged on one thread, with no
-//! hand-over between threads (on a runtime of worker threads, each case woke a worker and each
-//! outcome woke the generating thread again: two futex round trips a request, a third of a
-//! fuzz run's CPU time in the kernel). Shrinking runs one request
+//! the runtime, and their outcomes taken back in generation order. Shrinking runs one request
 //! at a time, at the point of the first failure, so a seed finds and reports the same failures
 //! whatever `jobs` is.
 //!
@@ -28,19 +23,18 @@ use std::time::{Duration, Instant};
 
 use proptest::strategy::{Just, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed, TestRng, TestRunner};
-use tokio::runtime::Runtime;
+use tokio::runtime::Handle;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 
 use crate::checks::robustness::RobustnessGate;
 use crate::fuzz::body::{FuzzBody, Limits};
 use crate::fuzz::dedup;
-use crate::fuzz::drawing::{self, Generators, NoCase, Source};
 use crate::fuzz::known::Known;
 use crate::fuzz::properties::{self, Violation};
 use crate::fuzz::regressions::{Regression, Saver};
 use crate::fuzz::shrink::{ShrinkEnd, Verdict, minimise};
-use crate::fuzz::strategies;
+use crate::fuzz::strategies::{self, Gen};
 use crate::redact::Redactor;
 use crate::service::client::Client;
 use crate::spec::catalog;
@@ -529,8 +523,7 @@ impl Prober {
 struct Session<'a> {
     fuzzer: &'a Fuzzer,
     prober: Arc<Prober>,
-    /// The run's own current-thread runtime, driven only while the session waits on it.
-    runtime: Runtime,
+    handle: Handle,
     requests: u64,
     next_slot: Instant,
     deadline: Instant,
@@ -566,10 +559,7 @@ impl Session<'_> {
         if self.fuzzer.options.rate > 0.0 {
             let now = Instant::now();
             if self.next_slot > now {
-                // Waited for on the runtime: the cases in flight are read meanwhile, so a
-                // pause is not counted in their answers' time.
-                let until = tokio::time::Instant::from_std(self.next_slot);
-                self.runtime.block_on(tokio::time::sleep_until(until));
+                std::thread::sleep(self.next_slot - now);
             }
             let interval = Duration::from_secs_f64(1.0 / self.fuzzer.options.rate);
             self.next_slot = self.next_slot.max(Instant::now()) + interval;
@@ -589,7 +579,7 @@ impl Session<'_> {
     /// Waits for `work` on the runtime, or for an interrupt (then `None`, and the run halts).
     fn wait<T>(&mut self, work: impl Future<Output = T>) -> Option<T> {
         let interrupt = self.fuzzer.interrupt.clone();
-        let done = self.runtime.block_on(async {
+        let done = self.handle.block_on(async {
             tokio::select! {
                 // Work that is done is taken even once a signal is raised: a finished case
                 // still counts as a request that went out.
@@ -660,7 +650,7 @@ impl Session<'_> {
                 || interrupt.raised().is_some()
                 || Instant::now() >= not_after
         };
-        let task = async move {
+        self.handle.spawn(async move {
             if held_back(&stopping) {
                 return None;
             }
@@ -673,11 +663,7 @@ impl Session<'_> {
                 stopping.store(true, AtomicOrdering::Release);
             }
             Some(probe)
-        };
-        // Spawned from inside the runtime: from outside, a spawn wakes its driver (a write to
-        // an event descriptor) though the task runs only at the next wait anyway.
-        #[allow(clippy::async_yields_async, reason = "the task is waited for later")]
-        self.runtime.block_on(async { tokio::spawn(task) })
+        })
     }
 
     /// The outcome of a body sent with [`Session::start`]; should its task have died, the body
@@ -705,7 +691,7 @@ impl Session<'_> {
     /// Ends the cases still in flight when the run halts, unjudged: after a rate limit each is
     /// waited for and counted if it went out; after an interrupt they are dropped. Returns how
     /// many there were.
-    fn drain(&mut self, in_flight: VecDeque<InFlight>) -> u32 {
+    fn drain(&mut self, in_flight: VecDeque<InFlight<'_>>) -> u32 {
         let unjudged = u32::try_from(in_flight.len()).unwrap_or(u32::MAX);
         for mut sent in in_flight {
             match self.wait(&mut sent.task) {
@@ -815,18 +801,13 @@ impl Out<'_> {
 
 impl Fuzzer {
     /// Replays the saved failures, then fuzzes every endpoint; call from a blocking thread
-    /// (not from async code): the run makes a runtime of its own.
-    pub fn run(&self, on_event: &mut dyn FnMut(&FuzzEvent)) -> std::io::Result<FuzzReport> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
+    /// (not from async code) with a handle of the runtime the client lives on.
+    pub fn run(&self, handle: Handle, on_event: &mut dyn FnMut(&FuzzEvent)) -> FuzzReport {
         let started = Instant::now();
         let mut session = Session {
             fuzzer: self,
             prober: Arc::new(Prober {
-                // Connections of the run's runtime: one the preflight left idle would be read
-                // by the runtime that opened it, a hand-over between threads a request.
-                client: self.client.with_own_connections(),
+                client: self.client.clone(),
                 schemas: Arc::clone(&self.schemas),
                 known: self.known.clone(),
                 products_baseline: serde_json::to_vec(&strategies::baseline(
@@ -837,7 +818,7 @@ impl Fuzzer {
                 limits: self.options.limits,
                 robustness: self.options.robustness,
             }),
-            runtime,
+            handle,
             requests: 0,
             next_slot: started,
             deadline: started + self.options.max_time,
@@ -914,7 +895,7 @@ impl Fuzzer {
                 found: found.remove(endpoint.name()).unwrap_or_default(),
                 sent: sent.remove(endpoint.name()).unwrap_or_default(),
             };
-            let mut stats = run.fuzz(&mut session, &mut out)?;
+            let mut stats = run.fuzz(&mut session, &mut out);
             stats.duration = now.elapsed();
             out.event(FuzzEvent::EndpointFinished(stats.clone()));
             out.report.endpoints.push(stats);
@@ -922,16 +903,16 @@ impl Fuzzer {
         out.report.requests = session.requests;
         out.report.halt = session.halt.take();
         out.report.duration = started.elapsed();
-        Ok(out.report)
+        out.report
     }
 }
 
 /// A generated case sent and not yet taken back.
-struct InFlight {
+struct InFlight<'s> {
     /// 1-based number of the case.
     case: u32,
     /// The generator it was drawn from.
-    source: Source,
+    strategy: &'s Gen<FuzzBody>,
     /// The generator's state before the draw: a body that fails is drawn again from it, as a
     /// tree to shrink (bodies are drawn without their trees, see `strategies::draw`).
     rng_before: TestRng,
@@ -953,52 +934,14 @@ struct EndpointRun {
 }
 
 impl EndpointRun {
-    fn fuzz(
-        &mut self,
-        session: &mut Session<'_>,
-        out: &mut Out<'_>,
-    ) -> std::io::Result<EndpointStats> {
+    fn fuzz(&mut self, session: &mut Session<'_>, out: &mut Out<'_>) -> EndpointStats {
         let fuzzer = session.fuzzer;
         session.not_after = self.slice_end;
         let config = config(&fuzzer.options, self.endpoint);
-        let redactor = session.prober.client.redactor().clone();
-        let plan = drawing::Plan {
-            endpoint: self.endpoint,
-            known: &fuzzer.known,
-            limits: fuzzer.options.limits,
-            config: config.clone(),
-            sent: std::mem::take(&mut self.sent),
-            redactor: &redactor,
-        };
-        std::thread::scope(|scope| {
-            // Both ends are the scope's: should fuzzing panic, the receiving end is dropped
-            // as it unwinds, and a drawing thread waiting to hand a batch over ends.
-            let (to_fuzzer, mut cases) = drawing::channel();
-            let drawing = std::thread::Builder::new()
-                .name("mallcheck-draw".into())
-                .spawn_scoped(scope, move || drawing::draw(plan, &to_fuzzer))?;
-            let stats = self.fuzz_cases(session, out, &config, &mut cases);
-            drop(cases);
-            // A drawing that panicked ended its cases early: that is the fuzzer's crash, not
-            // a shorter run.
-            if let Err(panic) = drawing.join() {
-                std::panic::resume_unwind(panic);
-            }
-            Ok(stats)
-        })
-    }
-
-    /// Sends, judges and shrinks the cases drawn for the endpoint.
-    fn fuzz_cases(
-        &mut self,
-        session: &mut Session<'_>,
-        out: &mut Out<'_>,
-        config: &Config,
-        cases: &mut drawing::Cases,
-    ) -> EndpointStats {
-        let fuzzer = session.fuzzer;
-        // Built again only for a case to shrink, from the same inputs as the drawing thread's.
-        let mut generators: Option<Generators> = None;
+        let random = strategies::body(self.endpoint, &fuzzer.known, fuzzer.options.limits);
+        let sweep = strategies::sweep(self.endpoint, &fuzzer.known);
+        let mut swept = 0;
+        let mut runner = TestRunner::new(config.clone());
         let mut stats = EndpointStats {
             endpoint: self.endpoint,
             planned: config.cases,
@@ -1023,38 +966,52 @@ impl EndpointRun {
             cases: config.cases,
         });
         let window = session.window();
-        let mut in_flight: VecDeque<InFlight> = VecDeque::new();
+        let mut in_flight: VecDeque<InFlight<'_>> = VecDeque::new();
         let mut generating = true;
+        let mut draws: u32 = 0;
         loop {
-            // Start cases until the window is full or generation ends; wait for the drawing
-            // thread only with nothing in flight (else the oldest outcome is taken meanwhile).
+            // Draw and start cases until the window is full or generation ends.
             while generating && in_flight.len() < window {
                 if session.halted() {
                     generating = false;
                     break;
                 }
-                let drawn = match cases.next(in_flight.is_empty()) {
-                    Ok(drawn) => drawn,
-                    Err(NoCase::NotYet) => break,
-                    Err(NoCase::Done) => {
-                        stats.duplicates += cases.skipped_after();
-                        generating = false;
-                        break;
-                    }
-                };
+                if stats.run >= config.cases || draws >= config.max_global_rejects.max(config.cases)
+                {
+                    generating = false;
+                    break;
+                }
                 if Instant::now() >= self.slice_end {
                     stats.stopped_by_time = true;
                     generating = false;
                     break;
                 }
-                stats.duplicates += drawn.skipped;
+                draws += 1;
+                // Every other case is the next single-field edge case until the sweep is done.
+                let strategy = match sweep.get(swept) {
+                    Some(edge) if stats.run.is_multiple_of(2) => {
+                        swept += 1;
+                        edge
+                    }
+                    _ => &random,
+                };
+                let rng_before = runner.rng().clone();
+                let Ok(body) = strategy.draw(&mut runner) else {
+                    continue;
+                };
+                let body = Arc::new(body);
+                // Serialised once: for the fingerprint, then sent.
+                let bytes = body.to_bytes();
+                if !self.sent.insert(FuzzBody::fingerprint_of(&bytes)) {
+                    stats.duplicates += 1;
+                    continue;
+                }
                 stats.run += 1;
-                let body = Arc::new(drawn.body);
-                let task = session.start(self.endpoint, Arc::clone(&body), drawn.bytes);
+                let task = session.start(self.endpoint, Arc::clone(&body), bytes);
                 in_flight.push_back(InFlight {
                     case: stats.run,
-                    source: drawn.source,
-                    rng_before: drawn.rng_before,
+                    strategy,
+                    rng_before,
                     body,
                     task,
                 });
@@ -1097,11 +1054,8 @@ impl EndpointRun {
                 // The tree of the body sent, drawn again from the same state of the generator
                 // (and again for each property: a shrink consumes its tree).
                 let mut again = TestRunner::new_with_rng(config.clone(), sent.rng_before.clone());
-                let generators = generators.get_or_insert_with(|| {
-                    Generators::new(self.endpoint, &fuzzer.known, fuzzer.options.limits)
-                });
-                let redrawn = generators
-                    .get(sent.source)
+                let redrawn = sent
+                    .strategy
                     .new_tree(&mut again)
                     .ok()
                     .filter(|tree| tree.current() == *sent.body);

@@ -3,7 +3,6 @@
 
 pub mod body;
 pub mod dedup;
-pub mod drawing;
 pub mod engine;
 pub mod known;
 pub mod properties;

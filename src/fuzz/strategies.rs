@@ -158,7 +158,7 @@ pub fn body(endpoint: Endpoint, known: &Known, limits: Limits) -> Gen<FuzzBody> 
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::fuzz::known::{Identity, KnownMall};
     use crate::fuzz::shrink::{Verdict, minimise};
@@ -166,7 +166,7 @@ pub(crate) mod tests {
     use proptest::strategy::{Strategy, ValueTree};
     use proptest::test_runner::{Config, RngSeed};
 
-    pub(crate) fn known() -> Known {
+    fn known() -> Known {
         let id = |m: &str, u: &str| Identity {
             merchant_id: m.into(),
             merchant_user_id: u.into(),

@@ -157,42 +157,6 @@ impl Client {
         options: ClientOptions,
         redactor: &Redactor,
     ) -> Result<Client, ClientBuildError> {
-        let transport = Client::transport(base_url, &options)?;
-        let limiter = options
-            .rate
-            .filter(|r| *r > 0.0)
-            .map(|r| Arc::new(RateLimiter::new(r)));
-        let base_url = base_url.trim_end_matches('/').to_string();
-        let targets = Arc::new(ENDPOINTS.map(|e| Target::new(format!("{base_url}{}", e.path()))));
-        Ok(Client {
-            transport,
-            base_url,
-            targets,
-            signer,
-            options,
-            redactor: redactor.clone(),
-            limiter,
-            backoff: Arc::default(),
-            in_flight: Arc::default(),
-            reads: Arc::default(),
-            served: Arc::default(),
-        })
-    }
-
-    /// This client with idle connections of its own (the rest shared: pacing, backoff, what
-    /// was read), for a runtime other than the one that opened this client's: a pooled
-    /// connection is read by the runtime it was opened on. Keeps this client's connections
-    /// should new ones fail to build (they were built once already from the same options).
-    pub fn with_own_connections(&self) -> Client {
-        let mut client = self.clone();
-        if let Ok(transport) = Client::transport(&self.base_url, &self.options) {
-            client.transport = transport;
-        }
-        client
-    }
-
-    /// The transport for `base_url` with `options`.
-    fn transport(base_url: &str, options: &ClientOptions) -> Result<Transport, ClientBuildError> {
         let build = |idle: usize, policy: reqwest::redirect::Policy| {
             let mut builder = crate::tls::client_builder_for(base_url);
             if let Some(pem) = &options.cacert {
@@ -217,7 +181,7 @@ impl Client {
                 .build()
                 .map_err(|e| e.to_string())
         };
-        Transport::new(
+        let transport = Transport::new(
             base_url,
             TransportOptions {
                 timeout: options.timeout,
@@ -226,7 +190,26 @@ impl Client {
             },
             build,
         )
-        .map_err(ClientBuildError)
+        .map_err(ClientBuildError)?;
+        let limiter = options
+            .rate
+            .filter(|r| *r > 0.0)
+            .map(|r| Arc::new(RateLimiter::new(r)));
+        let base_url = base_url.trim_end_matches('/').to_string();
+        let targets = Arc::new(ENDPOINTS.map(|e| Target::new(format!("{base_url}{}", e.path()))));
+        Ok(Client {
+            transport,
+            base_url,
+            targets,
+            signer,
+            options,
+            redactor: redactor.clone(),
+            limiter,
+            backoff: Arc::default(),
+            in_flight: Arc::default(),
+            reads: Arc::default(),
+            served: Arc::default(),
+        })
     }
 
     /// The base URL, without a trailing slash.
