@@ -227,6 +227,27 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
             selection,
             &junit_runs,
         );
+        // The merged verdict on every suite, as a run's JUnit says its own (h31 F3: a
+        // pipeline that reads the merged JUnit saw no verdict at all).
+        let code = if failing {
+            exit::FAILURE
+        } else if could_not_test {
+            exit::COULD_NOT_TEST
+        } else {
+            exit::PASS
+        };
+        let verdict = if interrupted {
+            "interrupted"
+        } else {
+            exit::verdict(code)
+        };
+        for suite in &mut suites {
+            suite.add_property(quick_junit::Property::new(
+                "mallcheck.exit-code",
+                code.to_string(),
+            ));
+            suite.add_property(quick_junit::Property::new("mallcheck.verdict", verdict));
+        }
         let written =
             crate::report::junit::document_timed("mallcheck merge", suites, junit_runs.wall_time())
                 .and_then(|xml| atomic::write(out, xml.as_bytes(), redactor));

@@ -47,6 +47,15 @@ fn a_junit_only_merge_missing_a_shard_fails_naming_it() {
         xml.contains("<property name=\"shard\" value=\"1/3,3/3\"/>"),
         "{xml}"
     );
+    // The merged JUnit says the merge's verdict, as a run's says its own (h31 F3).
+    assert!(
+        xml.contains("<property name=\"mallcheck.exit-code\" value=\"1\"/>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<property name=\"mallcheck.verdict\" value=\"contract-broken\"/>"),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -563,5 +572,10 @@ fn shards_in_one_workspace_write_default_reports_of_their_own() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+    let xml = std::fs::read_to_string(reports.join("all.xml")).unwrap();
+    assert!(
+        xml.contains("<property name=\"mallcheck.verdict\" value=\"pass\"/>"),
+        "{xml}"
     );
 }
