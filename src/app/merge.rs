@@ -168,20 +168,9 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         }
         // The merged report says its verdict as a run's report does (the JUnit inputs may add
         // to the command's exit code; this is the JSON inputs' own).
-        let code = if failing {
-            exit::FAILURE
-        } else if could_not_test {
-            exit::COULD_NOT_TEST
-        } else {
-            exit::PASS
-        };
+        let (code, verdict) = merged_verdict(failing, could_not_test, interrupted);
         if let Value::Object(doc) = &mut merged.document {
             doc.insert("exit_code".into(), Value::from(code));
-            let verdict = if interrupted {
-                "interrupted"
-            } else {
-                exit::verdict(code)
-            };
             doc.insert("verdict".into(), Value::from(verdict));
         }
         let written = serde_json::to_string_pretty(&merged.document)
@@ -229,18 +218,7 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         );
         // The merged verdict on every suite, as a run's JUnit says its own (h31 F3: a
         // pipeline that reads the merged JUnit saw no verdict at all).
-        let code = if failing {
-            exit::FAILURE
-        } else if could_not_test {
-            exit::COULD_NOT_TEST
-        } else {
-            exit::PASS
-        };
-        let verdict = if interrupted {
-            "interrupted"
-        } else {
-            exit::verdict(code)
-        };
+        let (code, verdict) = merged_verdict(failing, could_not_test, interrupted);
         for suite in &mut suites {
             suite.add_property(quick_junit::Property::new(
                 "mallcheck.exit-code",
@@ -264,13 +242,25 @@ pub fn merge(args: &MergeArgs, redactor: &Redactor) -> Result<i32, UsageError> {
         }
     }
     // A merged report that could not be written fails the gate like a failure would.
-    Ok(if failing || unwritten {
+    Ok(merged_verdict(failing || unwritten, could_not_test, interrupted).0)
+}
+
+/// The exit code and verdict of a merge that found so far what it says: a failure (1) over
+/// a part it could not test (3), as `run`'s; an interrupted input's merge is `interrupted`.
+fn merged_verdict(failing: bool, could_not_test: bool, interrupted: bool) -> (i32, &'static str) {
+    let code = if failing {
         exit::FAILURE
     } else if could_not_test {
         exit::COULD_NOT_TEST
     } else {
         exit::PASS
-    })
+    };
+    let verdict = if interrupted {
+        "interrupted"
+    } else {
+        exit::verdict(code)
+    };
+    (code, verdict)
 }
 
 /// Whether the merged `what` report, holding `held` cases, lost some of the selection its
