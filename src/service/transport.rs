@@ -72,7 +72,7 @@ struct ConnectionLog {
     emptied_at: AtomicU32,
 }
 
-/// How many of the bytes before a connection's first answer are kept to be shown.
+/// How many of the bytes read for the request out on a connection are kept to be shown.
 const FIRST_BYTES_KEPT: usize = 256;
 
 impl Answers {
