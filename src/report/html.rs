@@ -935,20 +935,7 @@ mod tests {
             .iter()
             .map(|r| r.clone().seal(&Redactor::new()))
             .collect();
-        render(&Run {
-            base_url: "http://127.0.0.1:1",
-            target: "http://127.0.0.1:1",
-            strict: false,
-            complete: true,
-            interrupted: None,
-            not_run: 0,
-            summary: &summary,
-            results: &results,
-            shard: None,
-            embedded: false,
-            started_at: None,
-            warnings: &[],
-        })
+        render(&crate::report::text::fixtures::run(&summary, &results, &[]))
     }
 
     #[test]

@@ -395,18 +395,8 @@ mod tests {
             .map(|r| r.clone().seal(&Redactor::new()))
             .collect();
         render(&Run {
-            base_url: "http://127.0.0.1:1",
-            target: "http://127.0.0.1:1",
-            strict: false,
             complete,
-            interrupted: None,
-            not_run: 0,
-            summary: &summary,
-            results: &results,
-            shard: None,
-            embedded: false,
-            started_at: None,
-            warnings: &[],
+            ..crate::report::text::fixtures::run(&summary, &results, &[])
         })
     }
 
@@ -476,20 +466,11 @@ mod tests {
         let summary = RunSummary::default();
         let warnings =
             ["checking with edited schemas: s<img src=x>*b*/mall.json differs".to_string()];
-        let md = render(&Run {
-            base_url: "http://127.0.0.1:1",
-            target: "http://127.0.0.1:1",
-            strict: false,
-            complete: true,
-            interrupted: None,
-            not_run: 0,
-            summary: &summary,
-            results: &[],
-            shard: None,
-            embedded: false,
-            started_at: None,
-            warnings: &warnings,
-        });
+        let md = render(&crate::report::text::fixtures::run(
+            &summary,
+            &[],
+            &warnings,
+        ));
         assert!(
             md.contains(
                 "> **Warning:** `checking with edited schemas: s<img src=x>*b*/mall.json differs`"

@@ -357,6 +357,29 @@ pub(crate) mod fixtures {
         sink
     }
 
+    /// A complete run against `http://127.0.0.1:1` of `results` (counted in `summary`), with
+    /// `warnings`: what the renderers' tests render.
+    pub fn run<'a>(
+        summary: &'a crate::verdict::event::RunSummary,
+        results: &'a [crate::verdict::sealed::Sealed<CaseResult>],
+        warnings: &'a [String],
+    ) -> crate::report::file::Run<'a> {
+        crate::report::file::Run {
+            base_url: "http://127.0.0.1:1",
+            target: "http://127.0.0.1:1",
+            strict: false,
+            complete: true,
+            interrupted: None,
+            not_run: 0,
+            summary,
+            results,
+            shard: None,
+            embedded: false,
+            started_at: None,
+            warnings,
+        }
+    }
+
     /// A redacted mall-list exchange answered 200 with `body`.
     pub fn exchange(body: &str) -> Exchange {
         Exchange {

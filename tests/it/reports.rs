@@ -1114,6 +1114,16 @@ fn a_run_stopped_by_a_usage_error_leaves_no_earlier_report_behind() {
     assert_eq!(std::fs::read_to_string(&notes).unwrap(), "mine");
 }
 
+/// `dir`, made, holding a copy of each shipped schema.
+fn copy_of_shipped_schemas(dir: &std::path::Path) -> std::path::PathBuf {
+    std::fs::create_dir(dir).unwrap();
+    for entry in std::fs::read_dir(repo().join("schemas")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+    }
+    dir.to_path_buf()
+}
+
 /// A run with edited copies of the schemas (h27c F1: a price widened to integer or string
 /// passed a service serving string prices) says so in every report, not only on the console:
 /// a report read alone says what its verdict rests on.
@@ -1121,12 +1131,7 @@ fn a_run_stopped_by_a_usage_error_leaves_no_earlier_report_behind() {
 fn every_report_carries_the_warning_of_edited_schemas() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let schemas = dir.path().join("schemas");
-    std::fs::create_dir(&schemas).unwrap();
-    for entry in std::fs::read_dir(repo().join("schemas")).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, schemas.join(path.file_name().unwrap())).unwrap();
-    }
+    let schemas = copy_of_shipped_schemas(&dir.path().join("schemas"));
     let sku = schemas.join("sku.json");
     let mut doc: Value = serde_json::from_str(&read(&sku)).unwrap();
     let price = doc
@@ -1226,12 +1231,7 @@ fn a_run_refuses_report_paths_another_run_holds() {
 fn a_line_break_in_a_warned_path_starts_no_line() {
     let server = Server::start(&[]);
     let dir = tempfile::tempdir().unwrap();
-    let schemas = dir.path().join("s\n::error::injected");
-    std::fs::create_dir(&schemas).unwrap();
-    for entry in std::fs::read_dir(repo().join("schemas")).unwrap() {
-        let path = entry.unwrap().path();
-        std::fs::copy(&path, schemas.join(path.file_name().unwrap())).unwrap();
-    }
+    let schemas = copy_of_shipped_schemas(&dir.path().join("s\n::error::injected"));
     let sku = schemas.join("sku.json");
     let mut doc: Value = serde_json::from_str(&read(&sku)).unwrap();
     doc["description"] = serde_json::json!("edited");
